@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# launch: build, test, demo and benchmarks. See README.md.
+
+ARCH ?= $(shell uname -m)
+BUILD ?= build
+PREFIX ?= /usr/local
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PKG_CONFIG ?= pkg-config
+
+LIBS_PKG := libbpf libelf zlib libcjson libcap
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ilauncher
+LDLIBS += $(shell $(PKG_CONFIG) --libs $(LIBS_PKG) 2>/dev/null)
+
+BPF_ARCH := $(subst x86_64,x86,$(subst aarch64,arm64,$(ARCH)))
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I vmlinux/$(ARCH) -Ibpf $(WARN) \
+	-Wno-unused-parameter
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS := $(BUILD)/launch.skel.h
+
+# Modules without libbpf: unit-tested on their own, with ASan/UBSan.
+PURE_SRCS := launcher/policy.c launcher/allowlist.c launcher/resolve.c launcher/dns.c \
+	launcher/audit.c
+SRCS := $(wildcard launcher/*.c)
+OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
+HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/helpers/%,$(HELPER_SRCS))
+
+DEB_PKGS := clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev \
+	libcjson-dev libcap-dev iproute2 util-linux procps valgrind clang-format dnsmasq-base \
+	python3 liburing-dev
+
+.PHONY: all deps vmlinux install test unit integration valgrind demo bench clean format helpers
+
+all: $(BUILD)/launch helpers
+
+$(BUILD) $(BUILD)/obj $(BUILD)/unit $(BUILD)/helpers $(BUILD)/bpf:
+	mkdir -p $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/launch.h bpf/common.bpf.h vmlinux/$(ARCH)/vmlinux.h | $(BUILD)/bpf
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+# Every hook group is linked into one object, so the programs share their maps.
+$(BUILD)/launch.bpf.o: $(BPF_OBJS)
+	$(BPFTOOL) gen object $@ $^
+
+$(BUILD)/launch.skel.h: $(BUILD)/launch.bpf.o
+	$(BPFTOOL) gen skeleton $< name launch_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/%.o: launcher/%.c $(wildcard launcher/*.h) bpf/launch.h $(SKELS) | $(BUILD)/obj
+	$(CC) $(CFLAGS) $(shell $(PKG_CONFIG) --cflags $(LIBS_PKG) 2>/dev/null) -c $< -o $@
+
+$(BUILD)/launch: $(OBJS)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/test.h $(PURE_SRCS) $(wildcard launcher/*.h) | $(BUILD)/unit
+	$(CC) $(CFLAGS) -O1 $(SAN) $< $(PURE_SRCS) -o $@ $(shell $(PKG_CONFIG) --libs libcjson)
+
+$(BUILD)/unit/%.valgrind: tests/unit/%.c tests/unit/test.h $(PURE_SRCS) | $(BUILD)/unit
+	$(CC) $(CFLAGS) $< $(PURE_SRCS) -o $@ $(shell $(PKG_CONFIG) --libs libcjson)
+
+$(BUILD)/helpers/%: tests/helpers/%.c | $(BUILD)/helpers
+	$(CC) $(CFLAGS) $< -o $@ $(if $(filter iouring_connect,$*),-luring) -lpthread
+
+helpers: $(HELPER_BINS)
+
+# Installs every build and test dependency; does nothing when they are present.
+deps:
+	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+vmlinux:
+	mkdir -p vmlinux/$(ARCH)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
+
+install: $(BUILD)/launch
+	install -D -m 0755 $(BUILD)/launch $(DESTDIR)$(PREFIX)/bin/launch
+
+unit: $(UNIT_BINS)
+	@tests/run-unit $(UNIT_BINS)
+
+valgrind: $(UNIT_BINS:=.valgrind)
+	@for t in $^; do valgrind -q --error-exitcode=1 --leak-check=full $$t >/dev/null || exit 1; done
+	@echo "valgrind: clean"
+
+integration: all
+	@tests/integration/run
+
+# One line at the end: "N passed, N failed".
+test: all $(UNIT_BINS)
+	@tests/run $(UNIT_BINS)
+
+demo: all
+	@tests/demo
+
+bench: all
+	@tests/bench/run
+
+format:
+	clang-format -i bpf/*.c bpf/*.h launcher/*.c launcher/*.h tests/unit/*.c tests/unit/*.h \
+		tests/helpers/*.c
+
+clean:
+	rm -rf $(BUILD)

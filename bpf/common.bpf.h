@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Maps, counters and the audit helper that every hook group of the sandbox shares. */
+#ifndef LAUNCH_COMMON_BPF_H
+#define LAUNCH_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "launch.h"
+
+#define AF_UNIX	   1
+#define AF_INET	   2
+#define AF_INET6   10
+#define AF_NETLINK 16
+
+#define SOCK_STREAM 1
+#define SOCK_DGRAM  2
+
+#define EPERM 1
+
+struct events_map {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, RINGBUF_SIZE_BYTES);
+};
+
+/*
+ * The programs of every hook group are linked into one object (bpftool gen object), so the
+ * shared maps are defined once, in sock_addr.bpf.c (LAUNCH_DEFINE_SHARED), and declared
+ * extern for the others.
+ *
+ * denied counts every refusal; lost counts refusals whose event found no room in the ring
+ * buffer. The launcher reports both, so that denied = logged + lost, exactly.
+ */
+#ifdef LAUNCH_DEFINE_SHARED
+struct events_map events SEC(".maps");
+__u64 denied_count = 0;
+__u64 lost_count = 0;
+#else
+extern struct events_map events SEC(".maps");
+extern __u64 denied_count;
+extern __u64 lost_count;
+#endif
+
+static __always_inline struct deny_event *audit_reserve(__u16 op, __u16 family)
+{
+	struct deny_event *event;
+	__u64 pid_tgid, uid_gid;
+
+	__sync_fetch_and_add(&denied_count, 1);
+	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+	if (!event) {
+		__sync_fetch_and_add(&lost_count, 1);
+		return NULL;
+	}
+	pid_tgid = bpf_get_current_pid_tgid();
+	uid_gid = bpf_get_current_uid_gid();
+	event->boot_ns = bpf_ktime_get_boot_ns();
+	event->pid = pid_tgid >> 32;
+	event->tid = (__u32)pid_tgid;
+	event->uid = (__u32)uid_gid;
+	event->op = op;
+	event->family = family;
+	event->sock_type = 0;
+	event->protocol = 0;
+	event->port = 0;
+	event->pad = 0;
+	__builtin_memset(event->addr, 0, sizeof(event->addr));
+	bpf_get_current_comm(event->comm, sizeof(event->comm));
+	event->unix_path[0] = '\0';
+	return event;
+}
+
+#endif /* LAUNCH_COMMON_BPF_H */

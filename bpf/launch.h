@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Structs and limits shared by the BPF programs and the launcher. */
+#ifndef LAUNCH_H
+#define LAUNCH_H
+
+/*
+ * No libc headers here: the BPF side gets __u8..__u64 from vmlinux.h, user space from
+ * <linux/types.h>.
+ */
+
+/* Largest allowlist (exact addresses plus prefixes) one sandbox accepts. */
+#define MAX_ALLOW_ENTRIES  100000
+/* Distinct port sets in one sandbox (rules sharing ports share one set). */
+#define MAX_PORT_SETS	   1024
+/* Port ranges in one port set, after merging overlapping ones. */
+#define MAX_PORT_RANGES	   32
+/* Allowed AF_UNIX destinations (paths or abstract names) per sandbox. */
+#define MAX_UNIX_PATHS	   64
+/* Bytes of an AF_UNIX address kept, as sun_path (abstract names start with '\0'). */
+#define UNIX_PATH_LEN	   108
+#define TASK_COMM_LEN_MAX  16
+/* Default ring buffer size: about 2,700 deny events in flight. */
+#define RINGBUF_SIZE_BYTES (512 * 1024)
+
+/* Protocol bits of a port range. */
+#define PROTO_TCP (1u << 0)
+#define PROTO_UDP (1u << 1)
+#define PROTO_ANY (PROTO_TCP | PROTO_UDP)
+
+/* An inclusive port range allowed for the protocols in `protos`. */
+struct port_range {
+	__u16 lo;
+	__u16 hi;
+	__u32 protos;
+};
+
+/* Every range allowed for one address or prefix; ranges never overlap per protocol. */
+struct port_set {
+	__u32 nranges;
+	struct port_range ranges[MAX_PORT_RANGES];
+};
+
+/*
+ * Addresses are kept as IPv6; IPv4 is mapped to ::ffff:a.b.c.d, so an IPv4 rule of
+ * prefix length N is stored with prefix length 96 + N and an IPv4-mapped IPv6
+ * destination is judged by the IPv4 rules without a second code path.
+ */
+struct addr_key {
+	__u8 addr[16];
+};
+
+struct prefix_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+enum audit_op {
+	AUDIT_OP_CONNECT = 1,
+	AUDIT_OP_SENDMSG,
+	AUDIT_OP_SOCKET,
+	AUDIT_OP_CONNECT_UNIX,
+	AUDIT_OP_SENDMSG_UNIX,
+};
+
+/* One refusal, sent from the kernel to the launcher through the ring buffer. */
+struct deny_event {
+	__u64 boot_ns; /* bpf_ktime_get_boot_ns() at the refusal */
+	__u32 pid;     /* thread group id */
+	__u32 tid;
+	__u32 uid;
+	__u16 op;	/* enum audit_op */
+	__u16 family;	/* AF_INET, AF_INET6, AF_UNIX, ... */
+	__u16 sock_type; /* SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, ... */
+	__u16 protocol;	/* IPPROTO_* */
+	__u16 port;	/* destination port, host byte order */
+	__u16 pad;
+	__u8 addr[16]; /* destination; IPv4 as ::ffff:a.b.c.d */
+	char comm[TASK_COMM_LEN_MAX];
+	char unix_path[UNIX_PATH_LEN];
+};
+
+#endif /* LAUNCH_H */

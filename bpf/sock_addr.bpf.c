@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* connect4/6 and sendmsg4/6: a destination leaves only if the allowlist has it. */
+#define LAUNCH_DEFINE_SHARED
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Sizes are set by the launcher before load, to the policy's own counts. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct addr_key);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} allow_exact SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__type(key, struct prefix_key);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} allow_prefix SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct port_set);
+	__uint(max_entries, 1);
+} port_sets SEC(".maps");
+
+static __always_inline bool port_set_allows(__u32 set_id, __u16 port, __u32 proto)
+{
+	struct port_set *set = bpf_map_lookup_elem(&port_sets, &set_id);
+
+	if (!set)
+		return false;
+	for (__u32 i = 0; i < MAX_PORT_RANGES; i++) {
+		if (i >= set->nranges)
+			break;
+		if (port >= set->ranges[i].lo && port <= set->ranges[i].hi &&
+		    (set->ranges[i].protos & proto))
+			return true;
+	}
+	return false;
+}
+
+static __always_inline bool allowlist_allows(const struct prefix_key *dst, __u16 port, __u32 proto)
+{
+	__u32 *set_id;
+
+	/* Exact addresses (every resolved host) take one hash lookup; the trie is the fallback. */
+	set_id = bpf_map_lookup_elem(&allow_exact, dst->addr);
+	if (!set_id)
+		set_id = bpf_map_lookup_elem(&allow_prefix, dst);
+	return set_id && port_set_allows(*set_id, port, proto);
+}
+
+/*
+ * The one decision for connect and sendmsg, IPv4 and IPv6. Returns 1 to let the call
+ * through, 0 to fail it with EPERM.
+ */
+static __always_inline int sock_addr_judge(struct bpf_sock_addr *ctx, struct prefix_key *dst,
+					   __u16 family, __u16 op)
+{
+	__u16 port = bpf_ntohs((__u16)ctx->user_port);
+	__u32 type = ctx->type;
+	__u32 proto = 0;
+	struct deny_event *event;
+
+	if (type == SOCK_STREAM && ctx->protocol == IPPROTO_TCP)
+		proto = PROTO_TCP;
+	else if (type == SOCK_DGRAM && ctx->protocol == IPPROTO_UDP)
+		proto = PROTO_UDP;
+
+	dst->prefixlen = 128;
+	if (proto && allowlist_allows(dst, port, proto))
+		return 1;
+
+	event = audit_reserve(op, family);
+	if (event) {
+		event->sock_type = type;
+		event->protocol = ctx->protocol;
+		event->port = port;
+		__builtin_memcpy(event->addr, dst->addr, sizeof(event->addr));
+		bpf_ringbuf_submit(event, 0);
+	}
+	return 0;
+}
+
+static __always_inline int sock_addr4(struct bpf_sock_addr *ctx, __u16 op)
+{
+	struct prefix_key dst = {};
+	__u32 ip4 = ctx->user_ip4;
+
+	/* IPv4 lives in the IPv4-mapped IPv6 space: ::ffff:a.b.c.d */
+	dst.addr[10] = 0xff;
+	dst.addr[11] = 0xff;
+	__builtin_memcpy(&dst.addr[12], &ip4, 4);
+	return sock_addr_judge(ctx, &dst, AF_INET, op);
+}
+
+static __always_inline int sock_addr6(struct bpf_sock_addr *ctx, __u16 op)
+{
+	struct prefix_key dst = {};
+	__u32 word;
+
+	/* user_ip6 is read one 32-bit word at a time, as the verifier requires. */
+	word = ctx->user_ip6[0];
+	__builtin_memcpy(&dst.addr[0], &word, 4);
+	word = ctx->user_ip6[1];
+	__builtin_memcpy(&dst.addr[4], &word, 4);
+	word = ctx->user_ip6[2];
+	__builtin_memcpy(&dst.addr[8], &word, 4);
+	word = ctx->user_ip6[3];
+	__builtin_memcpy(&dst.addr[12], &word, 4);
+	return sock_addr_judge(ctx, &dst, AF_INET6, op);
+}
+
+SEC("cgroup/connect4")
+int launch_connect4(struct bpf_sock_addr *ctx)
+{
+	return sock_addr4(ctx, AUDIT_OP_CONNECT);
+}
+
+SEC("cgroup/connect6")
+int launch_connect6(struct bpf_sock_addr *ctx)
+{
+	return sock_addr6(ctx, AUDIT_OP_CONNECT);
+}
+
+SEC("cgroup/sendmsg4")
+int launch_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return sock_addr4(ctx, AUDIT_OP_SENDMSG);
+}
+
+SEC("cgroup/sendmsg6")
+int launch_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return sock_addr6(ctx, AUDIT_OP_SENDMSG);
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Turns resolved rules into the BPF maps' contents: exact addresses, prefixes, port sets. */
+#ifndef LAUNCH_ALLOWLIST_H
+#define LAUNCH_ALLOWLIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include <netinet/in.h>
+
+#include "../bpf/launch.h"
+#include "util.h"
+
+/* One resolved rule: an address prefix (mapped form) with its ports and protocols. */
+struct allow_rule {
+	struct in6_addr addr;
+	unsigned int prefixlen; /* 0-128, IPv4 as 96 + N */
+	const struct port_range *ports;
+	unsigned int nports;
+	unsigned int protos;
+};
+
+struct allow_exact {
+	struct addr_key key;
+	__u32 set; /* index into sets */
+};
+
+struct allow_prefix {
+	struct prefix_key key; /* host bits are zero */
+	__u32 set;
+};
+
+/*
+ * What the kernel gets. Every entry's port set is the union of its own rules and of every
+ * shorter prefix that contains it, because the LPM trie returns only the longest match:
+ * 10.0.0.0/8 port 80 plus 10.1.0.0/16 port 443 must still allow 10.1.2.3:80.
+ */
+struct allowlist {
+	struct allow_exact *exact; /* prefixlen 128 */
+	size_t nexact;
+	struct allow_prefix *prefixes; /* prefixlen < 128 */
+	size_t nprefixes;
+	struct port_set *sets; /* deduplicated */
+	size_t nsets;
+};
+
+/*
+ * Builds the allowlist. Returns 0, -ENOMEM, or -E2BIG with errbuf naming the limit that was
+ * exceeded (MAX_ALLOW_ENTRIES, MAX_PORT_SETS or MAX_PORT_RANGES).
+ */
+int allowlist_build(const struct allow_rule *rules, size_t nrules, struct allowlist **ret_list,
+		    char *errbuf, size_t errlen);
+void allowlist_free(struct allowlist *list);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct allowlist *, allowlist_free)
+
+/* The decision the BPF programs make, in user space: for tests and `launch check`. */
+bool allowlist_allows(const struct allowlist *list, const struct in6_addr *addr, uint16_t port,
+		      unsigned int proto);
+/* The decision for one port set, shared with allowlist_allows. */
+bool port_set_allows(const struct port_set *set, uint16_t port, unsigned int proto);
+
+#endif /* LAUNCH_ALLOWLIST_H */

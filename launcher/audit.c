@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The JSON-lines audit log: formats events and appends whole lines with one write() each. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "util.h"
+
+/* A line being built; `overflow` turns every later call into a no-op. */
+struct json_line {
+	char *buf;
+	size_t len;
+	size_t cap;
+	bool overflow;
+};
+
+static void json_raw(struct json_line *j, const char *s, size_t n)
+{
+	if (j->overflow || j->len + n >= j->cap) {
+		j->overflow = true;
+		return;
+	}
+	memcpy(j->buf + j->len, s, n);
+	j->len += n;
+}
+
+static void json_printf(struct json_line *j, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (j->overflow)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(j->buf + j->len, j->cap - j->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= j->cap - j->len)
+		j->overflow = true;
+	else
+		j->len += n;
+}
+
+/* A JSON string; bytes the job controls (comm, paths, argv) are escaped, never trusted. */
+static void json_string_prefixed(struct json_line *j, const char *prefix, const char *s,
+				 size_t max)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	json_raw(j, "\"", 1);
+	json_raw(j, prefix, strlen(prefix));
+	for (size_t i = 0; i < max && s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\') {
+			char esc[2] = { '\\', (char)c };
+
+			json_raw(j, esc, 2);
+		} else if (c < 0x20 || c >= 0x7f) {
+			/* Non-ASCII is escaped byte by byte so the line stays valid UTF-8. */
+			char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+
+			json_raw(j, esc, 6);
+		} else {
+			json_raw(j, (const char *)&c, 1);
+		}
+	}
+	json_raw(j, "\"", 1);
+}
+
+static void json_string(struct json_line *j, const char *s, size_t max)
+{
+	json_string_prefixed(j, "", s, max);
+}
+
+static void json_key_str(struct json_line *j, const char *key, const char *value)
+{
+	json_printf(j, ",\"%s\":", key);
+	json_string(j, value, SIZE_MAX);
+}
+
+static void json_key_u64(struct json_line *j, const char *key, unsigned long long value)
+{
+	json_printf(j, ",\"%s\":%llu", key, value);
+}
+
+int audit_format_time(int64_t real_ns, char *buf, size_t len)
+{
+	time_t secs = (time_t)(real_ns / 1000000000);
+	long usecs = (long)(real_ns % 1000000000) / 1000;
+	struct tm tm;
+	int n;
+
+	if (!gmtime_r(&secs, &tm))
+		return -EINVAL;
+	n = snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900,
+		     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, usecs);
+	if (n < 0 || (size_t)n >= len)
+		return -ENOBUFS;
+	return n;
+}
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void json_begin(struct json_line *j, const struct audit_log *log, int64_t real_ns,
+		       const char *event)
+{
+	char ts[40];
+
+	if (audit_format_time(real_ns, ts, sizeof(ts)) < 0)
+		strcpy(ts, "1970-01-01T00:00:00.000000Z");
+	json_printf(j, "{\"ts\":\"%s\",\"event\":\"%s\",\"v\":%d", ts, event,
+		    AUDIT_SCHEMA_VERSION);
+	json_key_str(j, "sandbox", log->sandbox);
+	json_key_str(j, "policy", log->policy);
+}
+
+static int json_end(struct json_line *j)
+{
+	json_raw(j, "}\n", 2);
+	if (j->overflow)
+		return -ENOBUFS;
+	j->buf[j->len] = '\0';
+	return (int)j->len;
+}
+
+static const char *family_name(unsigned int family)
+{
+	switch (family) {
+	case AF_UNIX:
+		return "unix";
+	case AF_INET:
+		return "ipv4";
+	case AF_INET6:
+		return "ipv6";
+	case AF_NETLINK:
+		return "netlink";
+	case AF_PACKET:
+		return "packet";
+	case AF_VSOCK:
+		return "vsock";
+	case AF_XDP:
+		return "xdp";
+	default:
+		return NULL;
+	}
+}
+
+static const char *sock_type_name(unsigned int type)
+{
+	switch (type) {
+	case SOCK_STREAM:
+		return "stream";
+	case SOCK_DGRAM:
+		return "dgram";
+	case SOCK_RAW:
+		return "raw";
+	case SOCK_SEQPACKET:
+		return "seqpacket";
+	case SOCK_RDM:
+		return "rdm";
+	default:
+		return NULL;
+	}
+}
+
+static const char *ip_proto_name(unsigned int protocol)
+{
+	switch (protocol) {
+	case IPPROTO_TCP:
+		return "tcp";
+	case IPPROTO_UDP:
+		return "udp";
+	case IPPROTO_ICMP:
+		return "icmp";
+	case IPPROTO_ICMPV6:
+		return "icmpv6";
+	case IPPROTO_SCTP:
+		return "sctp";
+	case IPPROTO_UDPLITE:
+		return "udplite";
+	case IPPROTO_MPTCP:
+		return "mptcp";
+	case IPPROTO_RAW:
+		return "raw";
+	default:
+		return NULL;
+	}
+}
+
+/* A name where there is one, else the number, so no refusal is ever unprintable. */
+static void json_key_name(struct json_line *j, const char *key, const char *name,
+			  unsigned int number)
+{
+	if (name)
+		json_key_str(j, key, name);
+	else
+		json_key_u64(j, key, number);
+}
+
+static const char *op_name(unsigned int op)
+{
+	switch (op) {
+	case AUDIT_OP_CONNECT:
+		return "connect";
+	case AUDIT_OP_SENDMSG:
+		return "sendmsg";
+	case AUDIT_OP_SOCKET:
+		return "socket";
+	case AUDIT_OP_CONNECT_UNIX:
+		return "connect_unix";
+	case AUDIT_OP_SENDMSG_UNIX:
+		return "sendmsg_unix";
+	default:
+		return "unknown";
+	}
+}
+
+int audit_format_deny(const struct audit_log *log, const struct deny_event *event, char *buf,
+		      size_t len)
+{
+	struct json_line j = { .buf = buf, .cap = len };
+
+	json_begin(&j, log, (int64_t)event->boot_ns + log->boot_to_real_ns, "deny");
+	json_key_str(&j, "op", op_name(event->op));
+	json_key_u64(&j, "pid", event->pid);
+	json_key_u64(&j, "tid", event->tid);
+	json_printf(&j, ",\"comm\":");
+	json_string(&j, event->comm, sizeof(event->comm));
+	json_key_u64(&j, "uid", event->uid);
+	json_key_name(&j, "family", family_name(event->family), event->family);
+
+	if (event->op == AUDIT_OP_SOCKET) {
+		json_key_name(&j, "type", sock_type_name(event->sock_type), event->sock_type);
+		json_key_name(&j, "protocol", ip_proto_name(event->protocol), event->protocol);
+	} else if (event->op == AUDIT_OP_CONNECT_UNIX || event->op == AUDIT_OP_SENDMSG_UNIX) {
+		json_key_name(&j, "type", sock_type_name(event->sock_type), event->sock_type);
+		json_printf(&j, ",\"dst_path\":");
+		/* Abstract names start with a NUL byte; they are shown with a leading '@'. */
+		if (event->unix_path[0] == '\0')
+			json_string_prefixed(&j, "@", event->unix_path + 1,
+					     sizeof(event->unix_path) - 1);
+		else
+			json_string(&j, event->unix_path, sizeof(event->unix_path));
+	} else {
+		char ip[INET6_ADDRSTRLEN];
+
+		json_key_name(&j, "protocol", ip_proto_name(event->protocol), event->protocol);
+		if (event->family == AF_INET)
+			inet_ntop(AF_INET, event->addr + 12, ip, sizeof(ip));
+		else
+			inet_ntop(AF_INET6, event->addr, ip, sizeof(ip));
+		json_key_str(&j, "dst_ip", ip);
+		json_key_u64(&j, "dst_port", event->port);
+	}
+	return json_end(&j);
+}
+
+int audit_format_start(const struct audit_log *log, char *const *argv, int pid, unsigned int uid,
+		       size_t rules, const char *hostname, char *buf, size_t len)
+{
+	struct json_line j = { .buf = buf, .cap = len };
+
+	json_begin(&j, log, realtime_ns(), "sandbox_start");
+	json_printf(&j, ",\"argv\":[");
+	for (size_t i = 0; argv[i]; i++) {
+		if (i)
+			json_raw(&j, ",", 1);
+		json_string(&j, argv[i], SIZE_MAX);
+	}
+	json_raw(&j, "]", 1);
+	json_key_u64(&j, "pid", (unsigned int)pid);
+	json_key_u64(&j, "uid", uid);
+	json_key_u64(&j, "rules", rules);
+	json_key_str(&j, "hostname", hostname);
+	return json_end(&j);
+}
+
+int audit_format_lost(const struct audit_log *log, unsigned long long count, char *buf,
+		      size_t len)
+{
+	struct json_line j = { .buf = buf, .cap = len };
+
+	json_begin(&j, log, realtime_ns(), "events_lost");
+	json_key_u64(&j, "count", count);
+	return json_end(&j);
+}
+
+int audit_format_exit(const struct audit_log *log, int exit_code, long long duration_ms,
+		      unsigned long long denied, unsigned long long lost, unsigned long long failed,
+		      char *buf, size_t len)
+{
+	struct json_line j = { .buf = buf, .cap = len };
+
+	json_begin(&j, log, realtime_ns(), "sandbox_exit");
+	if (exit_code >= 0)
+		json_key_u64(&j, "exit_code", (unsigned int)exit_code);
+	else
+		json_key_u64(&j, "signal", (unsigned int)-exit_code);
+	json_key_u64(&j, "duration_ms", duration_ms < 0 ? 0 : (unsigned long long)duration_ms);
+	json_key_u64(&j, "denied", denied);
+	json_key_u64(&j, "lost", lost);
+	if (failed)
+		json_key_u64(&j, "log_failed", failed);
+	return json_end(&j);
+}
+
+int audit_open(struct audit_log *log, const char *path, const char *sandbox, const char *policy)
+{
+	struct timespec real, boot;
+
+	memset(log, 0, sizeof(*log));
+	log->fd = -1;
+	snprintf(log->sandbox, sizeof(log->sandbox), "%s", sandbox);
+	snprintf(log->policy, sizeof(log->policy), "%s", policy);
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	log->boot_to_real_ns = (real.tv_sec - boot.tv_sec) * 1000000000LL +
+			       (real.tv_nsec - boot.tv_nsec);
+
+	if (strcmp(path, "-") == 0) {
+		log->fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		return log->fd < 0 ? -errno : 0;
+	}
+
+	/* Creates the folder (one level) the default path needs. */
+	{
+		_cleanup_free_ char *dir = strdup(path);
+		char *slash;
+
+		if (!dir)
+			return -ENOMEM;
+		slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = '\0';
+			if (mkdir(dir, 0750) < 0 && errno != EEXIST)
+				return -errno;
+		}
+	}
+	log->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+	return log->fd < 0 ? -errno : 0;
+}
+
+void audit_close(struct audit_log *log)
+{
+	if (log->fd >= 0) {
+		close(log->fd);
+		log->fd = -1;
+	}
+}
+
+int audit_flush(struct audit_log *log)
+{
+	size_t off = 0;
+
+	while (off < log->used) {
+		ssize_t n = write(log->fd, log->buf + off, log->used - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int r = n < 0 ? -errno : -EIO;
+
+			/* A short write left a torn line: count what was not fully written. */
+			log->failed_lines += log->pending_lines;
+			log->pending_lines = 0;
+			log->used = 0;
+			if (!log->error)
+				log->error = r;
+			return r;
+		}
+		off += (size_t)n;
+	}
+	log->written_lines += log->pending_lines;
+	log->pending_lines = 0;
+	log->used = 0;
+	return 0;
+}
+
+int audit_append(struct audit_log *log, const char *line, size_t len)
+{
+	int r = 0;
+
+	if (len > sizeof(log->buf))
+		return -ENOBUFS;
+	if (log->used + len > sizeof(log->buf))
+		r = audit_flush(log);
+	memcpy(log->buf + log->used, line, len);
+	log->used += len;
+	log->pending_lines++;
+	return r;
+}
+
+int audit_deny(struct audit_log *log, const struct deny_event *event)
+{
+	char line[AUDIT_LINE_MAX];
+	int n = audit_format_deny(log, event, line, sizeof(line));
+
+	if (n < 0)
+		return n;
+	return audit_append(log, line, (size_t)n);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The JSON-lines audit log: formats events and appends whole lines with one write() each. */
+#ifndef LAUNCH_AUDIT_H
+#define LAUNCH_AUDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "../bpf/launch.h"
+
+/* Version of the line format, in every line as "v"; see docs/audit-log.md. */
+#define AUDIT_SCHEMA_VERSION 1
+#define AUDIT_DEFAULT_PATH   "/var/log/launch/audit.jsonl"
+/* Largest line: a deny event with every field escaped at worst is well below this. */
+#define AUDIT_LINE_MAX	     4096
+/* Lines are gathered and written together, whole lines only, once per poll round. */
+#define AUDIT_BUFFER_BYTES   (64 * 1024)
+
+struct audit_log {
+	int fd;
+	char sandbox[128];
+	char policy[1024];	 /* names joined by "," */
+	int64_t boot_to_real_ns; /* CLOCK_REALTIME - CLOCK_BOOTTIME at open */
+	char buf[AUDIT_BUFFER_BYTES];
+	size_t used;
+	size_t pending_lines;
+	unsigned long long written_lines;
+	unsigned long long failed_lines; /* lines a failed write() took with it */
+	int error;			 /* first write error, negative errno; 0 when none */
+};
+
+/* Opens (creating 0640, and its folder 0750) the log at path; "-" is standard error. */
+int audit_open(struct audit_log *log, const char *path, const char *sandbox, const char *policy);
+void audit_close(struct audit_log *log);
+
+/*
+ * Formatters: write one line with its '\n' into buf, return its length, or -ENOBUFS when it
+ * does not fit. Pure functions, tested on their own.
+ */
+int audit_format_deny(const struct audit_log *log, const struct deny_event *event, char *buf,
+		      size_t len);
+int audit_format_start(const struct audit_log *log, char *const *argv, int pid, unsigned int uid,
+		       size_t rules, const char *hostname, char *buf, size_t len);
+int audit_format_lost(const struct audit_log *log, unsigned long long count, char *buf,
+		      size_t len);
+/* exit_code >= 0 for a normal exit, else -signal. */
+int audit_format_exit(const struct audit_log *log, int exit_code, long long duration_ms,
+		      unsigned long long denied, unsigned long long lost, unsigned long long failed,
+		      char *buf, size_t len);
+/* Formats an RFC 3339 UTC time with microseconds: 2026-11-29T21:30:00.123456Z. */
+int audit_format_time(int64_t real_ns, char *buf, size_t len);
+
+/* Queues a line; writes the queue first when it would not fit. */
+int audit_append(struct audit_log *log, const char *line, size_t len);
+/* Writes every queued line with one write(). On failure the queued lines are counted in
+ * failed_lines and dropped, and the error is returned (and kept in log->error). */
+int audit_flush(struct audit_log *log);
+int audit_deny(struct audit_log *log, const struct deny_event *event);
+
+#endif /* LAUNCH_AUDIT_H */

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The sandbox's cgroup v2: find the hierarchy, create, kill every member, remove. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "util.h"
+
+/* Undoes the octal escapes (\040 for a space) that mountinfo uses in paths. */
+static void unescape_mountinfo(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+int cgroup_find_mount(char *ret_path, size_t len)
+{
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int r = -ENOENT;
+
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		char mount_point[PATH_MAX], fstype[64];
+		const char *sep = strstr(line, " - ");
+
+		/* Fields: id parent major:minor root mount-point options ... - fstype source */
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mount_point) != 1 ||
+		    sscanf(sep + 3, "%63s", fstype) != 1)
+			continue;
+		if (strcmp(fstype, "cgroup2") != 0)
+			continue;
+		unescape_mountinfo(mount_point);
+		if (strlen(mount_point) >= len) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		strcpy(ret_path, mount_point);
+		r = 0;
+		break;
+	}
+	fclose(f);
+	return r;
+}
+
+int cgroup_create(const char *parent, const char *name, struct sandbox_cgroup *ret_cgroup)
+{
+	struct stat st;
+	int n;
+
+	ret_cgroup->dir_fd = -1;
+	ret_cgroup->path[0] = '\0';
+	if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	n = snprintf(ret_cgroup->path, sizeof(ret_cgroup->path), "%s/%s", parent, name);
+	if (n < 0 || (size_t)n >= sizeof(ret_cgroup->path)) {
+		ret_cgroup->path[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	if (mkdir(ret_cgroup->path, 0755) < 0) {
+		int r = -errno;
+
+		ret_cgroup->path[0] = '\0';
+		return r;
+	}
+	ret_cgroup->dir_fd = open(ret_cgroup->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ret_cgroup->dir_fd < 0 || fstat(ret_cgroup->dir_fd, &st) < 0) {
+		int r = -errno;
+
+		cgroup_destroy(ret_cgroup);
+		return r;
+	}
+	ret_cgroup->id = st.st_ino;
+	return 0;
+}
+
+static int cgroup_read_file(const struct sandbox_cgroup *cgroup, const char *file, char *buf,
+			    size_t len)
+{
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+
+	fd = openat(cgroup->dir_fd, file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+bool cgroup_is_empty(const struct sandbox_cgroup *cgroup)
+{
+	char events[256];
+
+	if (cgroup_read_file(cgroup, "cgroup.events", events, sizeof(events)) < 0)
+		return false;
+	return strstr(events, "populated 0") != NULL;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+int cgroup_kill(const struct sandbox_cgroup *cgroup, int timeout_ms)
+{
+	_cleanup_close_ int kill_fd = -1, events_fd = -1;
+	long long deadline = now_ms() + timeout_ms;
+
+	if (cgroup->dir_fd < 0)
+		return 0;
+	if (cgroup_is_empty(cgroup))
+		return 0;
+	/* cgroup.kill (5.14) kills the whole subtree at once, forks in flight included. */
+	kill_fd = openat(cgroup->dir_fd, "cgroup.kill", O_WRONLY | O_CLOEXEC);
+	if (kill_fd < 0)
+		return -errno;
+	if (write(kill_fd, "1", 1) != 1)
+		return -errno;
+	events_fd = openat(cgroup->dir_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	if (events_fd < 0)
+		return -errno;
+	/* cgroup.events raises POLLPRI when "populated" changes. */
+	while (!cgroup_is_empty(cgroup)) {
+		struct pollfd pfd = { .fd = events_fd, .events = POLLPRI };
+		long long left = deadline - now_ms();
+		char buf[256];
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (pread(events_fd, buf, sizeof(buf), 0) < 0)
+			return -errno;
+		if (poll(&pfd, 1, left > 10 ? 10 : (int)left) < 0 && errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+int cgroup_destroy(struct sandbox_cgroup *cgroup)
+{
+	int r = 0;
+
+	if (cgroup->dir_fd >= 0) {
+		close(cgroup->dir_fd);
+		cgroup->dir_fd = -1;
+	}
+	if (cgroup->path[0]) {
+		/* rmdir fails with EBUSY while a zombie is still being reaped: retry briefly. */
+		for (int i = 0; i < 200; i++) {
+			if (rmdir(cgroup->path) == 0 || errno == ENOENT) {
+				r = 0;
+				break;
+			}
+			r = -errno;
+			if (errno != EBUSY)
+				break;
+			usleep(5000);
+		}
+		if (r == 0)
+			cgroup->path[0] = '\0';
+	}
+	return r;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The sandbox's cgroup v2: find the hierarchy, create, kill every member, remove. */
+#ifndef LAUNCH_CGROUP_H
+#define LAUNCH_CGROUP_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sandbox_cgroup {
+	char path[PATH_MAX]; /* <parent>/<id> */
+	int dir_fd;	     /* O_PATH|O_DIRECTORY: for CLONE_INTO_CGROUP and BPF attach */
+	uint64_t id;	     /* the cgroup's inode number, as bpf_get_current_cgroup_id() */
+};
+
+/* Writes the cgroup2 mount point found in /proc/self/mountinfo. -ENOENT when there is none. */
+int cgroup_find_mount(char *ret_path, size_t len);
+/*
+ * Creates <parent>/<name> (and parent itself, with mode 0755, when missing). -EEXIST when a
+ * sandbox of that name exists already.
+ */
+int cgroup_create(const char *parent, const char *name, struct sandbox_cgroup *ret_cgroup);
+/* Kills every process in the cgroup and its descendants (cgroup.kill) and waits for it to
+ * be empty, at most timeout_ms. */
+int cgroup_kill(const struct sandbox_cgroup *cgroup, int timeout_ms);
+/* Removes the (empty) cgroup and closes its fd; harmless on a cgroup never created. */
+int cgroup_destroy(struct sandbox_cgroup *cgroup);
+/* True when no process is left in the cgroup (cgroup.events: populated 0). */
+bool cgroup_is_empty(const struct sandbox_cgroup *cgroup);
+
+#endif /* LAUNCH_CGROUP_H */

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The BPF skeleton's lifecycle: open, size, load, fill the allowlist, attach to the cgroup. */
+#ifndef LAUNCH_LOADER_H
+#define LAUNCH_LOADER_H
+
+#include "allowlist.h"
+
+struct launch_bpf;
+
+/* Opens the skeleton, sizes the maps for `list`, loads (verifies) the programs. */
+int loader_load(const struct allowlist *list, struct launch_bpf **ret_skel);
+/* Writes the allowlist into the maps. Must succeed before attach: an empty map refuses all. */
+int loader_fill(struct launch_bpf *skel, const struct allowlist *list);
+/*
+ * Attaches every program to the cgroup with bpf_link. On failure nothing stays attached.
+ * ret_failed names the program that could not be attached.
+ */
+int loader_attach(struct launch_bpf *skel, int cgroup_fd, const char **ret_failed);
+/* Refusals counted by the kernel: all of them, and those whose event was lost. */
+void loader_counters(const struct launch_bpf *skel, unsigned long long *ret_denied,
+		     unsigned long long *ret_lost);
+int loader_events_fd(const struct launch_bpf *skel);
+/* Detaches and frees everything; accepts NULL. */
+void loader_destroy(struct launch_bpf *skel);
+
+#endif /* LAUNCH_LOADER_H */

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* launch: run a command with its network egress confined to a policy's allowlist. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/random.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "audit.h"
+#include "cgroup.h"
+#include "rules.h"
+#include "sandbox.h"
+
+#define MAX_POLICIES 64
+#define SANDBOX_NAME_MAX 64
+
+static struct {
+	char *policies[MAX_POLICIES];
+	size_t npolicies;
+	const char *audit_path;
+	const char *resolver;
+	const char *cgroup_parent;
+	const char *user;
+	const char *name;
+	double timeout_s;
+	bool audit_continue;
+	bool verbose;
+} arg = { .audit_path = AUDIT_DEFAULT_PATH };
+
+static const char USAGE[] =
+	"Usage: launch [OPTIONS] -- COMMAND [ARG...]\n"
+	"       launch check --policy FILE [--policy FILE...] [--resolver ADDR[:PORT]]\n"
+	"\n"
+	"Runs COMMAND in its own cgroup, where BPF programs let its sockets reach only the\n"
+	"addresses, ports and protocols its policies allow, and write every refusal to a\n"
+	"JSON-lines audit log.\n"
+	"\n"
+	"Options:\n"
+	"  -p, --policy FILE        policy file (repeatable: the allowlists are unioned)\n"
+	"  -a, --audit-log PATH     audit log, appended to (default " AUDIT_DEFAULT_PATH ");\n"
+	"                           \"-\" writes to standard error\n"
+	"      --audit-failure=stop|continue\n"
+	"                           when the audit log cannot be written: stop the job and\n"
+	"                           exit 125 (default), or keep it running and count the\n"
+	"                           lost lines in sandbox_exit\n"
+	"  -r, --resolver ADDR[:PORT]\n"
+	"                           resolve policy hosts with this DNS server, not the system's\n"
+	"      --cgroup-parent PATH cgroup v2 folder for the sandbox's cgroup\n"
+	"                           (default: <cgroup2 mount>/launch)\n"
+	"  -t, --timeout SECONDS    kill the job after SECONDS; launch then exits 124\n"
+	"  -u, --user USER          run the job as USER (name or uid)\n"
+	"  -n, --name NAME          sandbox id in the audit log and cgroup name\n"
+	"                           (default: 12 random hex digits)\n"
+	"  -v, --verbose            show libbpf's messages, the verifier's included\n"
+	"  -h, --help               show this help\n"
+	"\n"
+	"The job gets launch's standard streams and environment, no capabilities, no_new_privs,\n"
+	"and no descriptor above 2. INT, TERM, HUP, QUIT, USR1 and USR2 sent to launch are passed\n"
+	"on to it. When it exits, every process left in its cgroup is killed.\n"
+	"\n"
+	"Exit status: the job's own; 128+N if it was killed by signal N; 124 after --timeout;\n"
+	"125 if launch failed (bad option, bad policy, no privilege, audit log failure);\n"
+	"126 if COMMAND cannot be executed; 127 if it is not found.\n"
+	"\n"
+	"launch check validates the policies and prints the effective allowlist, with the\n"
+	"addresses each host resolves to, without running anything.\n";
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("launch: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int libbpf_print(enum libbpf_print_level level __attribute__((unused)), const char *fmt,
+			va_list ap)
+{
+	/* Without -v the caller's one-line error, with its hint, says it all. */
+	if (!arg.verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static bool valid_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > SANDBOX_NAME_MAX || name[0] == '.')
+		return false;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") ==
+	       len;
+}
+
+/* Returns the index of the first operand, or -1 after printing why the options are bad. */
+static int parse_options(int argc, char **argv)
+{
+	enum { OPT_CGROUP_PARENT = 0x100, OPT_AUDIT_FAILURE };
+	static const struct option options[] = {
+		{ "policy", required_argument, NULL, 'p' },
+		{ "audit-log", required_argument, NULL, 'a' },
+		{ "audit-failure", required_argument, NULL, OPT_AUDIT_FAILURE },
+		{ "resolver", required_argument, NULL, 'r' },
+		{ "cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	char *end;
+	int c;
+
+	/* '+': stop at the first operand, so the job's own options stay its own. */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+p:a:r:t:u:n:vh", options, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (arg.npolicies == MAX_POLICIES) {
+				fail("--policy: at most %d policies", MAX_POLICIES);
+				return -1;
+			}
+			arg.policies[arg.npolicies++] = optarg;
+			break;
+		case 'a':
+			arg.audit_path = optarg;
+			break;
+		case OPT_AUDIT_FAILURE:
+			if (strcmp(optarg, "stop") == 0)
+				arg.audit_continue = false;
+			else if (strcmp(optarg, "continue") == 0)
+				arg.audit_continue = true;
+			else {
+				fail("--audit-failure: \"%s\" is neither \"stop\" nor \"continue\"",
+				     optarg);
+				return -1;
+			}
+			break;
+		case 'r':
+			arg.resolver = optarg;
+			break;
+		case OPT_CGROUP_PARENT:
+			arg.cgroup_parent = optarg;
+			break;
+		case 't':
+			errno = 0;
+			arg.timeout_s = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(arg.timeout_s > 0) ||
+			    arg.timeout_s > 1e9) {
+				fail("--timeout: \"%s\" is not a positive number of seconds", optarg);
+				return -1;
+			}
+			break;
+		case 'u':
+			arg.user = optarg;
+			break;
+		case 'n':
+			if (!valid_name(optarg)) {
+				fail("--name: \"%s\" must be 1-%d of [A-Za-z0-9_.-], not starting "
+				     "with '.'",
+				     optarg, SANDBOX_NAME_MAX);
+				return -1;
+			}
+			arg.name = optarg;
+			break;
+		case 'v':
+			arg.verbose = true;
+			break;
+		case 'h':
+			fputs(USAGE, stdout);
+			exit(EXIT_SUCCESS);
+		case ':':
+			fail("%s: needs a value (see --help)", argv[optind - 1]);
+			return -1;
+		default:
+			fail("%s: unknown option (see --help)", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (arg.npolicies == 0) {
+		fail("--policy: at least one policy file is required (see --help)");
+		return -1;
+	}
+	return optind;
+}
+
+/* Checks the privileges and kernel features launch needs, with a hint for each. */
+static int check_system(void)
+{
+	cap_flag_value_t bpf = CAP_CLEAR, net_admin = CAP_CLEAR, sys_admin = CAP_CLEAR;
+	cap_t caps = cap_get_proc();
+
+	if (caps) {
+		cap_get_flag(caps, CAP_BPF, CAP_EFFECTIVE, &bpf);
+		cap_get_flag(caps, CAP_NET_ADMIN, CAP_EFFECTIVE, &net_admin);
+		cap_get_flag(caps, CAP_SYS_ADMIN, CAP_EFFECTIVE, &sys_admin);
+		cap_free(caps);
+	}
+	if (!sys_admin || !bpf || !net_admin) {
+		fail("needs root (CAP_SYS_ADMIN, CAP_BPF and CAP_NET_ADMIN) to load and attach BPF "
+		     "programs: run it with sudo");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK) < 0) {
+		fail("this kernel has no BTF (/sys/kernel/btf/vmlinux): launch needs a kernel "
+		     "built with CONFIG_DEBUG_INFO_BTF=y");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static int random_id(char *buf, size_t len)
+{
+	unsigned char bytes[6];
+
+	if (getrandom(bytes, sizeof(bytes), 0) != sizeof(bytes))
+		return -errno;
+	snprintf(buf, len, "%02x%02x%02x%02x%02x%02x", bytes[0], bytes[1], bytes[2], bytes[3],
+		 bytes[4], bytes[5]);
+	return 0;
+}
+
+static int compile_rules(struct rules **ret_rules)
+{
+	struct resolver resolver, *server = NULL;
+	char errbuf[POLICY_ERR_LEN + 256];
+
+	if (arg.resolver) {
+		if (resolve_parse_server(arg.resolver, &resolver) < 0) {
+			fail("--resolver: \"%s\" is not ADDR, ADDR:PORT or [IPV6]:PORT",
+			     arg.resolver);
+			return -EINVAL;
+		}
+		server = &resolver;
+	}
+	if (rules_compile(arg.policies, arg.npolicies, server, ret_rules, errbuf,
+			  sizeof(errbuf)) < 0) {
+		fail("%s", errbuf);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	_cleanup_(rules_freep) struct rules *rules = NULL;
+	int first = parse_options(argc, argv);
+
+	if (first < 0)
+		return EXIT_LAUNCH_FAILED;
+	if (first < argc) {
+		fail("check: runs nothing; \"%s\" is not an option", argv[first]);
+		return EXIT_LAUNCH_FAILED;
+	}
+	if (compile_rules(&rules) < 0)
+		return EXIT_LAUNCH_FAILED;
+	rules_print(rules, stdout);
+	return EXIT_SUCCESS;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	_cleanup_(rules_freep) struct rules *rules = NULL;
+	struct sandbox_options options = { 0 };
+	char id[SANDBOX_NAME_MAX + 1], parent[PATH_MAX], errbuf[PATH_MAX + 512];
+	int first, status, r;
+
+	first = parse_options(argc, argv);
+	if (first < 0)
+		return EXIT_LAUNCH_FAILED;
+	if (first >= argc) {
+		fail("no command given: launch [OPTIONS] -- COMMAND [ARG...]");
+		return EXIT_LAUNCH_FAILED;
+	}
+	if (arg.user && child_lookup_user(arg.user, &options.child) < 0) {
+		fail("--user: no such user \"%s\"", arg.user);
+		return EXIT_LAUNCH_FAILED;
+	}
+	if (check_system() < 0)
+		return EXIT_LAUNCH_FAILED;
+	if (compile_rules(&rules) < 0)
+		return EXIT_LAUNCH_FAILED;
+
+	if (arg.cgroup_parent) {
+		snprintf(parent, sizeof(parent), "%s", arg.cgroup_parent);
+	} else {
+		r = cgroup_find_mount(parent, sizeof(parent));
+		if (r < 0) {
+			fail("no cgroup v2 hierarchy is mounted (none in /proc/self/mountinfo): "
+			     "mount one with 'mount -t cgroup2 none /sys/fs/cgroup/unified'");
+			return EXIT_LAUNCH_FAILED;
+		}
+		strncat(parent, "/launch", sizeof(parent) - strlen(parent) - 1);
+	}
+	if (arg.name)
+		snprintf(id, sizeof(id), "%s", arg.name);
+	else if (random_id(id, sizeof(id)) < 0) {
+		fail("cannot draw a sandbox id: %s", strerror(errno));
+		return EXIT_LAUNCH_FAILED;
+	}
+
+	options.id = id;
+	options.cgroup_parent = parent;
+	options.audit_path = arg.audit_path;
+	options.timeout_s = arg.timeout_s;
+	options.audit_continue = arg.audit_continue;
+	options.child.argv = argv + first;
+	r = sandbox_run(&options, rules, &status, errbuf, sizeof(errbuf));
+	if (r < 0)
+		fail("%s", errbuf);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	libbpf_set_print(libbpf_print);
+	/* A closed stderr must fail a write, not kill the launcher and leave the job unwatched. */
+	signal(SIGPIPE, SIG_IGN);
+
+	if (argc > 1 && strcmp(argv[1], "check") == 0)
+		return cmd_check(argc - 1, argv + 1);
+	return cmd_run(argc, argv);
+}

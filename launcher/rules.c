@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* From policy files to the sandbox's allowlist: load, resolve host names, merge. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rules.h"
+
+void rules_free(struct rules *rules)
+{
+	if (!rules)
+		return;
+	for (size_t i = 0; i < rules->nhosts; i++)
+		free(rules->hosts[i].addrs);
+	free(rules->hosts);
+	free(rules->rules);
+	allowlist_free(rules->list);
+	for (size_t i = 0; i < rules->npolicies; i++)
+		policy_free(rules->policies[i]);
+	free(rules->policies);
+	free(rules);
+}
+
+static int rules_add(struct rules *rules, size_t *cap, const struct policy_entry *entry,
+		     const struct in6_addr *addr, unsigned int prefixlen)
+{
+	if (rules->nrules == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct allow_rule *grown = reallocarray(rules->rules, ncap, sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		rules->rules = grown;
+		*cap = ncap;
+	}
+	rules->rules[rules->nrules++] = (struct allow_rule){
+		.addr = *addr,
+		.prefixlen = prefixlen,
+		.ports = entry->ports,
+		.nports = entry->nports,
+		.protos = entry->protos,
+	};
+	return 0;
+}
+
+static int rules_load_policies(struct rules *rules, char *const *paths, size_t npaths,
+			       char *errbuf, size_t errlen)
+{
+	size_t used = 0;
+
+	rules->policies = calloc(npaths, sizeof(*rules->policies));
+	if (!rules->policies)
+		return -ENOMEM;
+	for (size_t i = 0; i < npaths; i++) {
+		int r = policy_load(paths[i], &rules->policies[i], errbuf, errlen);
+
+		if (r < 0)
+			return r;
+		rules->npolicies++;
+		used += (size_t)snprintf(rules->names + used, sizeof(rules->names) - used, "%s%s",
+					 i ? "," : "", rules->policies[i]->name);
+		if (used >= sizeof(rules->names))
+			used = sizeof(rules->names) - 1;
+	}
+	return 0;
+}
+
+int rules_compile(char *const *paths, size_t npaths, const struct resolver *resolver,
+		  struct rules **ret_rules, char *errbuf, size_t errlen)
+{
+	_cleanup_(rules_freep) struct rules *rules = calloc(1, sizeof(*rules));
+	size_t nhosts = 0, cap = 0;
+	int r;
+
+	if (!rules)
+		return -ENOMEM;
+	r = rules_load_policies(rules, paths, npaths, errbuf, errlen);
+	if (r < 0)
+		return r;
+
+	for (size_t p = 0; p < rules->npolicies; p++)
+		for (size_t e = 0; e < rules->policies[p]->nentries; e++)
+			nhosts += rules->policies[p]->entries[e].host != NULL;
+	rules->hosts = calloc(nhosts ? nhosts : 1, sizeof(*rules->hosts));
+	if (!rules->hosts)
+		return -ENOMEM;
+
+	for (size_t p = 0; p < rules->npolicies; p++) {
+		const struct policy *policy = rules->policies[p];
+
+		for (size_t e = 0; e < policy->nentries; e++) {
+			const struct policy_entry *entry = &policy->entries[e];
+			struct resolved_host *host;
+
+			if (!entry->host) {
+				r = rules_add(rules, &cap, entry, &entry->addr, entry->prefixlen);
+				if (r < 0)
+					return r;
+				continue;
+			}
+			if (entry->host[0] == '*') {
+				snprintf(errbuf, errlen,
+					 "%s: allow[%zu].host: \"%s\" is a wildcard; wildcards need "
+					 "the DNS proxy, which this build does not have yet",
+					 policy->path, e, entry->host);
+				return -EINVAL;
+			}
+			host = &rules->hosts[rules->nhosts];
+			host->policy = policy;
+			host->entry = entry;
+			r = resolve_host(entry->host, resolver, &host->addrs, &host->naddrs);
+			if (r < 0) {
+				snprintf(errbuf, errlen, "%s: allow[%zu].host: cannot resolve \"%s\": %s",
+					 policy->path, e, entry->host,
+					 r == -ENOENT ? "no such host" : strerror(-r));
+				return r;
+			}
+			rules->nhosts++;
+			for (size_t a = 0; a < host->naddrs; a++) {
+				r = rules_add(rules, &cap, entry, &host->addrs[a], 128);
+				if (r < 0)
+					return r;
+			}
+		}
+	}
+
+	r = allowlist_build(rules->rules, rules->nrules, &rules->list, errbuf, errlen);
+	if (r < 0)
+		return r;
+	*ret_rules = TAKE_PTR(rules);
+	return 0;
+}
+
+static void rules_print_ports(const struct policy_entry *entry, FILE *out)
+{
+	static const char *const proto_names[] = { "", "tcp", "udp", "tcp+udp" };
+
+	fprintf(out, "%s ", proto_names[entry->protos & PROTO_ANY]);
+	for (unsigned int i = 0; i < entry->nports; i++) {
+		const struct port_range *range = &entry->ports[i];
+
+		if (range->lo == 0 && range->hi == 65535)
+			fprintf(out, "%sall ports", i ? "," : "");
+		else if (range->lo == range->hi)
+			fprintf(out, "%s%u", i ? "," : "", range->lo);
+		else
+			fprintf(out, "%s%u-%u", i ? "," : "", range->lo, range->hi);
+	}
+}
+
+void rules_print(const struct rules *rules, FILE *out)
+{
+	char addr[INET6_ADDRSTRLEN];
+	size_t h = 0;
+
+	for (size_t p = 0; p < rules->npolicies; p++) {
+		const struct policy *policy = rules->policies[p];
+
+		fprintf(out, "policy %s (%s)%s%s\n", policy->name, policy->path,
+			policy->description ? ": " : "",
+			policy->description ? policy->description : "");
+		if (!policy->nentries)
+			fprintf(out, "  (no entries: everything is refused)\n");
+		for (size_t e = 0; e < policy->nentries; e++) {
+			const struct policy_entry *entry = &policy->entries[e];
+
+			if (entry->host) {
+				const struct resolved_host *host = &rules->hosts[h++];
+
+				fprintf(out, "  %s ", entry->host);
+				rules_print_ports(entry, out);
+				fprintf(out, " ->");
+				for (size_t a = 0; a < host->naddrs; a++)
+					fprintf(out, " %s",
+						policy_format_addr(&host->addrs[a], addr,
+								   sizeof(addr)));
+				fputc('\n', out);
+			} else {
+				bool v4 = policy_addr_is_v4(&entry->addr);
+
+				fprintf(out, "  %s/%u ",
+					policy_format_addr(&entry->addr, addr, sizeof(addr)),
+					v4 ? entry->prefixlen - 96 : entry->prefixlen);
+				rules_print_ports(entry, out);
+				fputc('\n', out);
+			}
+		}
+	}
+	fprintf(out, "allowlist: %zu exact addresses, %zu prefixes, %zu port sets\n",
+		rules->list->nexact, rules->list->nprefixes, rules->list->nsets);
+}

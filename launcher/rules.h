@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* From policy files to the sandbox's allowlist: load, resolve host names, merge. */
+#ifndef LAUNCH_RULES_H
+#define LAUNCH_RULES_H
+
+#include <stdio.h>
+
+#include "allowlist.h"
+#include "policy.h"
+#include "resolve.h"
+
+/* A policy host and the addresses it resolved to at launch. */
+struct resolved_host {
+	const struct policy *policy;
+	const struct policy_entry *entry;
+	struct in6_addr *addrs;
+	size_t naddrs;
+};
+
+struct rules {
+	struct policy **policies;
+	size_t npolicies;
+	char names[1024]; /* policy names joined by "," */
+	struct resolved_host *hosts;
+	size_t nhosts;
+	struct allow_rule *rules;
+	size_t nrules;
+	struct allowlist *list;
+};
+
+/*
+ * Loads every policy file, resolves every host (with `resolver`, or the system's when NULL)
+ * and builds the allowlist. Returns a negative errno with one line in errbuf naming the file,
+ * key or host at fault.
+ */
+int rules_compile(char *const *paths, size_t npaths, const struct resolver *resolver,
+		  struct rules **ret_rules, char *errbuf, size_t errlen);
+/* Prints each policy's entries with the addresses they stand for: `launch check`. */
+void rules_print(const struct rules *rules, FILE *out);
+void rules_free(struct rules *rules);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct rules *, rules_free)
+
+#endif /* LAUNCH_RULES_H */

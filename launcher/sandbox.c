@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* One sandbox's life: cgroup, BPF programs, the job, the audit log, and the teardown. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "audit.h"
+#include "cgroup.h"
+#include "loader.h"
+#include "sandbox.h"
+
+/* Signals the launcher passes on to the job rather than acting on. */
+static const int FORWARDED_SIGNALS[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+#define CGROUP_KILL_TIMEOUT_MS 5000
+
+struct sandbox {
+	struct sandbox_cgroup cgroup;
+	struct launch_bpf *skel;
+	struct ring_buffer *ringbuf;
+	struct audit_log *log;
+	struct child child;
+	int epoll_fd, signal_fd, timer_fd;
+	unsigned long long lost_reported;
+	bool audit_continue;
+	bool audit_failed;
+	bool timed_out;
+};
+
+static long long monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static int sandbox_on_event(void *ctx, void *data, size_t size)
+{
+	struct sandbox *sandbox = ctx;
+
+	if (size < sizeof(struct deny_event))
+		return 0;
+	/* A write error is kept in the log and acted on after the round. */
+	audit_deny(sandbox->log, data);
+	return 0;
+}
+
+/* Reports refusals the ring buffer had no room for since the last report. */
+static void sandbox_report_lost(struct sandbox *sandbox)
+{
+	unsigned long long denied, lost;
+	char line[AUDIT_LINE_MAX];
+	int n;
+
+	loader_counters(sandbox->skel, &denied, &lost);
+	if (lost == sandbox->lost_reported)
+		return;
+	n = audit_format_lost(sandbox->log, lost - sandbox->lost_reported, line, sizeof(line));
+	if (n > 0)
+		audit_append(sandbox->log, line, (size_t)n);
+	sandbox->lost_reported = lost;
+}
+
+/* Drains the ring buffer into the log. Returns -errno when the log failed and must stop. */
+static int sandbox_drain(struct sandbox *sandbox)
+{
+	int r = ring_buffer__consume(sandbox->ringbuf);
+
+	if (r < 0 && r != -EINTR)
+		return r;
+	sandbox_report_lost(sandbox);
+	audit_flush(sandbox->log);
+	if (sandbox->log->error && !sandbox->audit_continue)
+		return sandbox->log->error;
+	return 0;
+}
+
+static int sandbox_forward(struct sandbox *sandbox)
+{
+	struct signalfd_siginfo info;
+
+	while (read(sandbox->signal_fd, &info, sizeof(info)) == sizeof(info)) {
+		/*
+		 * A terminal's ^C reaches the whole foreground process group, the job too:
+		 * passing it on again would deliver it twice.
+		 */
+		if (info.ssi_code == SI_KERNEL && getpgid(sandbox->child.pid) == getpgrp())
+			continue;
+		if (syscall(SYS_pidfd_send_signal, sandbox->child.pidfd, info.ssi_signo, NULL, 0) <
+			    0 &&
+		    errno != ESRCH)
+			return -errno;
+	}
+	return 0;
+}
+
+static int sandbox_watch(struct sandbox *sandbox, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(sandbox->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+static int sandbox_arm_timeout(struct sandbox *sandbox, double timeout_s)
+{
+	struct itimerspec spec = { 0 };
+
+	sandbox->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (sandbox->timer_fd < 0)
+		return -errno;
+	spec.it_value.tv_sec = (time_t)timeout_s;
+	spec.it_value.tv_nsec = (long)((timeout_s - (double)spec.it_value.tv_sec) * 1e9);
+	if (spec.it_value.tv_sec == 0 && spec.it_value.tv_nsec == 0)
+		spec.it_value.tv_nsec = 1;
+	if (timerfd_settime(sandbox->timer_fd, 0, &spec, NULL) < 0)
+		return -errno;
+	return sandbox_watch(sandbox, sandbox->timer_fd);
+}
+
+/* Waits for the job to exit, forwarding signals and logging refusals. Returns its status. */
+static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
+{
+	for (;;) {
+		struct epoll_event evs[4];
+		int n = epoll_wait(sandbox->epoll_fd, evs, 4, -1);
+		int r;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		for (int i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+
+			if (fd == sandbox->signal_fd) {
+				r = sandbox_forward(sandbox);
+				if (r < 0)
+					return r;
+			} else if (fd == sandbox->timer_fd) {
+				sandbox->timed_out = true;
+				r = cgroup_kill(&sandbox->cgroup, CGROUP_KILL_TIMEOUT_MS);
+				if (r < 0)
+					return r;
+			}
+		}
+		r = sandbox_drain(sandbox);
+		if (r < 0) {
+			sandbox->audit_failed = true;
+			return r;
+		}
+		memset(ret_info, 0, sizeof(*ret_info));
+		if (waitid(P_PIDFD, (id_t)sandbox->child.pidfd, ret_info, WEXITED | WNOHANG) < 0)
+			return -errno;
+		if (ret_info->si_pid)
+			return 0;
+	}
+}
+
+static int sandbox_exit_status(const struct sandbox *sandbox, const siginfo_t *info,
+			       int *ret_audit_code)
+{
+	if (info->si_code == CLD_EXITED) {
+		*ret_audit_code = info->si_status;
+		return sandbox->timed_out ? EXIT_TIMEOUT : info->si_status;
+	}
+	*ret_audit_code = -info->si_status;
+	return sandbox->timed_out ? EXIT_TIMEOUT : EXIT_SIGNAL_BASE + info->si_status;
+}
+
+static int sandbox_setup_signals(struct sandbox *sandbox, sigset_t *ret_old)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	for (size_t i = 0; i < ARRAY_SIZE(FORWARDED_SIGNALS); i++)
+		sigaddset(&mask, FORWARDED_SIGNALS[i]);
+	/* Blocked before clone: a signal that arrives while the job starts is queued. */
+	if (sigprocmask(SIG_BLOCK, &mask, ret_old) < 0)
+		return -errno;
+	sandbox->signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sandbox->signal_fd < 0)
+		return -errno;
+	return sandbox_watch(sandbox, sandbox->signal_fd);
+}
+
+int sandbox_run(const struct sandbox_options *options, const struct rules *rules,
+		int *ret_exit_status, char *errbuf, size_t errlen)
+{
+	static struct audit_log log; /* 64 KiB buffer: kept off the stack */
+	struct sandbox sandbox = {
+		.cgroup = { .dir_fd = -1 },
+		.log = &log,
+		.child = { .pid = -1, .pidfd = -1, .status_fd = -1 },
+		.epoll_fd = -1,
+		.signal_fd = -1,
+		.timer_fd = -1,
+		.audit_continue = options->audit_continue,
+	};
+	struct child_config child_config = options->child;
+	struct child_status status;
+	long long started_ms = monotonic_ms();
+	unsigned long long denied = 0, lost = 0;
+	const char *failed_prog = NULL;
+	char hostname[256] = "", line[AUDIT_LINE_MAX];
+	int r, n, audit_code = 0, exit_status = EXIT_LAUNCH_FAILED;
+	bool reaped = false;
+	siginfo_t info;
+	sigset_t old_mask;
+
+	log.fd = -1;
+	r = audit_open(&log, options->audit_path, options->id, rules->names);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "audit log %s: %s", options->audit_path, strerror(-r));
+		goto out;
+	}
+	r = loader_load(rules->list, &sandbox.skel);
+	if (r < 0) {
+		snprintf(errbuf, errlen,
+			 "cannot load the BPF programs: %s (run with -v for the verifier's log)",
+			 strerror(-r));
+		goto out;
+	}
+	r = loader_fill(sandbox.skel, rules->list);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot fill the allowlist maps: %s", strerror(-r));
+		goto out;
+	}
+	sandbox.ringbuf = ring_buffer__new(loader_events_fd(sandbox.skel), sandbox_on_event,
+					   &sandbox, NULL);
+	if (!sandbox.ringbuf) {
+		r = -errno;
+		snprintf(errbuf, errlen, "cannot open the event ring buffer: %s", strerror(-r));
+		goto out;
+	}
+	r = cgroup_create(options->cgroup_parent, options->id, &sandbox.cgroup);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot create cgroup %s/%s: %s%s", options->cgroup_parent,
+			 options->id, strerror(-r),
+			 r == -EEXIST ? " (a sandbox of that name is running)" : "");
+		goto out;
+	}
+	r = loader_attach(sandbox.skel, sandbox.cgroup.dir_fd, &failed_prog);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot attach %s to %s: %s", failed_prog,
+			 sandbox.cgroup.path, strerror(-r));
+		goto out;
+	}
+
+	sandbox.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (sandbox.epoll_fd < 0) {
+		r = -errno;
+		snprintf(errbuf, errlen, "epoll: %s", strerror(-r));
+		goto out;
+	}
+	r = sandbox_watch(&sandbox, ring_buffer__epoll_fd(sandbox.ringbuf));
+	if (r >= 0)
+		r = sandbox_setup_signals(&sandbox, &old_mask);
+	if (r >= 0 && options->timeout_s > 0)
+		r = sandbox_arm_timeout(&sandbox, options->timeout_s);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot set up the event loop: %s", strerror(-r));
+		goto out;
+	}
+
+	child_config.cgroup_fd = sandbox.cgroup.dir_fd;
+	r = child_spawn(&child_config, &sandbox.child);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot start the job: %s", strerror(-r));
+		goto out;
+	}
+	gethostname(hostname, sizeof(hostname) - 1);
+	n = audit_format_start(&log, child_config.argv, sandbox.child.pid, getuid(),
+			       rules->list->nexact + rules->list->nprefixes, hostname, line,
+			       sizeof(line));
+	if (n > 0)
+		audit_append(&log, line, (size_t)n);
+	if (audit_flush(&log) < 0 && !sandbox.audit_continue) {
+		r = log.error;
+		snprintf(errbuf, errlen, "audit log %s: %s; job stopped", options->audit_path,
+			 strerror(-r));
+		goto out;
+	}
+
+	r = child_wait_exec(&sandbox.child, &status);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "%s: %s: %s", child_config.argv[0],
+			 child_stage_name(status.stage), strerror(status.error));
+		/* The job never ran: as env(1), 127 for not found, 126 when it cannot run. */
+		if (status.stage == CHILD_STAGE_EXEC)
+			exit_status = status.error == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+	} else {
+		r = sandbox_supervise(&sandbox, &info);
+		if (r == 0)
+			reaped = true;
+		else
+			snprintf(errbuf, errlen, "%s: %s; job stopped",
+				 sandbox.audit_failed ? "audit log write failed" : "supervisor",
+				 strerror(-r));
+	}
+
+out:
+	/* Teardown, in reverse: nothing of the sandbox may outlive this function. */
+	if (cgroup_kill(&sandbox.cgroup, CGROUP_KILL_TIMEOUT_MS) < 0 && r == 0) {
+		r = -EBUSY;
+		snprintf(errbuf, errlen, "cannot kill every process of cgroup %s",
+			 sandbox.cgroup.path);
+	}
+	if (sandbox.child.pid > 0) {
+		if (!reaped)
+			waitid(P_PIDFD, (id_t)sandbox.child.pidfd, &info, WEXITED);
+		/* The last refusals, made by processes now dead, are still in the ring. */
+		ring_buffer__consume(sandbox.ringbuf);
+		sandbox_report_lost(&sandbox);
+		loader_counters(sandbox.skel, &denied, &lost);
+		if (reaped)
+			exit_status = sandbox_exit_status(&sandbox, &info, &audit_code);
+		else
+			audit_code = exit_status;
+		n = audit_format_exit(&log, audit_code, monotonic_ms() - started_ms, denied, lost,
+				      log.failed_lines, line, sizeof(line));
+		if (n > 0)
+			audit_append(&log, line, (size_t)n);
+	}
+	if (log.fd >= 0 && audit_flush(&log) < 0 && r == 0 && !sandbox.audit_continue) {
+		r = log.error;
+		exit_status = EXIT_LAUNCH_FAILED;
+		snprintf(errbuf, errlen, "audit log %s: %s", options->audit_path, strerror(-r));
+	}
+	ring_buffer__free(sandbox.ringbuf);
+	loader_destroy(sandbox.skel);
+	if (cgroup_destroy(&sandbox.cgroup) < 0 && r >= 0) {
+		r = -EBUSY;
+		snprintf(errbuf, errlen, "cannot remove cgroup %s", sandbox.cgroup.path);
+	}
+	if (sandbox.child.pidfd >= 0)
+		close(sandbox.child.pidfd);
+	if (sandbox.child.status_fd >= 0)
+		close(sandbox.child.status_fd);
+	if (sandbox.signal_fd >= 0) {
+		close(sandbox.signal_fd);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	}
+	if (sandbox.timer_fd >= 0)
+		close(sandbox.timer_fd);
+	if (sandbox.epoll_fd >= 0)
+		close(sandbox.epoll_fd);
+	audit_close(&log);
+	*ret_exit_status = exit_status;
+	return r;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* One sandbox's life: cgroup, BPF programs, the job, the audit log, and the teardown. */
+#ifndef LAUNCH_SANDBOX_H
+#define LAUNCH_SANDBOX_H
+
+#include <stdbool.h>
+
+#include "child.h"
+#include "rules.h"
+
+/* Exit statuses, as env(1) and timeout(1). */
+#define EXIT_TIMEOUT	  124
+#define EXIT_CANNOT_RUN	  126
+#define EXIT_NOT_FOUND	  127
+#define EXIT_SIGNAL_BASE  128
+
+struct sandbox_options {
+	const char *id;
+	const char *cgroup_parent; /* the folder under which <id> is made */
+	const char *audit_path;
+	double timeout_s; /* 0: none */
+	bool audit_continue; /* --audit-failure=continue */
+	struct child_config child;
+};
+
+/*
+ * Runs the job to its end and sets the status launch exits with. Returns 0, or a negative
+ * errno with one line in errbuf when the sandbox could not be set up (nothing is left behind
+ * then: status 125), the job could not be executed (126, 127) or had to be stopped because
+ * the audit log failed (125).
+ */
+int sandbox_run(const struct sandbox_options *options, const struct rules *rules,
+		int *ret_exit_status, char *errbuf, size_t errlen);
+
+#endif /* LAUNCH_SANDBOX_H */

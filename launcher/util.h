@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Cleanup attributes and small helpers shared by every launcher module. */
+#ifndef LAUNCH_UTIL_H
+#define LAUNCH_UTIL_H
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+
+		close(*fd);
+		errno = saved;
+	}
+}
+
+#define _cleanup_free_	_cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+
+/* Hand ownership on: returns the pointer and leaves NULL behind so cleanup skips it. */
+#define TAKE_PTR(p)                                                                                \
+	({                                                                                         \
+		__typeof__(p) _ptr_ = (p);                                                         \
+		(p) = NULL;                                                                        \
+		_ptr_;                                                                             \
+	})
+
+#define TAKE_FD(fd)                                                                                \
+	({                                                                                         \
+		int _fd_ = (fd);                                                                   \
+		(fd) = -1;                                                                         \
+		_fd_;                                                                              \
+	})
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Declares a cleanup function for a type whose destructor accepts NULL. */
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                                    \
+	static inline void func##p(type *p)                                                        \
+	{                                                                                          \
+		func(*p);                                                                          \
+	}
+
+#endif /* LAUNCH_UTIL_H */

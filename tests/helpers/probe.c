@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Performs one network operation and prints "OK" or the errno's name (bubblewrap's try-syscall). */
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "../../launcher/util.h"
+
+/* Exit status for a malformed command line; every operation result exits 0. */
+#define PROBE_EXIT_USAGE 2
+/* Long enough for loopback, short enough that a silently dropped SYN never hangs a test. */
+#define PROBE_CONNECT_TIMEOUT_MS 2000
+
+static const char PROBE_PAYLOAD[] = "hello\n";
+#define PROBE_PAYLOAD_LEN (sizeof(PROBE_PAYLOAD) - 1)
+
+/* A destination given on the command line as ADDR PORT. */
+struct probe_dest {
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	int family;
+};
+
+struct probe_name {
+	const char *name;
+	int value;
+};
+
+static const struct probe_name probe_families[] = {
+	{ "unix", AF_UNIX },	 { "local", AF_UNIX },	  { "inet", AF_INET },
+	{ "inet6", AF_INET6 },	 { "packet", AF_PACKET }, { "netlink", AF_NETLINK },
+	{ "unspec", AF_UNSPEC },
+};
+
+static const struct probe_name probe_types[] = {
+	{ "stream", SOCK_STREAM },	 { "dgram", SOCK_DGRAM }, { "raw", SOCK_RAW },
+	{ "seqpacket", SOCK_SEQPACKET }, { "rdm", SOCK_RDM },
+};
+
+static const struct probe_name probe_protocols[] = {
+	{ "ip", 0 },
+	{ "default", 0 },
+	{ "icmp", IPPROTO_ICMP },
+	{ "icmpv6", IPPROTO_ICMPV6 },
+	{ "tcp", IPPROTO_TCP },
+	{ "udp", IPPROTO_UDP },
+	{ "udplite", IPPROTO_UDPLITE },
+	{ "sctp", IPPROTO_SCTP },
+	{ "raw", IPPROTO_RAW },
+};
+
+/*
+ * Accepts a name from the table or a decimal/hex number. "all" is ETH_P_ALL for AF_PACKET,
+ * which takes its protocol in network byte order. Returns 0 or -EINVAL.
+ */
+static int probe_parse_name(const struct probe_name *table, size_t n, const char *text,
+			    int *ret_value)
+{
+	char *end;
+	long value;
+
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(table[i].name, text) == 0) {
+			*ret_value = table[i].value;
+			return 0;
+		}
+	}
+	if (table == probe_protocols && strcmp(text, "all") == 0) {
+		*ret_value = htons(ETH_P_ALL);
+		return 0;
+	}
+	errno = 0;
+	value = strtol(text, &end, 0);
+	if (errno != 0 || end == text || *end != '\0' || value < 0 || value > 0xffff)
+		return -EINVAL;
+	*ret_value = (int)value;
+	return 0;
+}
+
+static int probe_parse_port(const char *text, in_port_t *ret_port)
+{
+	char *end;
+	long port;
+
+	errno = 0;
+	port = strtol(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || port < 0 || port > 65535)
+		return -EINVAL;
+	*ret_port = htons((uint16_t)port);
+	return 0;
+}
+
+/* IPv4 text gives an AF_INET destination; anything else (incl. ::ffff:a.b.c.d) AF_INET6. */
+static int probe_parse_dest(const char *addr, const char *port, struct probe_dest *ret_dest)
+{
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ret_dest->addr;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ret_dest->addr;
+	in_port_t nport;
+
+	memset(ret_dest, 0, sizeof(*ret_dest));
+	if (probe_parse_port(port, &nport) < 0)
+		return -EINVAL;
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = nport;
+		ret_dest->addrlen = sizeof(*sin);
+		ret_dest->family = AF_INET;
+		return 0;
+	}
+	memset(&ret_dest->addr, 0, sizeof(ret_dest->addr));
+	if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = nport;
+		ret_dest->addrlen = sizeof(*sin6);
+		ret_dest->family = AF_INET6;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* "@name" is an abstract socket: sun_path starts with a NUL and is not NUL-terminated. */
+static int probe_parse_unix(const char *path, struct probe_dest *ret_dest)
+{
+	struct sockaddr_un *sun = (struct sockaddr_un *)&ret_dest->addr;
+	size_t len = strlen(path);
+
+	memset(ret_dest, 0, sizeof(*ret_dest));
+	if (len == 0 || len >= sizeof(sun->sun_path))
+		return -EINVAL;
+	sun->sun_family = AF_UNIX;
+	memcpy(sun->sun_path, path, len);
+	if (path[0] == '@') {
+		sun->sun_path[0] = '\0';
+		ret_dest->addrlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
+	} else {
+		ret_dest->addrlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len + 1);
+	}
+	ret_dest->family = AF_UNIX;
+	return 0;
+}
+
+static int probe_socket(int family, int type, int protocol, int *ret_fd)
+{
+	int fd = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
+
+	if (fd < 0)
+		return -errno;
+	*ret_fd = fd;
+	return 0;
+}
+
+/* Waits for a non-blocking connect (or a SYN sent by MSG_FASTOPEN) to finish. */
+static int probe_wait_connected(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	socklen_t len = sizeof(int);
+	int r, soerr = 0;
+
+	r = poll(&pfd, 1, PROBE_CONNECT_TIMEOUT_MS);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return -ETIMEDOUT;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
+		return -errno;
+	return -soerr;
+}
+
+static int probe_connect(int fd, const struct probe_dest *dest)
+{
+	if (connect(fd, (const struct sockaddr *)&dest->addr, dest->addrlen) == 0)
+		return 0;
+	if (errno != EINPROGRESS)
+		return -errno;
+	return probe_wait_connected(fd);
+}
+
+static int probe_write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EAGAIN) {
+				int r = probe_wait_connected(fd);
+
+				if (r < 0)
+					return r;
+				continue;
+			}
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int probe_stream_connect_send(const struct probe_dest *dest, int protocol)
+{
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	r = probe_socket(dest->family, SOCK_STREAM, protocol, &fd);
+	if (r < 0)
+		return r;
+	r = probe_connect(fd, dest);
+	if (r < 0)
+		return r;
+	r = probe_write_all(fd, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN);
+	if (r < 0)
+		return r;
+	/* A FIN, so the listener sees the end of the message before we exit. */
+	(void)shutdown(fd, SHUT_WR);
+	return 0;
+}
+
+static int probe_op_tcp(char **argv)
+{
+	struct probe_dest dest;
+
+	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
+		return -EINVAL;
+	return probe_stream_connect_send(&dest, 0);
+}
+
+static int probe_op_udp(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	struct probe_dest dest;
+	int r;
+
+	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
+		return -EINVAL;
+	r = probe_socket(dest.family, SOCK_DGRAM, 0, &fd);
+	if (r < 0)
+		return r;
+	if (sendto(fd, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN, 0, (struct sockaddr *)&dest.addr,
+		   dest.addrlen) < 0)
+		return -errno;
+	return 0;
+}
+
+static int probe_op_udpconn(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	struct probe_dest dest;
+	int r;
+
+	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
+		return -EINVAL;
+	r = probe_socket(dest.family, SOCK_DGRAM, 0, &fd);
+	if (r < 0)
+		return r;
+	r = probe_connect(fd, &dest);
+	if (r < 0)
+		return r;
+	if (send(fd, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+static int probe_op_udp_sendmsg(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	struct probe_dest dest;
+	struct iovec iov = { .iov_base = (void *)PROBE_PAYLOAD, .iov_len = PROBE_PAYLOAD_LEN };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	int r;
+
+	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
+		return -EINVAL;
+	r = probe_socket(dest.family, SOCK_DGRAM, 0, &fd);
+	if (r < 0)
+		return r;
+	msg.msg_name = &dest.addr;
+	msg.msg_namelen = dest.addrlen;
+	if (sendmsg(fd, &msg, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Two datagrams in one call; a short count means the next one failed, so retry it for errno. */
+static int probe_op_udp_sendmmsg(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	struct probe_dest dest;
+	struct iovec iov = { .iov_base = (void *)PROBE_PAYLOAD, .iov_len = PROBE_PAYLOAD_LEN };
+	struct mmsghdr msgs[2];
+	unsigned int sent = 0;
+	int r;
+
+	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
+		return -EINVAL;
+	r = probe_socket(dest.family, SOCK_DGRAM, 0, &fd);
+	if (r < 0)
+		return r;
+	memset(msgs, 0, sizeof(msgs));
+	for (size_t i = 0; i < ARRAY_SIZE(msgs); i++) {
+		msgs[i].msg_hdr.msg_name = &dest.addr;
+		msgs[i].msg_hdr.msg_namelen = dest.addrlen;
+		msgs[i].msg_hdr.msg_iov = &iov;
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (sent < ARRAY_SIZE(msgs)) {
+		int n = sendmmsg(fd, msgs + sent, ARRAY_SIZE(msgs) - sent, 0);
+
+		if (n < 0)
+			return -errno;
+		sent += (unsigned int)n;
+	}
+	return 0;
+}
+
+/* The SYN is sent by sendto itself, not by connect: a separate path into the stack. */
+static int probe_op_tcp_fastopen(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	struct probe_dest dest;
+	size_t queued = 0;
+	ssize_t n;
+	int r;
+
+	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
+		return -EINVAL;
+	r = probe_socket(dest.family, SOCK_STREAM, 0, &fd);
+	if (r < 0)
+		return r;
+	n = sendto(fd, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN, MSG_FASTOPEN | MSG_NOSIGNAL,
+		   (struct sockaddr *)&dest.addr, dest.addrlen);
+	if (n < 0 && errno != EINPROGRESS)
+		return -errno;
+	if (n > 0)
+		queued = (size_t)n;
+	/* Without a cookie the SYN carries no data; closing before the handshake would drop it. */
+	r = probe_wait_connected(fd);
+	if (r < 0)
+		return r;
+	r = probe_write_all(fd, PROBE_PAYLOAD + queued, PROBE_PAYLOAD_LEN - queued);
+	if (r < 0)
+		return r;
+	(void)shutdown(fd, SHUT_WR);
+	return 0;
+}
+
+/* A connected UDP socket may be connected again: the second destination must be judged too. */
+static int probe_op_reconnect(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	struct probe_dest first, second;
+	int r;
+
+	if (probe_parse_dest(argv[0], argv[1], &first) < 0 ||
+	    probe_parse_dest(argv[2], argv[3], &second) < 0 || first.family != second.family)
+		return -EINVAL;
+	r = probe_socket(first.family, SOCK_DGRAM, 0, &fd);
+	if (r < 0)
+		return r;
+	r = probe_connect(fd, &first);
+	if (r < 0)
+		return r;
+	r = probe_connect(fd, &second);
+	if (r < 0)
+		return r;
+	if (send(fd, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* An explicit address on a connected UDP socket overrides the connected one. */
+static int probe_op_udpconn_sendto(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	struct probe_dest first, second;
+	int r;
+
+	if (probe_parse_dest(argv[0], argv[1], &first) < 0 ||
+	    probe_parse_dest(argv[2], argv[3], &second) < 0 || first.family != second.family)
+		return -EINVAL;
+	r = probe_socket(first.family, SOCK_DGRAM, 0, &fd);
+	if (r < 0)
+		return r;
+	r = probe_connect(fd, &first);
+	if (r < 0)
+		return r;
+	if (sendto(fd, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN, 0, (struct sockaddr *)&second.addr,
+		   second.addrlen) < 0)
+		return -errno;
+	return 0;
+}
+
+static int probe_op_socket(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	int family, type, protocol;
+
+	if (probe_parse_name(probe_families, ARRAY_SIZE(probe_families), argv[0], &family) < 0 ||
+	    probe_parse_name(probe_types, ARRAY_SIZE(probe_types), argv[1], &type) < 0 ||
+	    probe_parse_name(probe_protocols, ARRAY_SIZE(probe_protocols), argv[2], &protocol) < 0)
+		return -EINVAL;
+	return probe_socket(family, type, protocol, &fd);
+}
+
+static int probe_op_unix(char **argv)
+{
+	struct probe_dest dest;
+
+	if (probe_parse_unix(argv[0], &dest) < 0)
+		return -EINVAL;
+	return probe_stream_connect_send(&dest, 0);
+}
+
+static int probe_op_unix_dgram(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	struct probe_dest dest;
+	int r;
+
+	if (probe_parse_unix(argv[0], &dest) < 0)
+		return -EINVAL;
+	r = probe_socket(AF_UNIX, SOCK_DGRAM, 0, &fd);
+	if (r < 0)
+		return r;
+	if (sendto(fd, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN, 0, (struct sockaddr *)&dest.addr,
+		   dest.addrlen) < 0)
+		return -errno;
+	return 0;
+}
+
+struct probe_op {
+	const char *name;
+	const char *args;
+	int nargs;
+	/* Returns 0 or -errno; called only after `valid` accepted the arguments. */
+	int (*run)(char **argv);
+	/* Parses the arguments without acting, so a typo is a usage error (exit 2), not "EINVAL".
+	 */
+	bool (*valid)(char **argv);
+};
+
+static bool probe_valid_dest(char **argv)
+{
+	struct probe_dest dest;
+
+	return probe_parse_dest(argv[0], argv[1], &dest) == 0;
+}
+
+static bool probe_valid_two_dests(char **argv)
+{
+	struct probe_dest first, second;
+
+	return probe_parse_dest(argv[0], argv[1], &first) == 0 &&
+	       probe_parse_dest(argv[2], argv[3], &second) == 0 && first.family == second.family;
+}
+
+static bool probe_valid_socket(char **argv)
+{
+	int value;
+
+	return probe_parse_name(probe_families, ARRAY_SIZE(probe_families), argv[0], &value) == 0 &&
+	       probe_parse_name(probe_types, ARRAY_SIZE(probe_types), argv[1], &value) == 0 &&
+	       probe_parse_name(probe_protocols, ARRAY_SIZE(probe_protocols), argv[2], &value) == 0;
+}
+
+static bool probe_valid_unix(char **argv)
+{
+	struct probe_dest dest;
+
+	return probe_parse_unix(argv[0], &dest) == 0;
+}
+
+static const struct probe_op probe_ops[] = {
+	{ "tcp", "ADDR PORT", 2, probe_op_tcp, probe_valid_dest },
+	{ "udp", "ADDR PORT", 2, probe_op_udp, probe_valid_dest },
+	{ "udpconn", "ADDR PORT", 2, probe_op_udpconn, probe_valid_dest },
+	{ "udp-sendmsg", "ADDR PORT", 2, probe_op_udp_sendmsg, probe_valid_dest },
+	{ "udp-sendmmsg", "ADDR PORT", 2, probe_op_udp_sendmmsg, probe_valid_dest },
+	{ "tcp-fastopen", "ADDR PORT", 2, probe_op_tcp_fastopen, probe_valid_dest },
+	{ "reconnect", "ADDR1 PORT1 ADDR2 PORT2", 4, probe_op_reconnect, probe_valid_two_dests },
+	{ "udpconn-sendto", "ADDR1 PORT1 ADDR2 PORT2", 4, probe_op_udpconn_sendto,
+	  probe_valid_two_dests },
+	{ "socket", "FAMILY TYPE PROTO", 3, probe_op_socket, probe_valid_socket },
+	{ "unix", "PATH|@NAME", 1, probe_op_unix, probe_valid_unix },
+	{ "unix-dgram", "PATH|@NAME", 1, probe_op_unix_dgram, probe_valid_unix },
+};
+
+static void probe_usage(FILE *out)
+{
+	fprintf(out, "usage: probe OP ARGS...  (prints OK or the errno name, exits 0)\n");
+	for (size_t i = 0; i < ARRAY_SIZE(probe_ops); i++)
+		fprintf(out, "  probe %s %s\n", probe_ops[i].name, probe_ops[i].args);
+}
+
+int main(int argc, char **argv)
+{
+	const char *errname;
+	int r;
+
+	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		probe_usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; argc >= 2 && i < ARRAY_SIZE(probe_ops); i++) {
+		const struct probe_op *op = &probe_ops[i];
+
+		if (strcmp(argv[1], op->name) != 0)
+			continue;
+		if (argc - 2 != op->nargs || !op->valid(argv + 2)) {
+			fprintf(stderr, "probe: usage: probe %s %s\n", op->name, op->args);
+			return PROBE_EXIT_USAGE;
+		}
+		r = op->run(argv + 2);
+		if (r == 0) {
+			puts("OK");
+			return 0;
+		}
+		errname = strerrorname_np(-r);
+		if (errname)
+			puts(errname);
+		else
+			printf("E%d\n", -r);
+		return 0;
+	}
+	probe_usage(stderr);
+	return PROBE_EXIT_USAGE;
+}
