@@ -9,16 +9,16 @@
  */
 
 /* Largest allowlist (exact addresses plus prefixes) one sandbox accepts. */
-#define MAX_ALLOW_ENTRIES  100000
+#define MAX_ALLOW_ENTRIES 100000
 /* Distinct port sets in one sandbox (rules sharing ports share one set). */
-#define MAX_PORT_SETS	   1024
+#define MAX_PORT_SETS 1024
 /* Port ranges in one port set, after merging overlapping ones. */
-#define MAX_PORT_RANGES	   32
+#define MAX_PORT_RANGES 32
 /* Allowed AF_UNIX destinations (paths or abstract names) per sandbox. */
-#define MAX_UNIX_PATHS	   64
+#define MAX_UNIX_PATHS 64
 /* Bytes of an AF_UNIX address kept, as sun_path (abstract names start with '\0'). */
-#define UNIX_PATH_LEN	   108
-#define TASK_COMM_LEN_MAX  16
+#define UNIX_PATH_LEN	  108
+#define TASK_COMM_LEN_MAX 16
 /* Default ring buffer size: about 2,700 deny events in flight. */
 #define RINGBUF_SIZE_BYTES (512 * 1024)
 
@@ -68,11 +68,11 @@ struct deny_event {
 	__u32 pid;     /* thread group id */
 	__u32 tid;
 	__u32 uid;
-	__u16 op;	/* enum audit_op */
-	__u16 family;	/* AF_INET, AF_INET6, AF_UNIX, ... */
+	__u16 op;	 /* enum audit_op */
+	__u16 family;	 /* AF_INET, AF_INET6, AF_UNIX, ... */
 	__u16 sock_type; /* SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, ... */
-	__u16 protocol;	/* IPPROTO_* */
-	__u16 port;	/* destination port, host byte order */
+	__u16 protocol;	 /* IPPROTO_* */
+	__u16 port;	 /* destination port, host byte order */
 	__u16 pad;
 	__u8 addr[16]; /* destination; IPv4 as ::ffff:a.b.c.d */
 	char comm[TASK_COMM_LEN_MAX];

@@ -50,7 +50,7 @@ struct set_table {
 };
 
 __attribute__((format(printf, 3, 4))) static void set_error(char *errbuf, size_t errlen,
-							     const char *fmt, ...)
+							    const char *fmt, ...)
 {
 	va_list ap;
 
@@ -173,6 +173,17 @@ static void port_set_append(struct port_set *set, const struct interval *iv, __u
 		(struct port_range){ .lo = (__u16)iv->lo, .hi = (__u16)iv->hi, .protos = protos };
 }
 
+/* Which list holds the next interval in port order: < 0 TCP, > 0 UDP, 0 both alike. */
+static int next_interval(const struct interval_vec *tcp, size_t i, const struct interval_vec *udp,
+			 size_t j)
+{
+	if (i == tcp->n)
+		return 1;
+	if (j == udp->n)
+		return -1;
+	return cmp_interval(&tcp->items[i], &udp->items[j]);
+}
+
 /*
  * Emits the TCP and UDP intervals as one canonical port set: an interval present in both
  * lists becomes one PROTO_ANY range, the rest keep their protocol, all sorted by port. The
@@ -187,9 +198,7 @@ static int port_set_from_intervals(const struct interval_vec *tcp, const struct 
 
 	/* Count first so an oversized set is reported with its real size. */
 	while (i < tcp->n || j < udp->n) {
-		int c = i == tcp->n   ? 1 :
-			j == udp->n   ? -1 :
-					cmp_interval(&tcp->items[i], &udp->items[j]);
+		int c = next_interval(tcp, i, udp, j);
 
 		if (c <= 0)
 			i++;
@@ -204,9 +213,7 @@ static int port_set_from_intervals(const struct interval_vec *tcp, const struct 
 	memset(set, 0, sizeof(*set));
 	i = j = 0;
 	while (i < tcp->n || j < udp->n) {
-		int c = i == tcp->n   ? 1 :
-			j == udp->n   ? -1 :
-					cmp_interval(&tcp->items[i], &udp->items[j]);
+		int c = next_interval(tcp, i, udp, j);
 
 		if (c == 0) {
 			port_set_append(set, &tcp->items[i++], PROTO_ANY);
@@ -263,8 +270,9 @@ static int validate_rules(const struct allow_rule *rules, size_t nrules, char *e
 		const struct allow_rule *rule = &rules[i];
 
 		if (rule->prefixlen > 128) {
-			set_error(errbuf, errlen, "allowlist: rule %zu: prefix length %u is beyond 128",
-				  i, rule->prefixlen);
+			set_error(errbuf, errlen,
+				  "allowlist: rule %zu: prefix length %u is beyond 128", i,
+				  rule->prefixlen);
 			return -EINVAL;
 		}
 		if (rule->nports > 0 && !rule->ports) {
@@ -592,8 +600,8 @@ bool allowlist_allows(const struct allowlist *list, const struct in6_addr *addr,
 	if (!list || !addr)
 		return false;
 	exact = list->nexact ? bsearch(addr->s6_addr, list->exact, list->nexact,
-				       sizeof(*list->exact), cmp_exact) :
-			       NULL;
+				       sizeof(*list->exact), cmp_exact)
+			     : NULL;
 	if (exact) {
 		set = lookup_set(list, exact->set);
 	} else if (list->nprefixes > 0) {

@@ -50,8 +50,7 @@ static void json_printf(struct json_line *j, const char *fmt, ...)
 }
 
 /* A JSON string; bytes the job controls (comm, paths, argv) are escaped, never trusted. */
-static void json_string_prefixed(struct json_line *j, const char *prefix, const char *s,
-				 size_t max)
+static void json_string_prefixed(struct json_line *j, const char *prefix, const char *s, size_t max)
 {
 	static const char hex[] = "0123456789abcdef";
 
@@ -123,8 +122,7 @@ static void json_begin(struct json_line *j, const struct audit_log *log, int64_t
 
 	if (audit_format_time(real_ns, ts, sizeof(ts)) < 0)
 		strcpy(ts, "1970-01-01T00:00:00.000000Z");
-	json_printf(j, "{\"ts\":\"%s\",\"event\":\"%s\",\"v\":%d", ts, event,
-		    AUDIT_SCHEMA_VERSION);
+	json_printf(j, "{\"ts\":\"%s\",\"event\":\"%s\",\"v\":%d", ts, event, AUDIT_SCHEMA_VERSION);
 	json_key_str(j, "sandbox", log->sandbox);
 	json_key_str(j, "policy", log->policy);
 }
@@ -290,8 +288,7 @@ int audit_format_start(const struct audit_log *log, char *const *argv, int pid, 
 	return json_end(&j);
 }
 
-int audit_format_lost(const struct audit_log *log, unsigned long long count, char *buf,
-		      size_t len)
+int audit_format_lost(const struct audit_log *log, unsigned long long count, char *buf, size_t len)
 {
 	struct json_line j = { .buf = buf, .cap = len };
 
@@ -329,8 +326,8 @@ int audit_open(struct audit_log *log, const char *path, const char *sandbox, con
 	snprintf(log->policy, sizeof(log->policy), "%s", policy);
 	clock_gettime(CLOCK_REALTIME, &real);
 	clock_gettime(CLOCK_BOOTTIME, &boot);
-	log->boot_to_real_ns = (real.tv_sec - boot.tv_sec) * 1000000000LL +
-			       (real.tv_nsec - boot.tv_nsec);
+	log->boot_to_real_ns =
+		(real.tv_sec - boot.tv_sec) * 1000000000LL + (real.tv_nsec - boot.tv_nsec);
 
 	if (strcmp(path, "-") == 0) {
 		log->fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);

@@ -117,8 +117,8 @@ static _Noreturn void child_run(const struct child_config *config, int status_fd
 		_exit(125);
 
 	/* Root without capabilities must not regain them through exec or setuid-root files. */
-	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-					     SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+					     SECBIT_NO_SETUID_FIXUP_LOCKED |
 					     SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
 					     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
 		child_fail(status_fd, CHILD_STAGE_SECUREBITS, errno);

@@ -6,13 +6,13 @@
 
 #include "dns.h"
 
-#define DNS_FLAG_QR	 0x8000
-#define DNS_FLAG_TC	 0x0200
-#define DNS_FLAG_RD	 0x0100
-#define DNS_FLAG_RA	 0x0080
-#define DNS_FLAG_CD	 0x0010
-#define DNS_OPCODE(f)	 (((f) >> 11) & 0xf)
-#define DNS_RCODE(f)	 ((f)&0xf)
+#define DNS_FLAG_QR   0x8000
+#define DNS_FLAG_TC   0x0200
+#define DNS_FLAG_RD   0x0100
+#define DNS_FLAG_RA   0x0080
+#define DNS_FLAG_CD   0x0010
+#define DNS_OPCODE(f) (((f) >> 11) & 0xf)
+#define DNS_RCODE(f)  ((f)&0xf)
 /* TYPE, CLASS, TTL and RDLENGTH after a record's owner name. */
 #define DNS_RR_FIXED_LEN 10
 #define DNS_EDNS_DO	 0x8000

@@ -8,20 +8,20 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
-#define DNS_HEADER_LEN	     12
+#define DNS_HEADER_LEN 12
 /* A name on the wire, length octets and the final zero included (RFC 1035 2.3.4). */
-#define DNS_NAME_WIRE_MAX    255
-#define DNS_LABEL_MAX	     63
+#define DNS_NAME_WIRE_MAX 255
+#define DNS_LABEL_MAX	  63
 /* The text form of the longest name: 253 characters, no trailing dot, plus NUL. */
-#define DNS_NAME_TEXT_MAX    256
+#define DNS_NAME_TEXT_MAX 256
 /* A classic UDP message without EDNS0. */
-#define DNS_UDP_MAX_LEN	     512
+#define DNS_UDP_MAX_LEN 512
 /* The payload size we advertise in EDNS0 (the DNS flag day 2020 value). */
-#define DNS_EDNS_UDP_SIZE    1232
+#define DNS_EDNS_UDP_SIZE 1232
 /* A message over TCP, after the two-byte length prefix. */
-#define DNS_TCP_MAX_LEN	     65535
+#define DNS_TCP_MAX_LEN 65535
 /* CNAMEs followed from the question name within one answer section. */
-#define DNS_MAX_CNAME_HOPS   16
+#define DNS_MAX_CNAME_HOPS 16
 /* Compression pointers followed in one name: a name has at most 127 labels. */
 #define DNS_MAX_POINTER_HOPS 127
 

@@ -23,7 +23,8 @@ int loader_load(const struct allowlist *list, struct launch_bpf **ret_skel)
 		return -errno;
 	r = bpf_map__set_max_entries(skel->maps.allow_exact, at_least_one(list->nexact));
 	if (!r)
-		r = bpf_map__set_max_entries(skel->maps.allow_prefix, at_least_one(list->nprefixes));
+		r = bpf_map__set_max_entries(skel->maps.allow_prefix,
+					     at_least_one(list->nprefixes));
 	if (!r)
 		r = bpf_map__set_max_entries(skel->maps.port_sets, at_least_one(list->nsets));
 	if (!r)

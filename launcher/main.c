@@ -18,7 +18,7 @@
 #include "rules.h"
 #include "sandbox.h"
 
-#define MAX_POLICIES 64
+#define MAX_POLICIES	 64
 #define SANDBOX_NAME_MAX 64
 
 static struct {
@@ -159,7 +159,8 @@ static int parse_options(int argc, char **argv)
 			arg.timeout_s = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !(arg.timeout_s > 0) ||
 			    arg.timeout_s > 1e9) {
-				fail("--timeout: \"%s\" is not a positive number of seconds", optarg);
+				fail("--timeout: \"%s\" is not a positive number of seconds",
+				     optarg);
 				return -1;
 			}
 			break;
@@ -245,8 +246,8 @@ static int compile_rules(struct rules **ret_rules)
 		}
 		server = &resolver;
 	}
-	if (rules_compile(arg.policies, arg.npolicies, server, ret_rules, errbuf,
-			  sizeof(errbuf)) < 0) {
+	if (rules_compile(arg.policies, arg.npolicies, server, ret_rules, errbuf, sizeof(errbuf)) <
+	    0) {
 		fail("%s", errbuf);
 		return -EINVAL;
 	}

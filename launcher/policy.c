@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -101,8 +100,9 @@ static int check_keys(const struct parse_ctx *ctx, const cJSON *obj, const char 
 	const cJSON *child;
 	char vbuf[ERR_VALUE_SHOWN_LEN];
 
-	cJSON_ArrayForEach(child, obj)
-	{
+	if (nknown > ARRAY_SIZE(seen))
+		return -EINVAL;
+	cJSON_ArrayForEach (child, obj) {
 		size_t i;
 
 		for (i = 0; i < nknown; i++)
@@ -283,27 +283,31 @@ static int parse_ports(const struct parse_ctx *ctx, const cJSON *ports, const ch
 	if (!ports) {
 		entry->ports[0] = (struct port_range){ .lo = 0, .hi = 65535 };
 		entry->nports = 1;
-		goto set_protos;
+		return 0;
 	}
 	if (!cJSON_IsArray(ports))
 		return parse_fail(ctx, key, "must be an array, not %s", json_type_name(ports));
 	count = cJSON_GetArraySize(ports);
 	if (count == 0)
-		return parse_fail(ctx, key, "must not be empty (omit \"ports\" to allow every port)");
+		return parse_fail(ctx, key,
+				  "must not be empty (omit \"ports\" to allow every port)");
 	if (count > MAX_PORT_RANGES)
 		return parse_fail(ctx, key, "%d elements, at most %d (MAX_PORT_RANGES)", count,
 				  MAX_PORT_RANGES);
 
-	cJSON_ArrayForEach(item, ports)
-	{
+	cJSON_ArrayForEach (item, ports) {
 		struct port_range *range = &entry->ports[n];
 
 		snprintf(ekey, sizeof(ekey), "%s[%u]", key, n);
 		if (cJSON_IsNumber(item)) {
 			double v = item->valuedouble;
 
-			/* cJSON keeps numbers as doubles: 443.5 and 1e9 must not truncate. */
-			if (!isfinite(v) || v != floor(v) || v < 1 || v > 65535)
+			/*
+			 * cJSON keeps numbers as doubles: 443.5 and 1e9 must not truncate. The
+			 * range test comes first (NaN fails it) so the cast is defined; no
+			 * floor(), which would pull in libm for this one line.
+			 */
+			if (!(v >= 1 && v <= 65535) || v != (double)(unsigned int)v)
 				return parse_fail(ctx, ekey, "%g is not a port (1-65535)", v);
 			range->lo = range->hi = (__u16)v;
 		} else if (cJSON_IsString(item)) {
@@ -320,9 +324,6 @@ static int parse_ports(const struct parse_ctx *ctx, const cJSON *ports, const ch
 		n++;
 	}
 	entry->nports = n;
-set_protos:
-	for (n = 0; n < entry->nports; n++)
-		entry->ports[n].protos = entry->protos;
 	return 0;
 }
 
@@ -414,8 +415,9 @@ static int parse_host(const struct parse_ctx *ctx, const cJSON *item, const char
 	if (strncmp(host, "*.", 2) == 0)
 		name = host + 2;
 	else if (strcmp(host, "*") == 0)
-		return parse_fail(ctx, key, "\"*\" alone is not allowed; name a domain "
-					    "(\"*.example.com\")");
+		return parse_fail(ctx, key,
+				  "\"*\" alone is not allowed; name a domain "
+				  "(\"*.example.com\")");
 	problem = dns_name_problem(name);
 	if (problem)
 		return parse_fail(ctx, key, "\"%s\" is not a valid host name: it %s", vbuf,
@@ -447,13 +449,18 @@ static int parse_cidr(const struct parse_ctx *ctx, const cJSON *item, const char
 				  "\"%s\" has a bad prefix length (0-32 for IPv4, 0-128 for IPv6)",
 				  vbuf);
 	case CIDR_HOST_BITS: {
-		/* Say it in the notation of the file: "/8" for IPv4, not "/104". */
-		unsigned int user_len = strchr(item->valuestring, ':') ? prefixlen : prefixlen - 96;
+		/* Suggest the prefix in the notation of the file: "/8" for IPv4, not "/104". */
+		bool v6 = strchr(item->valuestring, ':') != NULL;
+		unsigned int user_len = v6 ? prefixlen : prefixlen - 96;
 
 		mask_addr(&addr, prefixlen);
+		if (v6)
+			inet_ntop(AF_INET6, &addr, abuf, sizeof(abuf));
+		else
+			policy_format_addr(&addr, abuf, sizeof(abuf));
 		return parse_fail(ctx, key,
 				  "\"%s\" has host bits set beyond /%u (did you mean %s/%u?)", vbuf,
-				  user_len, policy_format_addr(&addr, abuf, sizeof(abuf)), user_len);
+				  user_len, abuf, user_len);
 	}
 	}
 	entry->addr = addr;
@@ -512,6 +519,9 @@ static int parse_entry(const struct parse_ctx *ctx, const cJSON *obj, size_t ind
 	r = parse_ports(ctx, cJSON_GetObjectItemCaseSensitive(obj, "ports"), subkey, entry);
 	if (r < 0)
 		return r;
+	/* Each range carries the entry's protocols too, so a range read alone is complete. */
+	for (unsigned int i = 0; i < entry->nports; i++)
+		entry->ports[i].protos = entry->protos;
 	if (host) {
 		snprintf(subkey, sizeof(subkey), "%s.host", key);
 		return parse_host(ctx, host, subkey, &entry->host);
@@ -539,8 +549,7 @@ static int parse_allow(const struct parse_ctx *ctx, const cJSON *allow, struct p
 	policy->entries = calloc((size_t)count, sizeof(*policy->entries));
 	if (!policy->entries)
 		return -ENOMEM;
-	cJSON_ArrayForEach(item, allow)
-	{
+	cJSON_ArrayForEach (item, allow) {
 		/* Counted before parsing so policy_free releases a half-parsed entry's host. */
 		policy->nentries = i + 1;
 		r = parse_entry(ctx, item, i, &policy->entries[i]);
@@ -571,8 +580,7 @@ static int parse_unix(const struct parse_ctx *ctx, const cJSON *unix_paths, stru
 	policy->unix_paths = calloc((size_t)count, sizeof(*policy->unix_paths));
 	if (!policy->unix_paths)
 		return -ENOMEM;
-	cJSON_ArrayForEach(item, unix_paths)
-	{
+	cJSON_ArrayForEach (item, unix_paths) {
 		const char *path;
 		size_t len;
 

@@ -15,9 +15,9 @@
 #include "resolve.h"
 #include "util.h"
 
-#define RESOLVE_DEFAULT_PORT	   53
-#define RESOLVE_TRY_TIMEOUT_MS	   2000
-#define RESOLVE_TRIES		   2
+#define RESOLVE_DEFAULT_PORT   53
+#define RESOLVE_TRY_TIMEOUT_MS 2000
+#define RESOLVE_TRIES	       2
 /* Addresses kept per record type; a 64 KiB TCP answer could carry about 4,000. */
 #define RESOLVE_MAX_ADDRS_PER_TYPE 1024
 
@@ -191,8 +191,7 @@ static int resolve_system(const char *name, struct in6_addr **ret_addrs, size_t 
 
 		if (ai->ai_family == AF_INET && ai->ai_addrlen >= sizeof(struct sockaddr_in))
 			resolve_map_v4(&((struct sockaddr_in *)ai->ai_addr)->sin_addr, &addr);
-		else if (ai->ai_family == AF_INET6 &&
-			 ai->ai_addrlen >= sizeof(struct sockaddr_in6))
+		else if (ai->ai_family == AF_INET6 && ai->ai_addrlen >= sizeof(struct sockaddr_in6))
 			addr = ((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
 		else
 			continue;
@@ -317,11 +316,26 @@ static int resolve_udp(const struct resolver *server, const char *name,
 	for (int try = 0; try < RESOLVE_TRIES && resolve_pending(queries, n); try++) {
 		int64_t deadline = resolve_now_ms() + RESOLVE_TRY_TIMEOUT_MS;
 
-		for (size_t i = 0; i < n; i++) {
+		bool refused = false;
+
+		for (size_t i = 0; i < n && !refused; i++) {
 			if (queries[i].answered)
 				continue;
-			if (send(fd, queries[i].pkt, queries[i].pktlen, 0) < 0)
+			if (send(fd, queries[i].pkt, queries[i].pktlen, 0) >= 0)
+				continue;
+			/*
+			 * The ICMP error for an earlier datagram can surface on this send and
+			 * is then consumed by it: the whole try has been refused.
+			 */
+			if (errno == ECONNREFUSED)
+				refused = true;
+			else
 				queries[i].error = -errno;
+		}
+		if (refused) {
+			for (size_t i = 0; i < n; i++)
+				queries[i].error = -ECONNREFUSED;
+			continue;
 		}
 		while (resolve_pending(queries, n)) {
 			ssize_t len;
@@ -391,8 +405,8 @@ static int resolve_recv_all(int fd, uint8_t *buf, size_t len, int64_t deadline_m
 }
 
 /* One TCP exchange (RFC 1035 4.2.2: a two-byte length before each message). */
-static int resolve_tcp_try(const struct resolver *server, const char *name,
-			   struct resolve_query *q, uint8_t *reply)
+static int resolve_tcp_try(const struct resolver *server, const char *name, struct resolve_query *q,
+			   uint8_t *reply)
 {
 	int64_t deadline = resolve_now_ms() + RESOLVE_TRY_TIMEOUT_MS;
 	_cleanup_close_ int fd = -1;
@@ -562,10 +576,12 @@ static int resolve_server(const char *name, const struct resolver *server,
 int resolve_host(const char *name, const struct resolver *server, struct in6_addr **ret_addrs,
 		 size_t *ret_naddrs)
 {
-	if (!name || !*name || !ret_addrs || !ret_naddrs)
+	if (!ret_addrs || !ret_naddrs)
 		return -EINVAL;
 	*ret_addrs = NULL;
 	*ret_naddrs = 0;
+	if (!name || !*name)
+		return -EINVAL;
 	if (!server)
 		return resolve_system(name, ret_addrs, ret_naddrs);
 	return resolve_server(name, server, ret_addrs, ret_naddrs);

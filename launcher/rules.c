@@ -44,8 +44,8 @@ static int rules_add(struct rules *rules, size_t *cap, const struct policy_entry
 	return 0;
 }
 
-static int rules_load_policies(struct rules *rules, char *const *paths, size_t npaths,
-			       char *errbuf, size_t errlen)
+static int rules_load_policies(struct rules *rules, char *const *paths, size_t npaths, char *errbuf,
+			       size_t errlen)
 {
 	size_t used = 0;
 
@@ -100,10 +100,11 @@ int rules_compile(char *const *paths, size_t npaths, const struct resolver *reso
 				continue;
 			}
 			if (entry->host[0] == '*') {
-				snprintf(errbuf, errlen,
-					 "%s: allow[%zu].host: \"%s\" is a wildcard; wildcards need "
-					 "the DNS proxy, which this build does not have yet",
-					 policy->path, e, entry->host);
+				snprintf(
+					errbuf, errlen,
+					"%s: allow[%zu].host: \"%s\" is a wildcard; wildcards need "
+					"the DNS proxy, which this build does not have yet",
+					policy->path, e, entry->host);
 				return -EINVAL;
 			}
 			host = &rules->hosts[rules->nhosts];
@@ -111,7 +112,8 @@ int rules_compile(char *const *paths, size_t npaths, const struct resolver *reso
 			host->entry = entry;
 			r = resolve_host(entry->host, resolver, &host->addrs, &host->naddrs);
 			if (r < 0) {
-				snprintf(errbuf, errlen, "%s: allow[%zu].host: cannot resolve \"%s\": %s",
+				snprintf(errbuf, errlen,
+					 "%s: allow[%zu].host: cannot resolve \"%s\": %s",
 					 policy->path, e, entry->host,
 					 r == -ENOENT ? "no such host" : strerror(-r));
 				return r;

@@ -235,8 +235,8 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		snprintf(errbuf, errlen, "cannot fill the allowlist maps: %s", strerror(-r));
 		goto out;
 	}
-	sandbox.ringbuf = ring_buffer__new(loader_events_fd(sandbox.skel), sandbox_on_event,
-					   &sandbox, NULL);
+	sandbox.ringbuf =
+		ring_buffer__new(loader_events_fd(sandbox.skel), sandbox_on_event, &sandbox, NULL);
 	if (!sandbox.ringbuf) {
 		r = -errno;
 		snprintf(errbuf, errlen, "cannot open the event ring buffer: %s", strerror(-r));
@@ -276,6 +276,11 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	r = child_spawn(&child_config, &sandbox.child);
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot start the job: %s", strerror(-r));
+		goto out;
+	}
+	r = sandbox_watch(&sandbox, sandbox.child.pidfd);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot watch the job: %s", strerror(-r));
 		goto out;
 	}
 	gethostname(hostname, sizeof(hostname) - 1);

@@ -1,0 +1,345 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Helpers for tests/integration/test_*.sh: run launch and the probe, check what happened.
+#
+# tests/integration/run sets IT_* (paths, temp dir, listener dir) and, for each test, sources
+# this file and the test file in a fresh bash, then calls it_run_test NAME. A test is a
+# function test_NAME; it fails by calling `fail REASON` (usually `... || return 1`), and
+# passes when it returns without having failed. Everything it prints goes to its log.
+
+# Each test file declares, at top level, the loopback listeners its tests talk to; run starts
+# one listener process for all of them before the first test. SPEC: tcp:ADDR:PORT or
+# udp:ADDR:PORT (IPv6 as [ADDR]:PORT).
+IT_LISTENERS=()
+listeners() {
+	IT_LISTENERS+=("$@")
+}
+
+# Records the first reason a test failed; later ones are usually its consequences.
+fail() {
+	if [ ! -s "$T_REASON" ]; then
+		printf '%s' "$*" | tr '\n' ' ' >"$T_REASON"
+	fi
+	printf 'fail: %s\n' "$*"
+	return 1
+}
+
+expect_eq() {
+	local what=$1 expected=$2 actual=$3
+
+	[ "$expected" = "$actual" ] && return 0
+	fail "$what: expected '$expected', got '$actual'"
+}
+
+expect_match() {
+	local what=$1 regex=$2 actual=$3
+
+	[[ $actual =~ $regex ]] && return 0
+	fail "$what: '$actual' does not match /$regex/"
+}
+
+# The first 300 bytes of a text, on one line, for failure messages.
+brief() {
+	printf '%s' "$1" | head -c 300 | tr '\n' '|'
+}
+
+# Writes a policy file in the test's directory and prints its path.
+policy() {
+	local path=$T_DIR/$1.json
+
+	printf '%s\n' "$2" >"$path"
+	printf '%s\n' "$path"
+}
+
+# Tracked background processes are killed by PID when the test ends (and again by run).
+track_pid() {
+	echo "$1" >>"$T_DIR/pids"
+	echo "$1" >>"$IT_TMP/pids"
+}
+
+# Polls for a file to exist and be non-empty, for at most $2 seconds (default 5).
+wait_for_file() {
+	local path=$1 deadline
+
+	deadline=$(($(date +%s%N) / 1000000 + ${2:-5} * 1000))
+	while [ ! -s "$path" ]; do
+		[ $(($(date +%s%N) / 1000000)) -lt "$deadline" ] || return 1
+		sleep 0.02
+	done
+}
+
+# Milliseconds between two $EPOCHREALTIME values.
+elapsed_ms() {
+	local a=${1/./} b=${2/./}
+
+	echo $(((10#$b - 10#$a) / 1000))
+}
+
+L_N=0
+
+# Runs launch with exactly these arguments. Sets L_RC, L_OUT, L_ERR (and their files),
+# L_START, L_END ($EPOCHREALTIME) and L_MS. stdin is /dev/null unless L_STDIN names a file.
+# A safety timeout (IT_LAUNCH_SAFETY_S) keeps a hung launcher from hanging the suite.
+launch_raw() {
+	L_N=$((L_N + 1))
+	L_OUT_FILE=$T_DIR/launch$L_N.out
+	L_ERR_FILE=$T_DIR/launch$L_N.err
+	echo "+ launch $*"
+	L_START=$EPOCHREALTIME
+	timeout -k 3 "${IT_LAUNCH_SAFETY_S:-40}" "$IT_LAUNCH" "$@" \
+		<"${L_STDIN:-/dev/null}" >"$L_OUT_FILE" 2>"$L_ERR_FILE"
+	L_RC=$?
+	L_END=$EPOCHREALTIME
+	L_MS=$(elapsed_ms "$L_START" "$L_END")
+	L_OUT=$(cat "$L_OUT_FILE")
+	L_ERR=$(cat "$L_ERR_FILE")
+	echo "  rc=$L_RC in ${L_MS} ms"
+	[ -z "$L_OUT" ] || sed 's/^/  out: /' "$L_OUT_FILE"
+	[ -z "$L_ERR" ] || sed 's/^/  err: /' "$L_ERR_FILE"
+	return 0
+}
+
+# Next sandbox name and audit log path; run checks that no cgroup of these names survives.
+launch_next_names() {
+	L_NAME=it$IT_RUNID-$BASHPID-$((L_N + 1))
+	L_AUDIT=$T_DIR/audit$((L_N + 1)).jsonl
+	echo "$L_NAME" >>"$IT_TMP/sandboxes"
+}
+
+# As launch_raw, with a known sandbox name (L_NAME) and an audit log of its own (L_AUDIT).
+launch_job() {
+	launch_next_names
+	launch_raw --audit-log "$L_AUDIT" --name "$L_NAME" "$@"
+}
+
+# Starts launch in the background (L_PID is launch itself, for signals) with the signals
+# that bash leaves ignored in background jobs reset, so the job sees what a terminal would.
+launch_bg() {
+	launch_next_names
+	L_N=$((L_N + 1))
+	L_OUT_FILE=$T_DIR/launch$L_N.out
+	L_ERR_FILE=$T_DIR/launch$L_N.err
+	echo "+ launch (background) --audit-log $L_AUDIT --name $L_NAME $*"
+	L_START=$EPOCHREALTIME
+	env --default-signal=INT,QUIT "$IT_LAUNCH" --audit-log "$L_AUDIT" --name "$L_NAME" "$@" \
+		</dev/null >"$L_OUT_FILE" 2>"$L_ERR_FILE" &
+	L_PID=$!
+	track_pid "$L_PID"
+}
+
+# Waits at most $1 seconds for the background launch; sets L_RC (or fails after SIGKILL).
+launch_bg_wait() {
+	local deadline
+
+	deadline=$(($(date +%s%N) / 1000000 + $1 * 1000))
+	while kill -0 "$L_PID" 2>/dev/null && [ "$(proc_state "$L_PID")" != Z ]; do
+		if [ $(($(date +%s%N) / 1000000)) -ge "$deadline" ]; then
+			kill -KILL "$L_PID" 2>/dev/null
+			wait "$L_PID" 2>/dev/null
+			L_RC=timeout
+			fail "launch (pid $L_PID) still running after $1 s"
+			return 1
+		fi
+		sleep 0.02
+	done
+	wait "$L_PID"
+	L_RC=$?
+	L_END=$EPOCHREALTIME
+	L_MS=$(elapsed_ms "$L_START" "$L_END")
+	L_OUT=$(cat "$L_OUT_FILE")
+	L_ERR=$(cat "$L_ERR_FILE")
+	echo "  rc=$L_RC in ${L_MS} ms"
+	[ -z "$L_ERR" ] || sed 's/^/  err: /' "$L_ERR_FILE"
+	return 0
+}
+
+expect_rc() {
+	local what=$1 expected=$2
+
+	[ "$L_RC" = "$expected" ] && return 0
+	fail "$what: launch exited $L_RC, expected $expected (stderr: $(brief "$L_ERR"))"
+}
+
+# The job that runs several probes in one sandbox: one result word per line, in order.
+# shellcheck disable=SC2016
+IT_PROBE_LOOP='p=$1; shift
+for op do
+	r=$("$p" $op 2>/dev/null); rc=$?
+	[ "$rc" = 0 ] || r="EXIT$rc"
+	echo "${r:-NONE}"
+done'
+
+# Splits "EXPECTED op args..." specs into P_EXPECT and P_OPS.
+probe_specs() {
+	local spec
+
+	P_EXPECT=()
+	P_OPS=()
+	for spec in "$@"; do
+		P_EXPECT+=("${spec%% *}")
+		P_OPS+=("${spec#* }")
+	done
+}
+
+# Runs one probe directly, outside any sandbox; prints its result word.
+probe_word() {
+	local r rc
+
+	# shellcheck disable=SC2086 # ops are space-separated words by design
+	r=$("$IT_PROBE" $1 2>/dev/null)
+	rc=$?
+	[ "$rc" = 0 ] || r="EXIT$rc"
+	echo "${r:-NONE}"
+}
+
+# outside "EXPECTED op args"...: each probe, run outside the sandbox, gives EXPECTED. Used to
+# show an operation that the sandbox must refuse does work without it.
+outside() {
+	local i got bad=""
+
+	probe_specs "$@"
+	for i in "${!P_OPS[@]}"; do
+		got=$(probe_word "${P_OPS[$i]}")
+		echo "outside: ${P_OPS[$i]} -> $got"
+		[ "$got" = "${P_EXPECT[$i]}" ] ||
+			bad+="${bad:+; }${P_OPS[$i]}: expected ${P_EXPECT[$i]}, got $got"
+	done
+	[ -z "$bad" ] || fail "outside the sandbox: $bad"
+}
+
+# inside LAUNCH_OPTIONS... -- "EXPECTED op args"...: runs every probe in one sandbox (in
+# order, one launch) and compares each result; the job itself must exit 0.
+inside() {
+	local opts=() i bad="" results=()
+
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	probe_specs "$@"
+	launch_job "${opts[@]}" -- /bin/sh -c "$IT_PROBE_LOOP" sh "$IT_PROBE" "${P_OPS[@]}"
+	if [ "$L_RC" != 0 ]; then
+		fail "inside: launch exited $L_RC (stderr: $(brief "$L_ERR"))"
+		return 1
+	fi
+	mapfile -t results <<<"$L_OUT"
+	for i in "${!P_OPS[@]}"; do
+		[ "${results[$i]:-MISSING}" = "${P_EXPECT[$i]}" ] ||
+			bad+="${bad:+; }${P_OPS[$i]}: expected ${P_EXPECT[$i]}, got ${results[$i]:-nothing}"
+	done
+	[ -z "$bad" ] || fail "inside the sandbox: $bad"
+}
+
+# Listener logs: every message received on PROTO ADDR PORT, appended by fixtures/listen.py.
+listener_file() {
+	echo "$IT_LISTEN/$1_$2_$3.log"
+}
+
+# Prints how many "hello" lines PROTO ADDR PORT has received (-1: no such listener).
+received() {
+	local path
+
+	path=$(listener_file "$@")
+	if [ ! -f "$path" ]; then
+		echo -1
+		return
+	fi
+	grep -c '^hello$' "$path"
+}
+
+# expect_received PROTO ADDR PORT N: polls (at most 3 s) until the listener has N messages,
+# then checks it has exactly N.
+expect_received() {
+	local proto=$1 addr=$2 port=$3 want=$4 got i
+
+	for ((i = 0; i < 150; i++)); do
+		got=$(received "$proto" "$addr" "$port")
+		[ "$got" -lt "$want" ] || break
+		sleep 0.02
+	done
+	[ "$got" != -1 ] || {
+		fail "no listener $proto:$addr:$port declared (see listeners in the test file)"
+		return 1
+	}
+	[ "$got" = "$want" ] ||
+		fail "listener $proto $addr:$port received $got message(s), expected $want"
+}
+
+# Audit log checks (fixtures/audit.py): every line is JSON with a well-formed ts inside the
+# launch's run time.
+audit_check() {
+	local file=${1:-$L_AUDIT} out
+
+	[ -f "$file" ] || {
+		fail "audit log $file was not written"
+		return 1
+	}
+	out=$("$IT_PY" "$IT_FIX/audit.py" check "$file" "${L_START/,/.}" "${L_END/,/.}" 2>&1) ||
+		fail "audit log $(basename "$file"): $out"
+}
+
+# audit_count FILE MATCH...: prints the number of lines matching every MATCH (see audit.py).
+audit_count() {
+	"$IT_PY" "$IT_FIX/audit.py" count "$@"
+}
+
+# audit_get FILE MATCH... -- KEY: prints KEY of the first matching line.
+audit_get() {
+	"$IT_PY" "$IT_FIX/audit.py" get "$@"
+}
+
+# expect_audit N FILE MATCH...: exactly N lines match.
+expect_audit() {
+	local want=$1 file=$2 got
+
+	shift 2
+	got=$(audit_count "$file" "$@")
+	[ "$got" = "$want" ] && return 0
+	fail "audit log: $got line(s) match '$*', expected $want (log: $(brief "$(cat "$file" 2>/dev/null)"))"
+}
+
+# One-letter state of a process from /proc/PID/stat, empty when it is gone.
+proc_state() {
+	local stat
+
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	stat=${stat##*) }
+	echo "${stat%% *}"
+}
+
+# True when PID is a live (not zombie) process whose command line contains $2.
+proc_running() {
+	local state
+
+	state=$(proc_state "$1")
+	[ -n "$state" ] && [ "$state" != Z ] || return 1
+	tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$2"
+}
+
+# The cgroup v2 path ("0::" line) in a saved copy of /proc/PID/cgroup.
+cgroup_v2_path() {
+	sed -n 's/^0:://p' "$1"
+}
+
+# Run by run in the test's own bash: sets up the test directory and calls test_NAME.
+it_run_test() {
+	local rc pid
+
+	T_NAME=$1
+	T_DIR=$IT_TMP/t/$T_NAME
+	T_REASON=$T_DIR/reason
+	mkdir -p "$T_DIR"
+	: >"$T_REASON"
+	cd "$T_DIR" || return 1
+	"test_$T_NAME" >>"$T_DIR/log" 2>&1
+	rc=$?
+	if [ -f "$T_DIR/pids" ]; then
+		while read -r pid; do
+			kill -KILL "$pid" 2>/dev/null
+		done <"$T_DIR/pids"
+	fi
+	if [ "$rc" != 0 ] && [ ! -s "$T_REASON" ]; then
+		echo "test_$T_NAME returned $rc without calling fail" >"$T_REASON"
+	fi
+	[ ! -s "$T_REASON" ]
+}

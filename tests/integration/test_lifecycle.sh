@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The sandbox's life: its cgroup, teardown of everything the job started, the audit log.
+
+listeners tcp:127.0.0.2:8080 tcp:127.0.0.3:8080
+
+LIFE_POLICY='{"name": "life", "allow": [{"cidr": "127.0.0.2", "ports": [8080]}]}'
+
+# A job that leaves a daemon behind (new session, reparented away from the job): when launch
+# returns, the daemon is dead and the sandbox cgroup is gone.
+test_teardown_daemon() {
+	local p pid cg
+
+	p=$(policy life "$LIFE_POLICY")
+	# shellcheck disable=SC2016
+	launch_job --policy "$p" -- /bin/sh -c '
+		cat /proc/self/cgroup >"$0/cgroup"
+		sh -c '\''echo $$ >"$0/daemon.pid"; exec setsid sleep 1000'\'' "$0" \
+			</dev/null >/dev/null 2>&1 &
+		while [ ! -s "$0/daemon.pid" ]; do sleep 0.01; done
+		exit 0' "$T_DIR"
+	expect_rc "job with a daemon" 0 || return 1
+	[ "$L_MS" -lt 10000 ] || fail "launch waited $L_MS ms for the daemon" || return 1
+	pid=$(cat "$T_DIR/daemon.pid" 2>/dev/null)
+	[ -n "$pid" ] || fail "the daemon did not start" || return 1
+	if proc_running "$pid" "sleep 1000"; then
+		kill -KILL "$pid"
+		fail "the daemon (pid $pid) outlived launch"
+		return 1
+	fi
+	cg=$(cgroup_v2_path "$T_DIR/cgroup")
+	[[ $cg == /launch/?* ]] ||
+		fail "the job ran in cgroup '$cg', expected one under /launch/" || return 1
+	[ ! -e "$IT_CG2$cg" ] || fail "the sandbox cgroup $IT_CG2$cg still exists" || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_start || return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit exit_code=0 duration_ms:int denied=0 lost=0 ||
+		return 1
+}
+
+# sandbox_start and sandbox_exit frame the log; denied counts the deny lines.
+test_audit_start_exit() {
+	local p argv_json first last dur host
+
+	p=$(policy audited '{"name": "audited", "allow": [{"cidr": "127.0.0.2", "ports": [8080]}]}')
+	local job=(/bin/sh -c "$IT_PROBE_LOOP; exit 3" sh "$IT_PROBE" "tcp 127.0.0.3 8080"
+		"udp 127.0.0.3 5300" "tcp 2001:db8::2 8080" "tcp 127.0.0.2 8080")
+	launch_job --policy "$p" -- "${job[@]}"
+	expect_rc "job exiting 3" 3 || return 1
+	expect_eq "probe results" "EPERM EPERM EPERM OK" "${L_OUT//$'\n'/ }" || return 1
+	audit_check || return 1
+	first=$("$IT_PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["event"])' \
+		"$L_AUDIT" 2>&1)
+	last=$("$IT_PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readlines()[-1])["event"])' \
+		"$L_AUDIT" 2>&1)
+	expect_eq "first audit event" sandbox_start "$first" || return 1
+	expect_eq "last audit event" sandbox_exit "$last" || return 1
+
+	argv_json=$("$IT_PY" -c 'import json,sys; print(json.dumps(sys.argv[1:], separators=(",", ":")))' \
+		"${job[@]}")
+	host=$(uname -n)
+	expect_audit 1 "$L_AUDIT" event=sandbox_start sandbox="$L_NAME" policy=audited \
+		argv="$argv_json" pid:int uid=0 rules? hostname="$host" || return 1
+	expect_audit 3 "$L_AUDIT" event=deny sandbox="$L_NAME" policy=audited || return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit sandbox="$L_NAME" exit_code=3 denied=3 lost=0 \
+		duration_ms:int || return 1
+	dur=$(audit_get "$L_AUDIT" event=sandbox_exit -- duration_ms)
+	[ "$dur" -ge 0 ] && [ "$dur" -le $((L_MS + 50)) ] ||
+		fail "duration_ms $dur is not within the $L_MS ms launch took" || return 1
+}
+
+# Many refusals at once: every one is either a deny line or counted as lost, and
+# sandbox_exit's totals agree with the log.
+test_deny_flood_accounting() {
+	local p count=20000 lines lost_events lost_exit denied
+
+	[ -x "$IT_HELPERS/flood" ] || fail "$IT_HELPERS/flood is missing (make helpers)" || return 1
+	p=$(policy life "$LIFE_POLICY")
+	launch_job --policy "$p" -- "$IT_HELPERS/flood" udp 127.0.0.3 5300 "$count"
+	expect_rc "flood" 0 || return 1
+	expect_eq "flood results" "EPERM=$count" "$L_OUT" || return 1
+	audit_check || return 1
+	lines=$(audit_count "$L_AUDIT" event=deny)
+	lost_events=$("$IT_PY" -c '
+import json, sys
+print(sum(json.loads(l).get("count", 0) for l in open(sys.argv[1])
+          if json.loads(l).get("event") == "events_lost"))' "$L_AUDIT")
+	denied=$(audit_get "$L_AUDIT" event=sandbox_exit -- denied)
+	lost_exit=$(audit_get "$L_AUDIT" event=sandbox_exit -- lost)
+	echo "deny lines $lines, events_lost total $lost_events, exit denied $denied lost $lost_exit"
+	expect_eq "sandbox_exit denied vs deny lines" "$lines" "$denied" || return 1
+	expect_eq "sandbox_exit lost vs events_lost counts" "$lost_events" "$lost_exit" || return 1
+	expect_eq "deny lines + lost vs refusals" "$count" $((lines + lost_events)) || return 1
+}
+
+test_audit_log_stderr() {
+	local p
+
+	p=$(policy life "$LIFE_POLICY")
+	launch_next_names
+	launch_raw --audit-log - --name "$L_NAME" --policy "$p" -- "$IT_PROBE" tcp 127.0.0.3 8080
+	expect_rc "--audit-log -" 0 || return 1
+	expect_eq "job stdout" EPERM "$L_OUT" || return 1
+	grep '^{' "$L_ERR_FILE" >"$T_DIR/stderr.jsonl"
+	audit_check "$T_DIR/stderr.jsonl" || return 1
+	expect_audit 1 "$T_DIR/stderr.jsonl" event=sandbox_start sandbox="$L_NAME" || return 1
+	expect_audit 1 "$T_DIR/stderr.jsonl" event=deny dst_ip=127.0.0.3 dst_port=8080 || return 1
+	expect_audit 1 "$T_DIR/stderr.jsonl" event=sandbox_exit denied=1 || return 1
+	[ ! -e "$T_DIR/-" ] || fail "--audit-log - created a file named '-'" || return 1
+}
+
+# Without --name the sandbox gets a random hex id, different each run.
+test_default_name() {
+	local p a b
+
+	p=$(policy life "$LIFE_POLICY")
+	launch_raw --audit-log "$T_DIR/a.jsonl" --policy "$p" -- /bin/true
+	expect_rc "first run" 0 || return 1
+	launch_raw --audit-log "$T_DIR/b.jsonl" --policy "$p" -- /bin/true
+	expect_rc "second run" 0 || return 1
+	a=$(audit_get "$T_DIR/a.jsonl" event=sandbox_start -- sandbox)
+	b=$(audit_get "$T_DIR/b.jsonl" event=sandbox_start -- sandbox)
+	expect_match "default sandbox id" '^[0-9a-f]{8,}$' "$a" || return 1
+	[ "$a" != "$b" ] || fail "two runs got the same sandbox id $a" || return 1
+}

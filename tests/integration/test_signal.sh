@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Signals sent to launch reach the job; launch then exits with the job's status.
+
+SIG_POLICY='{"name": "sig", "allow": [{"cidr": "127.0.0.2", "ports": [8080]}]}'
+
+# forward SIG: the job traps SIG and exits 42; it says when the trap is set so the signal is
+# never sent before (a signal that arrived too early would kill sh instead).
+forward() {
+	local sig=$1 p
+
+	p=$(policy sig "$SIG_POLICY")
+	launch_bg --policy "$p" -- /bin/sh -c \
+		"trap 'exit 42' $sig; echo ready >\"\$0\"; while :; do sleep 0.1; done" "$T_DIR/ready"
+	wait_for_file "$T_DIR/ready" 10 || {
+		kill -KILL "$L_PID" 2>/dev/null
+		fail "the job never became ready (stderr: $(brief "$(cat "$L_ERR_FILE")"))"
+		return 1
+	}
+	kill -"$sig" "$L_PID" || fail "cannot signal launch (pid $L_PID)" || return 1
+	launch_bg_wait 10 || return 1
+	expect_rc "SIG$sig to launch, job traps it and exits 42" 42 || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit exit_code=42
+}
+
+test_signal_usr1() {
+	forward USR1
+}
+
+test_signal_term() {
+	forward TERM
+}
+
+test_signal_int() {
+	forward INT
+}
+
+test_signal_hup() {
+	forward HUP
+}
+
+# A job that does not handle the signal dies of it: launch exits 128 + 15.
+test_signal_term_untrapped() {
+	local p
+
+	p=$(policy sig "$SIG_POLICY")
+	# shellcheck disable=SC2016
+	launch_bg --policy "$p" -- /bin/sh -c 'echo ready >"$0"; exec sleep 100' "$T_DIR/ready"
+	# Whether the signal finds sh just before exec or sleep after it, neither handles it.
+	wait_for_file "$T_DIR/ready" 10 || {
+		kill -KILL "$L_PID" 2>/dev/null
+		fail "the job never became ready (stderr: $(brief "$(cat "$L_ERR_FILE")"))"
+		return 1
+	}
+	kill -TERM "$L_PID" || fail "cannot signal launch (pid $L_PID)" || return 1
+	launch_bg_wait 10 || return 1
+	expect_rc "SIGTERM to launch, job does not trap it" 143 || return 1
+}

@@ -1,0 +1,982 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Unit tests for policy.c: the strict schema, its error messages, limits and parsers. */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "../../launcher/policy.h"
+
+/* Parses `json` as "t.json" and expects failure with a message containing `needle`. */
+static void expect_error_at(int line, const char *json, const char *needle)
+{
+	char err[POLICY_ERR_LEN];
+	struct policy *policy = NULL;
+	int r;
+
+	r = policy_parse("t.json", json, &policy, err, sizeof(err));
+	if (r != -EINVAL || policy || !strstr(err, needle) || strncmp(err, "t.json: ", 8) != 0 ||
+	    strchr(err, '\n')) {
+		printf("  %s:%d: policy_parse(%s) = %d, \"%s\"; expected -EINVAL with \"%s\"\n",
+		       __FILE__, line, json, r, err, needle);
+		test_current_failed = 1;
+	}
+	policy_free(policy);
+}
+#define EXPECT_ERROR(json, needle) expect_error_at(__LINE__, json, needle)
+
+/* Wraps one allow entry after a valid one, so the message must name index 1. */
+static void expect_entry_error_at(int line, const char *entry, const char *needle)
+{
+	char json[4096];
+
+	snprintf(json, sizeof(json), "{\"name\":\"t\",\"allow\":[{\"host\":\"ok.example\"},%s]}",
+		 entry);
+	expect_error_at(line, json, needle);
+}
+#define EXPECT_ENTRY_ERROR(entry, needle) expect_entry_error_at(__LINE__, entry, needle)
+
+static struct policy *parse_ok_at(int line, const char *json)
+{
+	char err[POLICY_ERR_LEN] = "";
+	struct policy *policy = NULL;
+	int r;
+
+	r = policy_parse("t.json", json, &policy, err, sizeof(err));
+	if (r != 0 || !policy) {
+		printf("  %s:%d: policy_parse(%s) = %d, \"%s\"; expected success\n", __FILE__, line,
+		       json, r, err);
+		test_current_failed = 1;
+	}
+	return policy;
+}
+#define PARSE_OK(json) parse_ok_at(__LINE__, json)
+
+static struct in6_addr addr_of(const char *text)
+{
+	struct in6_addr addr = { 0 };
+	unsigned int prefixlen;
+
+	if (policy_parse_cidr(text, &addr, &prefixlen) < 0) {
+		printf("  bad test address %s\n", text);
+		test_current_failed = 1;
+	}
+	return addr;
+}
+
+static void test_minimal(void)
+{
+	_cleanup_(policy_freep) struct policy *policy = PARSE_OK("{\"name\":\"x\",\"allow\":[]}");
+
+	if (!policy)
+		return;
+	CHECK_EQ_STR(policy->name, "x");
+	CHECK_EQ_STR(policy->path, "t.json");
+	CHECK(policy->description == NULL);
+	CHECK_EQ_INT(policy->nentries, 0);
+	CHECK_EQ_INT(policy->nunix, 0);
+}
+
+static void test_full_example(void)
+{
+	static const char json[] =
+		"{\n"
+		"  \"name\": \"stripe\",\n"
+		"  \"description\": \"Stripe API only\",\n"
+		"  \"allow\": [\n"
+		"    { \"host\": \"api.stripe.com\", \"ports\": [443] },\n"
+		"    { \"cidr\": \"192.0.2.0/24\", \"ports\": [8443, \"9000-9010\"], \"protocol\": "
+		"\"tcp\" },\n"
+		"    { \"cidr\": \"2001:db8::1\", \"protocol\": \"udp\" },\n"
+		"    { \"host\": \"*.example.com\", \"ports\": [\"443\"], \"protocol\": \"any\" }\n"
+		"  ],\n"
+		"  \"unix\": [\"/run/foo.sock\", \"@abstract-name\"]\n"
+		"}\n";
+	_cleanup_(policy_freep) struct policy *policy = PARSE_OK(json);
+	struct in6_addr want;
+	const struct policy_entry *e;
+
+	if (!policy)
+		return;
+	CHECK_EQ_STR(policy->name, "stripe");
+	CHECK_EQ_STR(policy->description, "Stripe API only");
+	CHECK_EQ_INT(policy->nentries, 4);
+	if (policy->nentries != 4)
+		return;
+
+	e = &policy->entries[0];
+	CHECK_EQ_STR(e->host, "api.stripe.com");
+	CHECK_EQ_INT(e->nports, 1);
+	CHECK_EQ_INT(e->ports[0].lo, 443);
+	CHECK_EQ_INT(e->ports[0].hi, 443);
+	CHECK_EQ_INT(e->ports[0].protos, PROTO_TCP);
+	CHECK_EQ_INT(e->protos, PROTO_TCP);
+
+	e = &policy->entries[1];
+	CHECK(e->host == NULL);
+	want = addr_of("192.0.2.0");
+	CHECK(memcmp(&e->addr, &want, sizeof(want)) == 0);
+	CHECK(policy_addr_is_v4(&e->addr));
+	CHECK_EQ_INT(e->prefixlen, 96 + 24);
+	CHECK_EQ_INT(e->nports, 2);
+	CHECK_EQ_INT(e->ports[0].lo, 8443);
+	CHECK_EQ_INT(e->ports[0].hi, 8443);
+	CHECK_EQ_INT(e->ports[1].lo, 9000);
+	CHECK_EQ_INT(e->ports[1].hi, 9010);
+	CHECK_EQ_INT(e->protos, PROTO_TCP);
+
+	e = &policy->entries[2];
+	want = addr_of("2001:db8::1");
+	CHECK(memcmp(&e->addr, &want, sizeof(want)) == 0);
+	CHECK(!policy_addr_is_v4(&e->addr));
+	CHECK_EQ_INT(e->prefixlen, 128);
+	CHECK_EQ_INT(e->protos, PROTO_UDP);
+	/* "ports" omitted: every port, as one range. */
+	CHECK_EQ_INT(e->nports, 1);
+	CHECK_EQ_INT(e->ports[0].lo, 0);
+	CHECK_EQ_INT(e->ports[0].hi, 65535);
+	CHECK_EQ_INT(e->ports[0].protos, PROTO_UDP);
+
+	e = &policy->entries[3];
+	CHECK_EQ_STR(e->host, "*.example.com");
+	CHECK_EQ_INT(e->protos, PROTO_ANY);
+	CHECK_EQ_INT(e->ports[0].lo, 443);
+	CHECK_EQ_INT(e->ports[0].protos, PROTO_ANY);
+
+	CHECK_EQ_INT(policy->nunix, 2);
+	if (policy->nunix == 2) {
+		CHECK_EQ_STR(policy->unix_paths[0], "/run/foo.sock");
+		CHECK_EQ_STR(policy->unix_paths[1], "@abstract-name");
+	}
+}
+
+static void test_host_normalized(void)
+{
+	_cleanup_(policy_freep) struct policy *policy =
+		PARSE_OK("{\"name\":\"n\",\"allow\":[{\"host\":\"API.Stripe.COM.\"},{\"host\":\"*."
+			 "Example.com\"},"
+			 "{\"host\":\"localhost\"},{\"host\":\"xn--bcher-kva.example\"},{\"host\":"
+			 "\"a-b.c0m\"}]}");
+
+	if (!policy || policy->nentries != 5)
+		return;
+	CHECK_EQ_STR(policy->entries[0].host, "api.stripe.com");
+	CHECK_EQ_STR(policy->entries[1].host, "*.example.com");
+	CHECK_EQ_STR(policy->entries[2].host, "localhost");
+	CHECK_EQ_STR(policy->entries[3].host, "xn--bcher-kva.example");
+	CHECK_EQ_STR(policy->entries[4].host, "a-b.c0m");
+}
+
+static void test_host_length_limits(void)
+{
+	char label63[64], json[1024], name253[254];
+	struct policy *policy;
+	size_t i;
+
+	memset(label63, 'a', 63);
+	label63[63] = '\0';
+	snprintf(json, sizeof(json), "{\"name\":\"n\",\"allow\":[{\"host\":\"%s.com\"}]}", label63);
+	policy = PARSE_OK(json);
+	policy_free(policy);
+	snprintf(json, sizeof(json), "{\"name\":\"n\",\"allow\":[{\"host\":\"%sa.com\"}]}",
+		 label63);
+	EXPECT_ERROR(json, "allow[0].host: ");
+	EXPECT_ERROR(json, "label longer than 63");
+
+	/* 253 characters: 63 + '.' + 63 + '.' + 63 + '.' + 61. */
+	for (i = 0; i < 253; i++)
+		name253[i] = (i % 64 == 63) ? '.' : 'b';
+	name253[253] = '\0';
+	snprintf(json, sizeof(json), "{\"name\":\"n\",\"allow\":[{\"host\":\"%s\"}]}", name253);
+	policy = PARSE_OK(json);
+	if (policy)
+		CHECK_EQ_INT(strlen(policy->entries[0].host), 253);
+	policy_free(policy);
+	/* The trailing dot of a fully qualified name does not count. */
+	snprintf(json, sizeof(json), "{\"name\":\"n\",\"allow\":[{\"host\":\"%s.\"}]}", name253);
+	policy = PARSE_OK(json);
+	policy_free(policy);
+	snprintf(json, sizeof(json), "{\"name\":\"n\",\"allow\":[{\"host\":\"c%s\"}]}", name253);
+	EXPECT_ERROR(json, "allow[0].host: ");
+	EXPECT_ERROR(json, "longer than 253");
+	/* "*." counts towards the 253: no name under a longer suffix could match. */
+	snprintf(json, sizeof(json), "{\"name\":\"n\",\"allow\":[{\"host\":\"*.%s\"}]}", name253);
+	EXPECT_ERROR(json, "longer than 253");
+}
+
+static bool is_json_file(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len > 5 && strcmp(name + len - 5, ".json") == 0;
+}
+
+static void test_shipped_policies(void)
+{
+	static const char *const required[] = { "stripe", "openai", "anthropic", "github" };
+	char path[512], err[POLICY_ERR_LEN];
+	bool found[ARRAY_SIZE(required)] = { false };
+	struct dirent *de;
+	size_t i, nfiles = 0;
+	DIR *dir;
+
+	dir = opendir("policies");
+	CHECK(dir != NULL);
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		_cleanup_(policy_freep) struct policy *policy = NULL;
+		int r;
+
+		if (!is_json_file(de->d_name))
+			continue;
+		nfiles++;
+		snprintf(path, sizeof(path), "policies/%s", de->d_name);
+		r = policy_load(path, &policy, err, sizeof(err));
+		if (r < 0) {
+			printf("  %s: %s\n", path, err);
+			test_current_failed = 1;
+			continue;
+		}
+		CHECK_EQ_STR(policy->path, path);
+		/* The file is named after the policy. */
+		CHECK(strlen(de->d_name) == strlen(policy->name) + 5 &&
+		      strncmp(de->d_name, policy->name, strlen(policy->name)) == 0);
+		CHECK(policy->description && strlen(policy->description) > 20);
+		CHECK(policy->nentries > 0);
+		for (i = 0; i < policy->nentries; i++) {
+			const struct policy_entry *e = &policy->entries[i];
+
+			CHECK(e->host != NULL);
+			CHECK_EQ_INT(e->protos, PROTO_TCP);
+			CHECK_EQ_INT(e->nports, 1);
+			CHECK_EQ_INT(e->ports[0].lo, 443);
+			CHECK_EQ_INT(e->ports[0].hi, 443);
+		}
+		for (i = 0; i < ARRAY_SIZE(required); i++)
+			if (strcmp(policy->name, required[i]) == 0)
+				found[i] = true;
+	}
+	closedir(dir);
+	CHECK(nfiles >= ARRAY_SIZE(required));
+	for (i = 0; i < ARRAY_SIZE(required); i++)
+		if (!found[i]) {
+			printf("  policies/%s.json missing\n", required[i]);
+			test_current_failed = 1;
+		}
+}
+
+static void test_shipped_hosts(void)
+{
+	static const struct {
+		const char *file;
+		const char *host;
+	} expected[] = {
+		{ "policies/stripe.json", "api.stripe.com" },
+		{ "policies/stripe.json", "files.stripe.com" },
+		{ "policies/stripe.json", "connect.stripe.com" },
+		{ "policies/openai.json", "api.openai.com" },
+		{ "policies/anthropic.json", "api.anthropic.com" },
+		{ "policies/github.json", "api.github.com" },
+		{ "policies/github.json", "uploads.github.com" },
+	};
+	char err[POLICY_ERR_LEN];
+	size_t i, k;
+
+	for (i = 0; i < ARRAY_SIZE(expected); i++) {
+		_cleanup_(policy_freep) struct policy *policy = NULL;
+		bool found = false;
+
+		CHECK_EQ_INT(policy_load(expected[i].file, &policy, err, sizeof(err)), 0);
+		if (!policy)
+			continue;
+		for (k = 0; k < policy->nentries; k++)
+			if (policy->entries[k].host &&
+			    strcmp(policy->entries[k].host, expected[i].host) == 0)
+				found = true;
+		if (!found) {
+			printf("  %s lacks %s\n", expected[i].file, expected[i].host);
+			test_current_failed = 1;
+		}
+	}
+}
+
+static void test_bad_json(void)
+{
+	EXPECT_ERROR("", "t.json: not valid JSON near line 1");
+	EXPECT_ERROR("{\n\"name\": \"x\",\n\"allow\": [,]\n}",
+		     "t.json: not valid JSON near line 3");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[]} x", "not valid JSON");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[]}{}", "not valid JSON");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],}", "not valid JSON");
+	EXPECT_ERROR("{\"name\":\"x\" // comment\n,\"allow\":[]}", "not valid JSON near line 1");
+	EXPECT_ERROR("{'name':'x','allow':[]}", "not valid JSON");
+	EXPECT_ERROR("[]", "t.json: top level must be a JSON object, not an array");
+	EXPECT_ERROR("\"x\"", "top level must be a JSON object, not a string");
+	EXPECT_ERROR("null", "top level must be a JSON object, not null");
+}
+
+static void test_bad_top_level(void)
+{
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"alow\":[]}", "t.json: unknown key \"alow\"");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"Name\":\"y\"}", "unknown key \"Name\"");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"name\":\"y\"}",
+		     "t.json: duplicate key \"name\"");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"allow\":[]}", "duplicate key \"allow\"");
+	EXPECT_ERROR("{\"allow\":[]}", "t.json: name: missing");
+	EXPECT_ERROR("{\"name\":\"x\"}", "t.json: allow: missing");
+	EXPECT_ERROR("{\"name\":5,\"allow\":[]}", "t.json: name: must be a string, not a number");
+	EXPECT_ERROR("{\"name\":null,\"allow\":[]}", "name: must be a string, not null");
+	EXPECT_ERROR("{\"name\":\"\",\"allow\":[]}", "t.json: name: must not be empty");
+	EXPECT_ERROR("{\"name\":\"a b\",\"allow\":[]}", "name: \"a b\" may contain only");
+	EXPECT_ERROR("{\"name\":\"a/b\",\"allow\":[]}", "name: \"a/b\" may contain only");
+	EXPECT_ERROR("{\"name\":\"caf\xc3\xa9\",\"allow\":[]}", "name: \"caf??\" may contain only");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"description\":5}",
+		     "t.json: description: must be a string, not a number");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":{}}",
+		     "t.json: allow: must be an array, not an object");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":null}",
+		     "t.json: allow: must be an array, not null");
+}
+
+static void test_name_rules(void)
+{
+	char json[256], name[70];
+	struct policy *policy;
+
+	policy = PARSE_OK("{\"name\":\"My_policy-1.2\",\"allow\":[]}");
+	if (policy)
+		CHECK_EQ_STR(policy->name, "My_policy-1.2");
+	policy_free(policy);
+
+	memset(name, 'n', 64);
+	name[64] = '\0';
+	snprintf(json, sizeof(json), "{\"name\":\"%s\",\"allow\":[]}", name);
+	policy = PARSE_OK(json);
+	policy_free(policy);
+	snprintf(json, sizeof(json), "{\"name\":\"%sn\",\"allow\":[]}", name);
+	EXPECT_ERROR(json, "t.json: name: ");
+	EXPECT_ERROR(json, "longer than 64 characters");
+}
+
+static void test_bad_entry_shape(void)
+{
+	EXPECT_ENTRY_ERROR("\"a.com\"", "t.json: allow[1]: must be an object, not a string");
+	EXPECT_ENTRY_ERROR("[]", "allow[1]: must be an object, not an array");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"prot\":\"tcp\"}",
+			   "t.json: allow[1]: unknown key \"prot\"");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"port\":[443]}", "allow[1]: unknown key \"port\"");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"host\":\"b.com\"}",
+			   "allow[1]: duplicate key \"host\"");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[1],\"ports\":[2]}",
+			   "allow[1]: duplicate key \"ports\"");
+	EXPECT_ENTRY_ERROR("{}", "t.json: allow[1]: needs exactly one of \"host\" or \"cidr\"");
+	EXPECT_ENTRY_ERROR("{\"ports\":[443]}",
+			   "allow[1]: needs exactly one of \"host\" or \"cidr\"");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"cidr\":\"10.0.0.0/8\"}",
+			   "allow[1]: needs exactly one of \"host\" or \"cidr\"");
+}
+
+static void test_bad_ports(void)
+{
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[70000]}",
+			   "t.json: allow[1].ports[0]: 70000 is not a port (1-65535)");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[443,0]}",
+			   "allow[1].ports[1]: 0 is not a port (1-65535)");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[-1]}",
+			   "allow[1].ports[0]: -1 is not a port");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[443.5]}",
+			   "allow[1].ports[0]: 443.5 is not a port");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[1e9]}",
+			   "allow[1].ports[0]: 1e+09 is not a port");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[65536]}",
+			   "allow[1].ports[0]: 65536 is not");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[true]}",
+			   "allow[1].ports[0]: must be a port number or a \"lo-hi\" string, not a "
+			   "boolean");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[{\"lo\":1}]}",
+			   "allow[1].ports[0]: must be a port number or a \"lo-hi\" string, not an "
+			   "object");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[null]}",
+			   "allow[1].ports[0]: must be a port");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[[443]]}",
+			   "allow[1].ports[0]: must be a port");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[443,\"9010-9000\"]}",
+			   "allow[1].ports[1]: \"9010-9000\" is not a port or a range");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[\"0-10\"]}",
+			   "allow[1].ports[0]: \"0-10\"");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[\"1-65536\"]}", "allow[1].ports[0]: ");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[\"https\"]}",
+			   "allow[1].ports[0]: \"https\"");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[\" 443\"]}", "allow[1].ports[0]: ");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[\"443-\"]}", "allow[1].ports[0]: ");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[\"-443\"]}", "allow[1].ports[0]: ");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[\"1-2-3\"]}", "allow[1].ports[0]: ");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[\"\"]}", "allow[1].ports[0]: ");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":[]}",
+			   "t.json: allow[1].ports: must not be empty");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":443}",
+			   "allow[1].ports: must be an array, not a number");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"ports\":\"443\"}",
+			   "allow[1].ports: must be an array, not a string");
+}
+
+static void test_bad_protocol(void)
+{
+	EXPECT_ENTRY_ERROR(
+		"{\"host\":\"a.com\",\"protocol\":\"sctp\"}",
+		"t.json: allow[1].protocol: \"sctp\" is not \"tcp\", \"udp\" or \"any\"");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"protocol\":\"TCP\"}",
+			   "allow[1].protocol: \"TCP\"");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"protocol\":6}",
+			   "allow[1].protocol: must be a string, not a number");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com\",\"protocol\":[\"tcp\",\"udp\"]}",
+			   "allow[1].protocol: must be a string, not an array");
+}
+
+static void test_bad_hosts(void)
+{
+	EXPECT_ENTRY_ERROR("{\"host\":5}", "t.json: allow[1].host: must be a string, not a number");
+	EXPECT_ENTRY_ERROR("{\"host\":\"192.0.2.1\"}",
+			   "allow[1].host: \"192.0.2.1\" is an IP address; use \"cidr\"");
+	EXPECT_ENTRY_ERROR("{\"host\":\"2001:db8::1\"}",
+			   "allow[1].host: \"2001:db8::1\" is an IP address");
+	EXPECT_ENTRY_ERROR("{\"host\":\"::ffff:1.2.3.4\"}", "is an IP address");
+	EXPECT_ENTRY_ERROR("{\"host\":\"0x7f000001\"}",
+			   "allow[1].host: \"0x7f000001\" is an IP address");
+	EXPECT_ENTRY_ERROR("{\"host\":\"10.1\"}", "allow[1].host: \"10.1\" is an IP address");
+	EXPECT_ENTRY_ERROR("{\"host\":\"192.0.2.0/24\"}",
+			   "allow[1].host: \"192.0.2.0/24\" is not a valid");
+	EXPECT_ENTRY_ERROR("{\"host\":\"example.123\"}",
+			   "allow[1].host: \"example.123\" is not a valid "
+			   "host name: it looks like an IP address");
+	EXPECT_ENTRY_ERROR("{\"host\":\"*\"}", "allow[1].host: \"*\" alone is not allowed");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.*.com\"}",
+			   "allow[1].host: \"a.*.com\" is not a valid host name");
+	EXPECT_ENTRY_ERROR("{\"host\":\"*example.com\"}",
+			   "allow[1].host: \"*example.com\" is not a valid");
+	EXPECT_ENTRY_ERROR("{\"host\":\"*.*.example.com\"}", "allow[1].host: ");
+	EXPECT_ENTRY_ERROR("{\"host\":\"**.example.com\"}", "allow[1].host: ");
+	EXPECT_ENTRY_ERROR("{\"host\":\"*.\"}", "allow[1].host: \"*\" alone is not allowed");
+	EXPECT_ENTRY_ERROR("{\"host\":\"\"}",
+			   "allow[1].host: \"\" is not a valid host name: it is empty");
+	EXPECT_ENTRY_ERROR("{\"host\":\".\"}", "allow[1].host: \".\" is not a valid host name");
+	EXPECT_ENTRY_ERROR(
+		"{\"host\":\"a..com\"}",
+		"allow[1].host: \"a..com\" is not a valid host name: it has an empty label");
+	EXPECT_ENTRY_ERROR("{\"host\":\".a.com\"}", "has an empty label");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com..\"}", "has an empty label");
+	EXPECT_ENTRY_ERROR(
+		"{\"host\":\"exa mple.com\"}",
+		"allow[1].host: \"exa mple.com\" is not a valid host name: it may contain only");
+	EXPECT_ENTRY_ERROR("{\"host\":\"ex_ample.com\"}", "allow[1].host: \"ex_ample.com\"");
+	EXPECT_ENTRY_ERROR("{\"host\":\"https://a.com\"}", "allow[1].host: \"https://a.com\"");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.com:443\"}", "allow[1].host: \"a.com:443\"");
+	EXPECT_ENTRY_ERROR("{\"host\":\"-a.com\"}", "starts or ends with '-'");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a-.com\"}", "starts or ends with '-'");
+	EXPECT_ENTRY_ERROR("{\"host\":\"b\xc3\xbc\x63her.de\"}", "allow[1].host: \"b??cher.de\"");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a\\nb.com\"}", "allow[1].host: \"a?b.com\"");
+}
+
+static void test_bad_cidrs(void)
+{
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"10.0.0.1/8\"}",
+			   "t.json: allow[1].cidr: \"10.0.0.1/8\" has host bits set beyond /8 (did "
+			   "you mean 10.0.0.0/8?)");
+	EXPECT_ENTRY_ERROR(
+		"{\"cidr\":\"2001:db8::1/32\"}",
+		"allow[1].cidr: \"2001:db8::1/32\" has host bits set beyond /32 (did you "
+		"mean 2001:db8::/32?)");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"::ffff:10.0.0.1/104\"}",
+			   "has host bits set beyond /104 (did you mean ::ffff:10.0.0.0/104?)");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"10.0.0.0/33\"}",
+			   "allow[1].cidr: \"10.0.0.0/33\" has a bad prefix length");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"2001:db8::/129\"}",
+			   "allow[1].cidr: \"2001:db8::/129\" has a bad prefix");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"10.0.0.0/\"}", "has a bad prefix length");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"10.0.0.0/-1\"}", "has a bad prefix length");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"10.0.0.0/ 8\"}", "has a bad prefix length");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"10.0.0.0/0008\"}", "has a bad prefix length");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"10.0.0.0/8/8\"}", "has a bad prefix length");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"example.com\"}",
+			   "allow[1].cidr: \"example.com\" is not an IPv4 or IPv6 address");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"10.0.0\"}",
+			   "allow[1].cidr: \"10.0.0\" is not an IPv4 or IPv6");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"010.0.0.1\"}", "is not an IPv4 or IPv6 address");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"256.0.0.1\"}", "is not an IPv4 or IPv6 address");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"fe80::1%eth0\"}", "is not an IPv4 or IPv6 address");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"[2001:db8::1]\"}", "is not an IPv4 or IPv6 address");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"\"}", "allow[1].cidr: \"\" is not an IPv4 or IPv6 address");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\" 10.0.0.1\"}", "is not an IPv4 or IPv6 address");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"1111:2222:3333:4444:5555:6666:7777:8888:9999/128\"}",
+			   "is not an IPv4 or IPv6 address");
+	EXPECT_ENTRY_ERROR("{\"cidr\":167772160}", "allow[1].cidr: must be a string, not a number");
+}
+
+static void test_bad_unix(void)
+{
+	char json[512], path[UNIX_PATH_LEN + 1];
+	struct policy *policy;
+
+	EXPECT_ERROR("{\"name\":\"u\",\"allow\":[],\"unix\":\"/run/a\"}",
+		     "t.json: unix: must be an array, not a string");
+	EXPECT_ERROR("{\"name\":\"u\",\"allow\":[],\"unix\":[\"/a\",5]}",
+		     "t.json: unix[1]: must be a string, not a number");
+	EXPECT_ERROR("{\"name\":\"u\",\"allow\":[],\"unix\":[\"run/a.sock\"]}",
+		     "t.json: unix[0]: \"run/a.sock\" must be an absolute path or \"@name\"");
+	EXPECT_ERROR("{\"name\":\"u\",\"allow\":[],\"unix\":[\"\"]}",
+		     "unix[0]: \"\" must be an absolute path");
+	EXPECT_ERROR("{\"name\":\"u\",\"allow\":[],\"unix\":[\"@\"]}",
+		     "unix[0]: \"@\" needs a name");
+
+	/* 107 bytes fit sun_path with its NUL; 108 do not. */
+	path[0] = '/';
+	memset(path + 1, 'p', UNIX_PATH_LEN - 2);
+	path[UNIX_PATH_LEN - 1] = '\0';
+	snprintf(json, sizeof(json), "{\"name\":\"u\",\"allow\":[],\"unix\":[\"%s\",\"@%s\"]}",
+		 path, path + 1);
+	policy = PARSE_OK(json);
+	if (policy) {
+		CHECK_EQ_INT(policy->nunix, 2);
+		CHECK_EQ_INT(strlen(policy->unix_paths[0]), UNIX_PATH_LEN - 1);
+		CHECK_EQ_INT(policy->unix_paths[1][0], '@');
+	}
+	policy_free(policy);
+	snprintf(json, sizeof(json), "{\"name\":\"u\",\"allow\":[],\"unix\":[\"/a\",\"%sp\"]}",
+		 path);
+	EXPECT_ERROR(json, "t.json: unix[1]: ");
+	EXPECT_ERROR(json, "is 108 bytes, at most 107");
+}
+
+static void test_unix_limit(void)
+{
+	char json[8192];
+	size_t off, i;
+	struct policy *policy;
+
+	for (int extra = 0; extra <= 1; extra++) {
+		off = (size_t)snprintf(json, sizeof(json),
+				       "{\"name\":\"u\",\"allow\":[],\"unix\":[");
+		for (i = 0; i < (size_t)MAX_UNIX_PATHS + (size_t)extra; i++)
+			off += (size_t)snprintf(json + off, sizeof(json) - off, "%s\"/run/s%zu\"",
+						i ? "," : "", i);
+		snprintf(json + off, sizeof(json) - off, "]}");
+		if (!extra) {
+			policy = PARSE_OK(json);
+			if (policy)
+				CHECK_EQ_INT(policy->nunix, MAX_UNIX_PATHS);
+			policy_free(policy);
+		} else {
+			EXPECT_ERROR(json, "t.json: unix: 65 entries, at most 64 (MAX_UNIX_PATHS)");
+		}
+	}
+}
+
+static void test_port_range_limit(void)
+{
+	char json[4096];
+	size_t off, i;
+	struct policy *policy;
+
+	for (int extra = 0; extra <= 1; extra++) {
+		off = (size_t)snprintf(
+			json, sizeof(json),
+			"{\"name\":\"p\",\"allow\":[{\"host\":\"a.com\",\"ports\":[");
+		for (i = 0; i < (size_t)MAX_PORT_RANGES + (size_t)extra; i++)
+			off += (size_t)snprintf(json + off, sizeof(json) - off, "%s%zu",
+						i ? "," : "", 1000 + 2 * i);
+		snprintf(json + off, sizeof(json) - off, "]}]}");
+		if (!extra) {
+			policy = PARSE_OK(json);
+			if (policy) {
+				CHECK_EQ_INT(policy->entries[0].nports, MAX_PORT_RANGES);
+				CHECK_EQ_INT(policy->entries[0].ports[MAX_PORT_RANGES - 1].lo,
+					     1000 + 2 * (MAX_PORT_RANGES - 1));
+			}
+			policy_free(policy);
+		} else {
+			EXPECT_ERROR(json, "t.json: allow[0].ports: 33 elements, at most 32 "
+					   "(MAX_PORT_RANGES)");
+		}
+	}
+}
+
+/* Builds a policy of n cidr entries in memory: 10.x.y.z/32, all distinct. */
+static char *many_entries_json(size_t n)
+{
+	size_t cap = 64 + n * 32, off, i;
+	char *json = malloc(cap);
+
+	if (!json)
+		return NULL;
+	off = (size_t)snprintf(json, cap, "{\"name\":\"big\",\"allow\":[");
+	for (i = 0; i < n; i++)
+		off += (size_t)snprintf(json + off, cap - off, "%s{\"cidr\":\"10.%zu.%zu.%zu\"}",
+					i ? "," : "", (i >> 16) & 0xff, (i >> 8) & 0xff, i & 0xff);
+	snprintf(json + off, cap - off, "]}");
+	return json;
+}
+
+static void test_allow_entries_limit(void)
+{
+	_cleanup_free_ char *ok = many_entries_json(MAX_ALLOW_ENTRIES);
+	_cleanup_free_ char *big = many_entries_json(MAX_ALLOW_ENTRIES + 1);
+	struct policy *policy;
+	struct in6_addr last;
+
+	CHECK(ok && big);
+	if (!ok || !big)
+		return;
+	policy = PARSE_OK(ok);
+	if (policy) {
+		CHECK_EQ_INT(policy->nentries, MAX_ALLOW_ENTRIES);
+		last = addr_of("10.1.134.159"); /* entry 99999 */
+		CHECK(memcmp(&policy->entries[MAX_ALLOW_ENTRIES - 1].addr, &last, sizeof(last)) ==
+		      0);
+	}
+	policy_free(policy);
+	EXPECT_ERROR(big, "t.json: allow: 100001 entries, at most 100000 (MAX_ALLOW_ENTRIES)");
+}
+
+static void test_later_entry_error_frees(void)
+{
+	/* Hosts parsed before the failing entry must be freed (ASan/valgrind check it). */
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[{\"host\":\"a.com\"},{\"host\":\"b.com\"},"
+		     "{\"host\":\"c.com\",\"ports\":[0]}],\"unix\":[\"/a\"]}",
+		     "allow[2].ports[0]: 0 is not a port");
+	EXPECT_ERROR("{\"name\":\"x\",\"description\":\"d\",\"allow\":[{\"host\":\"a.com\"}],"
+		     "\"unix\":[\"/a\",\"b\"]}",
+		     "unix[1]: ");
+	EXPECT_ERROR(
+		"{\"name\":\"x\",\"allow\":[{\"host\":\"a.com\"},{\"host\":\"b.com\",\"x\":1}]}",
+		"allow[1]: unknown key \"x\"");
+}
+
+static void test_escaped_nul(void)
+{
+	struct policy *policy;
+
+	EXPECT_ERROR("{\"name\":\"x\",\n\"allow\":[],\"unix\":[\"/a\\u0000b\"]}",
+		     "t.json: line 2: \"\\u0000\" in a string is not allowed");
+	EXPECT_ERROR("{\"name\":\"x\\u0000y\",\"allow\":[]}", "\"\\u0000\" in a string");
+	/* An escaped backslash followed by "u0000" is just text. */
+	policy = PARSE_OK("{\"name\":\"x\",\"description\":\"C:\\\\u0000\",\"allow\":[]}");
+	if (policy)
+		CHECK_EQ_STR(policy->description, "C:\\u0000");
+	policy_free(policy);
+}
+
+static void test_ipv4_mapped_same(void)
+{
+	_cleanup_(policy_freep) struct policy *policy =
+		PARSE_OK("{\"name\":\"m\",\"allow\":[{\"cidr\":\"192.0.2.0/24\"},"
+			 "{\"cidr\":\"::ffff:192.0.2.0/120\"},{\"cidr\":\"192.0.2.7\"},"
+			 "{\"cidr\":\"::ffff:192.0.2.7\"},{\"cidr\":\"::FFFF:C000:207\"}]}");
+
+	if (!policy || policy->nentries != 5)
+		return;
+	CHECK(memcmp(&policy->entries[0].addr, &policy->entries[1].addr, 16) == 0);
+	CHECK_EQ_INT(policy->entries[0].prefixlen, 120);
+	CHECK_EQ_INT(policy->entries[1].prefixlen, 120);
+	CHECK(memcmp(&policy->entries[2].addr, &policy->entries[3].addr, 16) == 0);
+	CHECK(memcmp(&policy->entries[2].addr, &policy->entries[4].addr, 16) == 0);
+	CHECK_EQ_INT(policy->entries[3].prefixlen, 128);
+	CHECK(policy_addr_is_v4(&policy->entries[3].addr));
+}
+
+static void check_cidr(int line, const char *text, const char *want_addr, unsigned int want_len)
+{
+	struct in6_addr addr, want;
+	unsigned int prefixlen = 999;
+
+	if (policy_parse_cidr(text, &addr, &prefixlen) != 0 ||
+	    inet_pton(AF_INET6, want_addr, &want) != 1 || memcmp(&addr, &want, 16) != 0 ||
+	    prefixlen != want_len) {
+		printf("  %s:%d: policy_parse_cidr(\"%s\") gave /%u, expected %s/%u\n", __FILE__,
+		       line, text, prefixlen, want_addr, want_len);
+		test_current_failed = 1;
+	}
+}
+
+static void test_parse_cidr(void)
+{
+	static const char *const bad[] = {
+		"",
+		"/",
+		"10.0.0.0/33",
+		"10.0.0.1/31",
+		"10.0.0.1/24",
+		"10.0.0.0/",
+		"10.0.0.0/a",
+		"10.0.0.0/+8",
+		"10.0.0.0/ 8",
+		"10.0.0.0 /8",
+		"10.0.0",
+		"10.0.0.0.0",
+		"1.2.3.04",
+		"1.2.3.256",
+		"0x0a.0.0.1",
+		"::/129",
+		"2001:db8::1/64",
+		"2001:db8:::1",
+		"fe80::1%lo",
+		"host",
+		"::ffff:1.2.3.5/127",
+		"10.0.0.0/0",
+		"::1/0",
+		"1.2.3.4 ",
+		"-1.2.3.4",
+	};
+	struct in6_addr addr;
+	unsigned int prefixlen, i;
+
+	check_cidr(__LINE__, "192.0.2.1", "::ffff:192.0.2.1", 128);
+	check_cidr(__LINE__, "192.0.2.1/32", "::ffff:192.0.2.1", 128);
+	check_cidr(__LINE__, "192.0.2.0/24", "::ffff:192.0.2.0", 120);
+	check_cidr(__LINE__, "10.0.0.0/8", "::ffff:10.0.0.0", 104);
+	check_cidr(__LINE__, "0.0.0.0/0", "::ffff:0.0.0.0", 96);
+	check_cidr(__LINE__, "255.255.255.255", "::ffff:255.255.255.255", 128);
+	check_cidr(__LINE__, "128.0.0.0/1", "::ffff:128.0.0.0", 97);
+	check_cidr(__LINE__, "::/0", "::", 0);
+	check_cidr(__LINE__, "::", "::", 128);
+	check_cidr(__LINE__, "::1", "::1", 128);
+	check_cidr(__LINE__, "2001:db8::/32", "2001:db8::", 32);
+	check_cidr(__LINE__, "2001:DB8::1/128", "2001:db8::1", 128);
+	check_cidr(__LINE__, "8000::/1", "8000::", 1);
+	check_cidr(__LINE__, "::ffff:1.2.3.4", "::ffff:1.2.3.4", 128);
+	check_cidr(__LINE__, "::ffff:1.2.3.0/120", "::ffff:1.2.3.0", 120);
+	check_cidr(__LINE__, "::ffff:0:0/96", "::ffff:0.0.0.0", 96);
+	check_cidr(__LINE__, "2001:db8::/032", "2001:db8::", 32);
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		if (policy_parse_cidr(bad[i], &addr, &prefixlen) != -EINVAL) {
+			printf("  policy_parse_cidr(\"%s\") accepted\n", bad[i]);
+			test_current_failed = 1;
+		}
+	CHECK_EQ_INT(policy_parse_cidr(NULL, &addr, &prefixlen), -EINVAL);
+}
+
+static void test_parse_port_range(void)
+{
+	static const char *const bad[] = { "",	    "0",     "65536", "99999", "100000",  "-1",
+					   "1-",    "-1",    "5-4",   "0-5",   "1-65536", "a",
+					   "44 3",  " 443",  "443 ",  "1--2",  "1-2-3",	  "+443",
+					   "0x1bb", "443.0", "1-0",   "000001" };
+	struct port_range range;
+	unsigned int i;
+
+	memset(&range, 0xaa, sizeof(range));
+	CHECK_EQ_INT(policy_parse_port_range("443", &range), 0);
+	CHECK_EQ_INT(range.lo, 443);
+	CHECK_EQ_INT(range.hi, 443);
+	CHECK_EQ_INT(range.protos, 0);
+	CHECK_EQ_INT(policy_parse_port_range("1-65535", &range), 0);
+	CHECK_EQ_INT(range.lo, 1);
+	CHECK_EQ_INT(range.hi, 65535);
+	CHECK_EQ_INT(policy_parse_port_range("65535", &range), 0);
+	CHECK_EQ_INT(range.lo, 65535);
+	CHECK_EQ_INT(policy_parse_port_range("9000-9000", &range), 0);
+	CHECK_EQ_INT(range.hi, 9000);
+	CHECK_EQ_INT(policy_parse_port_range("1", &range), 0);
+	CHECK_EQ_INT(range.lo, 1);
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		memset(&range, 0xaa, sizeof(range));
+		if (policy_parse_port_range(bad[i], &range) != -EINVAL) {
+			printf("  policy_parse_port_range(\"%s\") accepted\n", bad[i]);
+			test_current_failed = 1;
+		}
+		/* Failure leaves the output alone. */
+		CHECK_EQ_INT(range.lo, 0xaaaa);
+	}
+	CHECK_EQ_INT(policy_parse_port_range(NULL, &range), -EINVAL);
+}
+
+static void test_format_addr(void)
+{
+	char buf[INET6_ADDRSTRLEN], small[4];
+	struct in6_addr addr;
+
+	addr = addr_of("192.0.2.1");
+	CHECK_EQ_STR(policy_format_addr(&addr, buf, sizeof(buf)), "192.0.2.1");
+	CHECK(policy_addr_is_v4(&addr));
+	addr = addr_of("::ffff:10.0.0.0/104");
+	CHECK_EQ_STR(policy_format_addr(&addr, buf, sizeof(buf)), "10.0.0.0");
+	addr = addr_of("2001:db8::1");
+	CHECK_EQ_STR(policy_format_addr(&addr, buf, sizeof(buf)), "2001:db8::1");
+	CHECK(!policy_addr_is_v4(&addr));
+	addr = addr_of("::");
+	CHECK_EQ_STR(policy_format_addr(&addr, buf, sizeof(buf)), "::");
+	CHECK(!policy_addr_is_v4(&addr));
+	/* ::ffff:0:0/96 boundaries: ::fffe:... and ::1:ffff:... are not IPv4. */
+	addr = addr_of("::fffe:102:304");
+	CHECK(!policy_addr_is_v4(&addr));
+	addr = addr_of("::1:ffff:102:304");
+	CHECK(!policy_addr_is_v4(&addr));
+	addr = addr_of("192.0.2.1");
+	CHECK_EQ_STR(policy_format_addr(&addr, small, sizeof(small)), "?");
+}
+
+static void test_load_fixtures(void)
+{
+	char err[POLICY_ERR_LEN];
+	struct policy *policy = NULL;
+
+	CHECK_EQ_INT(
+		policy_load("tests/unit/fixtures/policy_valid.json", &policy, err, sizeof(err)), 0);
+	if (policy) {
+		CHECK_EQ_STR(policy->name, "fixture");
+		CHECK_EQ_STR(policy->path, "tests/unit/fixtures/policy_valid.json");
+		CHECK_EQ_INT(policy->nentries, 2);
+		CHECK_EQ_INT(policy->nunix, 1);
+	}
+	policy_free(policy);
+	policy = NULL;
+
+	CHECK_EQ_INT(
+		policy_load("tests/unit/fixtures/policy_bad_port.json", &policy, err, sizeof(err)),
+		-EINVAL);
+	CHECK(policy == NULL);
+	CHECK_EQ_STR(err, "tests/unit/fixtures/policy_bad_port.json: allow[2].ports[0]: 70000 is "
+			  "not a port (1-65535)");
+
+	CHECK_EQ_INT(policy_load("tests/unit/fixtures/policy_bad_syntax.json", &policy, err,
+				 sizeof(err)),
+		     -EINVAL);
+	CHECK_EQ_STR(err, "tests/unit/fixtures/policy_bad_syntax.json: not valid JSON near line 4");
+}
+
+static void test_load_errors(void)
+{
+	char err[POLICY_ERR_LEN], path[] = "/tmp/launch-test-policy-XXXXXX";
+	struct policy *policy = NULL;
+	int fd;
+
+	CHECK_EQ_INT(
+		policy_load("tests/unit/fixtures/does-not-exist.json", &policy, err, sizeof(err)),
+		-ENOENT);
+	CHECK_EQ_STR(err, "tests/unit/fixtures/does-not-exist.json: cannot read: No such file or "
+			  "directory");
+	CHECK(policy == NULL);
+
+	CHECK_EQ_INT(policy_load("tests/unit/fixtures", &policy, err, sizeof(err)), -EISDIR);
+	CHECK_CONTAINS(err, "tests/unit/fixtures: cannot read: Is a directory");
+
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	/* A NUL byte inside the file would hide everything after it from cJSON. */
+	CHECK(write(fd, "{\"name\":\"x\",\"allow\":[]}\0junk", 28) == 28);
+	CHECK_EQ_INT(policy_load(path, &policy, err, sizeof(err)), -EINVAL);
+	CHECK_CONTAINS(err, "contains a NUL byte");
+	CHECK(strncmp(err, path, strlen(path)) == 0);
+
+	/* Just over 16 MiB (sparse, so cheap): refused before reading. */
+	CHECK(ftruncate(fd, 16 * 1024 * 1024 + 1) == 0);
+	CHECK_EQ_INT(policy_load(path, &policy, err, sizeof(err)), -EFBIG);
+	CHECK_CONTAINS(err, "larger than 16 MiB");
+	CHECK(policy == NULL);
+
+	/* Exactly 16 MiB is read, then judged as JSON (spaces after a valid object). */
+	CHECK(ftruncate(fd, 0) == 0);
+	CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	{
+		static const char head[] = "{\"name\":\"x\",\"allow\":[]}";
+		size_t total = 16 * 1024 * 1024, off = 0;
+		_cleanup_free_ char *spaces = malloc(1 << 20);
+
+		CHECK(spaces != NULL);
+		if (spaces) {
+			memset(spaces, ' ', 1 << 20);
+			CHECK(write(fd, head, sizeof(head) - 1) == (ssize_t)(sizeof(head) - 1));
+			off = sizeof(head) - 1;
+			while (off < total) {
+				size_t n = total - off < (1 << 20) ? total - off : (1 << 20);
+
+				CHECK(write(fd, spaces, n) == (ssize_t)n);
+				off += n;
+			}
+			CHECK_EQ_INT(policy_load(path, &policy, err, sizeof(err)), 0);
+			policy_free(policy);
+			policy = NULL;
+		}
+	}
+	close(fd);
+	unlink(path);
+
+	/* Unreadable arguments. */
+	CHECK_EQ_INT(policy_load(NULL, &policy, err, sizeof(err)), -EINVAL);
+	CHECK_EQ_INT(policy_parse("x", NULL, &policy, err, sizeof(err)), -EINVAL);
+}
+
+static void test_errbuf_small_or_null(void)
+{
+	char tiny[12];
+	struct policy *policy = NULL;
+
+	memset(tiny, 'Z', sizeof(tiny));
+	CHECK_EQ_INT(policy_parse("policies/long-name.json", "{\"allow\":[]}", &policy, tiny,
+				  sizeof(tiny)),
+		     -EINVAL);
+	CHECK_EQ_INT(strlen(tiny), sizeof(tiny) - 1);
+	CHECK_EQ_INT(policy_parse("p.json", "{\"allow\":[]}", &policy, NULL, 0), -EINVAL);
+	CHECK_EQ_INT(policy_parse("p.json", "{\"allow\":[]}", &policy, tiny, 0), -EINVAL);
+	CHECK(policy == NULL);
+}
+
+static void test_long_value_is_cut(void)
+{
+	char json[2048], host[700];
+	char err[POLICY_ERR_LEN];
+	struct policy *policy = NULL;
+
+	memset(host, 'h', sizeof(host) - 1);
+	host[sizeof(host) - 1] = '\0';
+	host[300] = '_';
+	snprintf(json, sizeof(json), "{\"name\":\"x\",\"allow\":[{\"host\":\"%s\"}]}", host);
+	CHECK_EQ_INT(policy_parse("t.json", json, &policy, err, sizeof(err)), -EINVAL);
+	CHECK_CONTAINS(err, "allow[0].host: \"hhhh");
+	CHECK_CONTAINS(err, "...\"");
+	CHECK(strlen(err) < 200);
+}
+
+int main(void)
+{
+	RUN(test_minimal);
+	RUN(test_full_example);
+	RUN(test_host_normalized);
+	RUN(test_host_length_limits);
+	RUN(test_shipped_policies);
+	RUN(test_shipped_hosts);
+	RUN(test_bad_json);
+	RUN(test_bad_top_level);
+	RUN(test_name_rules);
+	RUN(test_bad_entry_shape);
+	RUN(test_bad_ports);
+	RUN(test_bad_protocol);
+	RUN(test_bad_hosts);
+	RUN(test_bad_cidrs);
+	RUN(test_bad_unix);
+	RUN(test_unix_limit);
+	RUN(test_port_range_limit);
+	RUN(test_allow_entries_limit);
+	RUN(test_later_entry_error_frees);
+	RUN(test_escaped_nul);
+	RUN(test_ipv4_mapped_same);
+	RUN(test_parse_cidr);
+	RUN(test_parse_port_range);
+	RUN(test_format_addr);
+	RUN(test_load_fixtures);
+	RUN(test_load_errors);
+	RUN(test_errbuf_small_or_null);
+	RUN(test_long_value_is_cut);
+	return test_failures != 0;
+}
