@@ -1,18 +1,23 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* Starting the job: clone3 into the sandbox's cgroup, drop every privilege, exec. */
+/* Starting the job: an init in fresh PID, mount and cgroup namespaces, then the job itself. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
+#include <poll.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/close_range.h>
 #include <linux/sched.h>
@@ -21,13 +26,25 @@
 #include "child.h"
 #include "util.h"
 
+/* Init keeps these two descriptors, and nothing else of the launcher's. */
+#define INIT_STATUS_FD 3
+#define INIT_LIFE_FD   4
+
+static const int INIT_FORWARDED[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
 const char *child_stage_name(int stage)
 {
 	switch (stage) {
 	case CHILD_STAGE_SIGNALS:
-		return "cannot reset signals";
+		return "cannot set up signals";
 	case CHILD_STAGE_PDEATHSIG:
-		return "cannot tie the job to the launcher's life";
+		return "cannot tie the sandbox to the launcher's life";
+	case CHILD_STAGE_MOUNTS:
+		return "cannot hide the cgroup and BPF file systems";
+	case CHILD_STAGE_CGROUPNS:
+		return "cannot enter a cgroup namespace";
+	case CHILD_STAGE_FORK:
+		return "cannot fork the job";
 	case CHILD_STAGE_SECUREBITS:
 		return "cannot lock securebits";
 	case CHILD_STAGE_USER:
@@ -67,6 +84,22 @@ int child_lookup_user(const char *name, struct child_config *config)
 	return 0;
 }
 
+static void child_send(int fd, const struct child_msg *msg)
+{
+	ssize_t n = write(fd, msg, sizeof(*msg));
+
+	(void)n;
+}
+
+static _Noreturn void child_fail(int fd, int stage, int error)
+{
+	struct child_msg msg = { .type = CHILD_MSG_FAILED, .stage = stage, .error = error };
+
+	child_send(fd, &msg);
+	/* As env(1): 127 when the command is not found, 126 when it cannot run. */
+	_exit(stage == CHILD_STAGE_EXEC && error == ENOENT ? 127 : 126);
+}
+
 /* Drops every capability from every set; with SECBIT_NOROOT, exec as uid 0 gains none. */
 static int child_drop_caps(void)
 {
@@ -88,18 +121,61 @@ static int child_drop_caps(void)
 	return r;
 }
 
-static _Noreturn void child_fail(int status_fd, int stage, int error)
+/*
+ * In the job's mount namespace, cgroup file systems become read-only (so no cgroup.procs
+ * write can move a process out of the sandbox: the hierarchy is not mounted with nsdelegate)
+ * and BPF file systems disappear (so no pin can be removed); /proc shows the sandbox only.
+ */
+static int child_setup_mounts(void)
 {
-	struct child_status status = { .stage = stage, .error = error };
-	ssize_t n = write(status_fd, &status, sizeof(status));
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+	int r = 0;
 
-	(void)n;
-	/* As env(1): 127 when the command is not found, 126 when it cannot run. */
-	_exit(stage == CHILD_STAGE_EXEC && error == ENOENT ? 127 : 126);
+	/* Nothing done below may propagate back to the host's mounts. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -errno;
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return -errno;
+
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	while (r == 0 && getline(&line, &cap, f) > 0) {
+		char mount_point[PATH_MAX], options[256], fstype[64];
+		const char *sep = strstr(line, " - ");
+		unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
+
+		if (!sep ||
+		    sscanf(line, "%*s %*s %*s %*s %4095s %255s", mount_point, options) != 2 ||
+		    sscanf(sep + 3, "%63s", fstype) != 1)
+			continue;
+		/* Paths with spaces are escaped as \040; none of ours needs unescaping to act. */
+		if (strcmp(fstype, "bpf") == 0) {
+			if (umount2(mount_point, MNT_DETACH) < 0 && errno != EINVAL &&
+			    errno != ENOENT)
+				r = -errno;
+			continue;
+		}
+		if (strcmp(fstype, "cgroup2") != 0 && strcmp(fstype, "cgroup") != 0)
+			continue;
+		/* A bind remount must repeat the flags the kernel locks, or it fails. */
+		if (strstr(options, "nosuid"))
+			flags |= MS_NOSUID;
+		if (strstr(options, "nodev"))
+			flags |= MS_NODEV;
+		if (strstr(options, "noexec"))
+			flags |= MS_NOEXEC;
+		if (mount(NULL, mount_point, NULL, flags, NULL) < 0 && errno != ENOENT)
+			r = -errno;
+	}
+	fclose(f);
+	return r;
 }
 
-/* Runs in the child, which is already in the sandbox's cgroup. Never returns. */
-static _Noreturn void child_run(const struct child_config *config, int status_fd, pid_t parent)
+/* Runs in the job's process, forked by init. Never returns. */
+static _Noreturn void child_exec_job(const struct child_config *config, int exec_fd)
 {
 	sigset_t none;
 
@@ -108,93 +184,201 @@ static _Noreturn void child_run(const struct child_config *config, int status_fd
 		if (sig != SIGKILL && sig != SIGSTOP)
 			signal(sig, SIG_DFL);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
-		child_fail(status_fd, CHILD_STAGE_SIGNALS, errno);
-
-	/* If the launcher dies, the job dies too; the check closes the race with its death. */
+		child_fail(exec_fd, CHILD_STAGE_SIGNALS, errno);
+	/* Init is the parent: when it goes, so does the job, without waiting for the kernel. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		child_fail(status_fd, CHILD_STAGE_PDEATHSIG, errno);
-	if (getppid() != parent)
-		_exit(125);
+		child_fail(exec_fd, CHILD_STAGE_PDEATHSIG, errno);
 
 	/* Root without capabilities must not regain them through exec or setuid-root files. */
 	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
 					     SECBIT_NO_SETUID_FIXUP_LOCKED |
 					     SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
 					     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
-		child_fail(status_fd, CHILD_STAGE_SECUREBITS, errno);
-
+		child_fail(exec_fd, CHILD_STAGE_SECUREBITS, errno);
 	if (config->set_user) {
 		if (initgroups(config->user_name, config->gid) < 0 &&
 		    setgroups(1, &config->gid) < 0)
-			child_fail(status_fd, CHILD_STAGE_USER, errno);
+			child_fail(exec_fd, CHILD_STAGE_USER, errno);
 		if (setresgid(config->gid, config->gid, config->gid) < 0 ||
 		    setresuid(config->uid, config->uid, config->uid) < 0)
-			child_fail(status_fd, CHILD_STAGE_USER, errno);
+			child_fail(exec_fd, CHILD_STAGE_USER, errno);
 	}
 	if (child_drop_caps() < 0)
-		child_fail(status_fd, CHILD_STAGE_CAPS, errno);
+		child_fail(exec_fd, CHILD_STAGE_CAPS, errno);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		child_fail(status_fd, CHILD_STAGE_NO_NEW_PRIVS, errno);
+		child_fail(exec_fd, CHILD_STAGE_NO_NEW_PRIVS, errno);
+	/* Everything above 2 goes at exec; a failed exec still reports through exec_fd. */
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		child_fail(exec_fd, CHILD_STAGE_FDS, errno);
+	execvp(config->argv[0], config->argv);
+	child_fail(exec_fd, CHILD_STAGE_EXEC, errno);
+}
+
+static void child_init_signals(sigset_t *ret_set)
+{
+	sigemptyset(ret_set);
+	sigaddset(ret_set, SIGCHLD);
+	for (size_t i = 0; i < ARRAY_SIZE(INIT_FORWARDED); i++)
+		sigaddset(ret_set, INIT_FORWARDED[i]);
+}
+
+/* Waits for the job, passes signals on, reaps orphans; reports the job's end. */
+static _Noreturn void child_init_loop(pid_t job)
+{
+	struct child_msg msg = { .type = CHILD_MSG_EXITED };
+	sigset_t set;
+
+	child_init_signals(&set);
+	for (;;) {
+		siginfo_t info;
+		int status;
+		pid_t pid;
+
+		if (sigwaitinfo(&set, &info) < 0)
+			continue;
+		if (info.si_signo != SIGCHLD) {
+			/* A terminal's signal reached the job directly; never twice. */
+			if (info.si_code != SI_KERNEL)
+				kill(job, info.si_signo);
+			continue;
+		}
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (pid == job) {
+				msg.status = status;
+				child_send(INIT_STATUS_FD, &msg);
+				/* Init's exit makes the kernel kill what is left in the namespace.
+				 */
+				_exit(0);
+			}
+		}
+	}
+}
+
+/* The sandbox's init: PID 1 of the job's namespace, inside the cgroup. Never returns. */
+static _Noreturn void child_init(const struct child_config *config, int status_fd, int life_fd)
+{
+	struct child_msg msg = { .type = CHILD_MSG_EXEC_OK };
+	struct pollfd life = { .fd = INIT_LIFE_FD, .events = POLLIN };
+	int exec_pipe[2];
+	sigset_t set;
+	ssize_t n;
+	pid_t job;
 
 	/*
-	 * Every descriptor above 2 (BPF maps, the audit log, the status pipe itself) is closed
-	 * by exec; a failed exec can still report through the status pipe.
+	 * First of all, shed the launcher's descriptors: BPF maps, the audit log, sockets. The
+	 * two pipes move out of the way first, so that neither dup2 closes the other.
 	 */
-	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-		child_fail(status_fd, CHILD_STAGE_FDS, errno);
+	status_fd = fcntl(status_fd, F_DUPFD, 10);
+	life_fd = fcntl(life_fd, F_DUPFD, 10);
+	if (status_fd < 0 || life_fd < 0 || dup2(status_fd, INIT_STATUS_FD) < 0 ||
+	    dup2(life_fd, INIT_LIFE_FD) < 0 ||
+	    syscall(SYS_close_range, INIT_LIFE_FD + 1, ~0U, 0) < 0)
+		_exit(125);
+	/* Blocked before the job exists, so that no SIGCHLD escapes sigwaitinfo. */
+	child_init_signals(&set);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		child_fail(INIT_STATUS_FD, CHILD_STAGE_SIGNALS, errno);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		child_fail(INIT_STATUS_FD, CHILD_STAGE_PDEATHSIG, errno);
+	/* If the launcher died before the line above, the life pipe has no writer left. */
+	if (poll(&life, 1, 0) != 0)
+		_exit(125);
+	/* Neither the job nor anyone else of its uid may read or trace init's memory. */
+	prctl(PR_SET_DUMPABLE, 0);
 
-	execvp(config->argv[0], config->argv);
-	child_fail(status_fd, CHILD_STAGE_EXEC, errno);
+	if (child_setup_mounts() < 0)
+		child_fail(INIT_STATUS_FD, CHILD_STAGE_MOUNTS, errno);
+	/* Now a member of the sandbox's cgroup, whose namespace root this becomes. */
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		child_fail(INIT_STATUS_FD, CHILD_STAGE_CGROUPNS, errno);
+
+	if (pipe2(exec_pipe, O_CLOEXEC) < 0)
+		child_fail(INIT_STATUS_FD, CHILD_STAGE_FORK, errno);
+	job = fork();
+	if (job < 0)
+		child_fail(INIT_STATUS_FD, CHILD_STAGE_FORK, errno);
+	if (job == 0) {
+		close(exec_pipe[0]);
+		child_exec_job(config, exec_pipe[1]);
+	}
+	close(exec_pipe[1]);
+
+	/* Init needs no privilege from here on: it only waits and passes signals on. */
+	child_drop_caps();
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+
+	/* EOF: the job's exec closed the pipe. Data: why it failed. */
+	do
+		n = read(exec_pipe[0], &msg, sizeof(msg));
+	while (n < 0 && errno == EINTR);
+	close(exec_pipe[0]);
+	if (n <= 0)
+		msg = (struct child_msg){ .type = CHILD_MSG_EXEC_OK };
+	child_send(INIT_STATUS_FD, &msg);
+	child_init_loop(job);
 }
 
 int child_spawn(const struct child_config *config, struct child *ret_child)
 {
-	int pipe_fds[2], pidfd = -1;
-	pid_t parent = getpid();
+	int status_pipe[2], life_pipe[2], pidfd = -1;
 	struct clone_args args = {
-		.flags = CLONE_INTO_CGROUP | CLONE_PIDFD,
+		.flags = CLONE_INTO_CGROUP | CLONE_PIDFD | CLONE_NEWPID | CLONE_NEWNS,
 		.pidfd = (uint64_t)(uintptr_t)&pidfd,
 		.exit_signal = SIGCHLD,
 		.cgroup = (uint64_t)config->cgroup_fd,
 	};
 	long pid;
 
-	if (pipe2(pipe_fds, O_CLOEXEC) < 0)
+	if (pipe2(status_pipe, O_CLOEXEC) < 0)
 		return -errno;
+	if (pipe2(life_pipe, O_CLOEXEC) < 0) {
+		int r = -errno;
+
+		close(status_pipe[0]);
+		close(status_pipe[1]);
+		return r;
+	}
 	fflush(NULL);
 	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid == 0)
+		child_init(config, status_pipe[1], life_pipe[0]);
+	close(status_pipe[1]);
+	close(life_pipe[0]);
 	if (pid < 0) {
 		int r = -errno;
 
-		close(pipe_fds[0]);
-		close(pipe_fds[1]);
+		close(status_pipe[0]);
+		close(life_pipe[1]);
 		return r;
 	}
-	if (pid == 0) {
-		close(pipe_fds[0]);
-		child_run(config, pipe_fds[1], parent);
-	}
-	close(pipe_fds[1]);
 	ret_child->pid = (pid_t)pid;
 	ret_child->pidfd = pidfd;
-	ret_child->status_fd = pipe_fds[0];
+	ret_child->status_fd = status_pipe[0];
+	ret_child->life_fd = life_pipe[1];
 	return 0;
 }
 
-int child_wait_exec(struct child *child, struct child_status *ret_status)
+int child_read_msg(struct child *child, struct child_msg *ret_msg)
 {
 	ssize_t n;
 
 	do
-		n = read(child->status_fd, ret_status, sizeof(*ret_status));
+		n = read(child->status_fd, ret_msg, sizeof(*ret_msg));
 	while (n < 0 && errno == EINTR);
-	close(child->status_fd);
-	child->status_fd = -1;
-	if (n == 0)
-		return 0;
-	if (n != sizeof(*ret_status)) {
-		ret_status->stage = 0;
-		ret_status->error = n < 0 ? errno : EIO;
-	}
-	return -ret_status->error;
+	if (n < 0)
+		return -errno;
+	if (n != sizeof(*ret_msg))
+		return -EPIPE;
+	return 0;
+}
+
+void child_close(struct child *child)
+{
+	if (child->pidfd >= 0)
+		close(child->pidfd);
+	if (child->status_fd >= 0)
+		close(child->status_fd);
+	if (child->life_fd >= 0)
+		close(child->life_fd);
+	child->pidfd = child->status_fd = child->life_fd = -1;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Starting the job: clone3 into the sandbox's cgroup, drop every privilege, exec. */
+/* Starting the job: an init in fresh PID, mount and cgroup namespaces, then the job itself. */
 #ifndef LAUNCH_CHILD_H
 #define LAUNCH_CHILD_H
 
@@ -15,10 +15,13 @@ struct child_config {
 	const char *user_name;
 };
 
-/* Why the child could not exec, reported through a close-on-exec pipe. */
+/* Where the start failed, reported by the sandbox's init. */
 enum child_stage {
 	CHILD_STAGE_SIGNALS = 1,
 	CHILD_STAGE_PDEATHSIG,
+	CHILD_STAGE_MOUNTS,
+	CHILD_STAGE_CGROUPNS,
+	CHILD_STAGE_FORK,
 	CHILD_STAGE_SECUREBITS,
 	CHILD_STAGE_USER,
 	CHILD_STAGE_CAPS,
@@ -27,30 +30,39 @@ enum child_stage {
 	CHILD_STAGE_EXEC,
 };
 
-struct child_status {
-	int stage; /* enum child_stage */
-	int error; /* errno */
+/* Messages from the sandbox's init to the launcher, on the status pipe. */
+enum child_msg_type {
+	CHILD_MSG_EXEC_OK = 1, /* the job runs */
+	CHILD_MSG_FAILED,      /* stage and error say why it does not */
+	CHILD_MSG_EXITED,      /* the job ended with wait status `status` */
+};
+
+struct child_msg {
+	int type;
+	int stage;
+	int error;
+	int status;
 };
 
 struct child {
-	pid_t pid;
-	int pidfd;
-	int status_fd; /* read end: EOF means exec succeeded */
+	pid_t pid;	/* the sandbox's init, in the launcher's PID namespace */
+	int pidfd;	/* of init */
+	int status_fd;	/* read end of the status pipe */
+	int life_fd;	/* write end of the life pipe: init dies when it closes */
 };
 
 /*
- * Starts the job inside the cgroup: it runs no code of its own before it is a member, so
- * the programs attached to the cgroup see its very first socket. The caller must have
- * blocked the signals it forwards; the child restores an empty mask before exec.
+ * Starts the sandbox's init inside the cgroup (clone3 CLONE_INTO_CGROUP, so no code runs
+ * outside it) in new PID and mount namespaces. Init hides the cgroup and BPF file systems
+ * from the job, forks the job, drops its privileges and passes on signals. The caller must
+ * have blocked the signals it forwards.
  */
 int child_spawn(const struct child_config *config, struct child *ret_child);
-/*
- * Waits for the exec outcome. Returns 0 when the job runs, else fills ret_status with the
- * stage that failed.
- */
-int child_wait_exec(struct child *child, struct child_status *ret_status);
+/* Reads one message from init; -EPIPE when init died without one. */
+int child_read_msg(struct child *child, struct child_msg *ret_msg);
 const char *child_stage_name(int stage);
 /* Resolves --user NAME or a numeric uid. */
 int child_lookup_user(const char *name, struct child_config *config);
+void child_close(struct child *child);
 
 #endif /* LAUNCH_CHILD_H */

@@ -1,11 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* The BPF skeleton's lifecycle: open, size, load, fill the allowlist, attach to the cgroup. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "launch.skel.h"
 #include "loader.h"
+#include "util.h"
 
 static __u32 at_least_one(size_t n)
 {
@@ -77,6 +86,76 @@ int loader_attach(struct launch_bpf *skel, int cgroup_fd, const char **ret_faile
 		*s->progs[i].link = link;
 	}
 	return 0;
+}
+
+int loader_bpffs_dir(char *ret_dir, size_t len)
+{
+	_cleanup_free_ char *line = NULL;
+	char mount_point[PATH_MAX] = "";
+	size_t cap = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		const char *sep = strstr(line, " - ");
+		char fstype[64];
+
+		if (sep && sscanf(sep + 3, "%63s", fstype) == 1 && strcmp(fstype, "bpf") == 0 &&
+		    sscanf(line, "%*s %*s %*s %*s %4095s", mount_point) == 1)
+			break;
+		mount_point[0] = '\0';
+	}
+	fclose(f);
+	if (!mount_point[0]) {
+		/* What systemd does at boot; hosts without it get the same here. */
+		if (mount("bpf", "/sys/fs/bpf", "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "mode=0700") < 0)
+			return -errno;
+		strcpy(mount_point, "/sys/fs/bpf");
+	}
+	if ((size_t)snprintf(ret_dir, len, "%s/launch", mount_point) >= len)
+		return -ENAMETOOLONG;
+	if (mkdir(ret_dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int loader_pin(struct launch_bpf *skel, const char *dir)
+{
+	const struct bpf_object_skeleton *s = skel->skeleton;
+	char path[PATH_MAX];
+
+	if (mkdir(dir, 0700) < 0)
+		return -errno;
+	for (int i = 0; i < s->prog_cnt; i++) {
+		if (!*s->progs[i].link)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, s->progs[i].name) >=
+		    sizeof(path))
+			return -ENAMETOOLONG;
+		if (bpf_link__pin(*s->progs[i].link, path) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+int loader_unpin_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int r = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && unlinkat(dirfd(d), de->d_name, 0) < 0)
+			r = -errno;
+	closedir(d);
+	if (rmdir(dir) < 0 && errno != ENOENT)
+		r = -errno;
+	return r;
 }
 
 void loader_counters(const struct launch_bpf *skel, unsigned long long *ret_denied,

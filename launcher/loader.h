@@ -16,6 +16,18 @@ int loader_fill(struct launch_bpf *skel, const struct allowlist *list);
  * ret_failed names the program that could not be attached.
  */
 int loader_attach(struct launch_bpf *skel, int cgroup_fd, const char **ret_failed);
+/*
+ * Finds a mounted BPF file system, mounting one at /sys/fs/bpf when there is none, and
+ * writes <mount>/launch to ret_dir.
+ */
+int loader_bpffs_dir(char *ret_dir, size_t len);
+/*
+ * Pins every link under dir (created 0700), so that the programs stay attached even if the
+ * launcher is killed: the job must never outlive its confinement.
+ */
+int loader_pin(struct launch_bpf *skel, const char *dir);
+/* Removes the pins and their folder; harmless when there are none. */
+int loader_unpin_dir(const char *dir);
 /* Refusals counted by the kernel: all of them, and those whose event was lost. */
 void loader_counters(const struct launch_bpf *skel, unsigned long long *ret_denied,
 		     unsigned long long *ret_lost);

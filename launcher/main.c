@@ -15,6 +15,8 @@
 
 #include "audit.h"
 #include "cgroup.h"
+#include "gc.h"
+#include "loader.h"
 #include "rules.h"
 #include "sandbox.h"
 
@@ -37,6 +39,7 @@ static struct {
 static const char USAGE[] =
 	"Usage: launch [OPTIONS] -- COMMAND [ARG...]\n"
 	"       launch check --policy FILE [--policy FILE...] [--resolver ADDR[:PORT]]\n"
+	"       launch gc [--cgroup-parent PATH]\n"
 	"\n"
 	"Runs COMMAND in its own cgroup, where BPF programs let its sockets reach only the\n"
 	"addresses, ports and protocols its policies allow, and write every refusal to a\n"
@@ -70,7 +73,9 @@ static const char USAGE[] =
 	"126 if COMMAND cannot be executed; 127 if it is not found.\n"
 	"\n"
 	"launch check validates the policies and prints the effective allowlist, with the\n"
-	"addresses each host resolves to, without running anything.\n";
+	"addresses each host resolves to, without running anything.\n"
+	"launch gc removes the cgroups and pinned BPF links of sandboxes whose launcher was\n"
+	"killed (every launch run does this too).\n";
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
@@ -104,7 +109,7 @@ static bool valid_name(const char *name)
 }
 
 /* Returns the index of the first operand, or -1 after printing why the options are bad. */
-static int parse_options(int argc, char **argv)
+static int parse_options(int argc, char **argv, bool need_policy)
 {
 	enum { OPT_CGROUP_PARENT = 0x100, OPT_AUDIT_FAILURE };
 	static const struct option options[] = {
@@ -190,7 +195,7 @@ static int parse_options(int argc, char **argv)
 			return -1;
 		}
 	}
-	if (arg.npolicies == 0) {
+	if (need_policy && arg.npolicies == 0) {
 		fail("--policy: at least one policy file is required (see --help)");
 		return -1;
 	}
@@ -257,7 +262,7 @@ static int compile_rules(struct rules **ret_rules)
 static int cmd_check(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
-	int first = parse_options(argc, argv);
+	int first = parse_options(argc, argv, true);
 
 	if (first < 0)
 		return EXIT_LAUNCH_FAILED;
@@ -271,14 +276,57 @@ static int cmd_check(int argc, char **argv)
 	return EXIT_SUCCESS;
 }
 
+/* Writes the folder under which sandbox cgroups are made. */
+static int cgroup_parent_dir(char *parent, size_t len)
+{
+	if (arg.cgroup_parent) {
+		snprintf(parent, len, "%s", arg.cgroup_parent);
+		return 0;
+	}
+	if (cgroup_find_mount(parent, len) < 0) {
+		fail("no cgroup v2 hierarchy is mounted (none in /proc/self/mountinfo): "
+		     "mount one with 'mount -t cgroup2 none /sys/fs/cgroup/unified'");
+		return -ENOENT;
+	}
+	strncat(parent, "/launch", len - strlen(parent) - 1);
+	return 0;
+}
+
+static int cmd_gc(int argc, char **argv)
+{
+	char parent[PATH_MAX], bpffs[PATH_MAX];
+	int first = parse_options(argc, argv, false), r;
+
+	if (first < 0)
+		return EXIT_LAUNCH_FAILED;
+	if (first < argc) {
+		fail("gc: \"%s\" is not an option", argv[first]);
+		return EXIT_LAUNCH_FAILED;
+	}
+	if (check_system() < 0 || cgroup_parent_dir(parent, sizeof(parent)) < 0)
+		return EXIT_LAUNCH_FAILED;
+	r = loader_bpffs_dir(bpffs, sizeof(bpffs));
+	if (r < 0) {
+		fail("cannot find or mount a BPF file system: %s", strerror(-r));
+		return EXIT_LAUNCH_FAILED;
+	}
+	r = gc_sweep(parent, bpffs);
+	if (r < 0) {
+		fail("gc: %s: %s", parent, strerror(-r));
+		return EXIT_LAUNCH_FAILED;
+	}
+	printf("removed %d sandbox%s left behind\n", r, r == 1 ? "" : "es");
+	return EXIT_SUCCESS;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
 	struct sandbox_options options = { 0 };
-	char id[SANDBOX_NAME_MAX + 1], parent[PATH_MAX], errbuf[PATH_MAX + 512];
+	char id[SANDBOX_NAME_MAX + 1], parent[PATH_MAX], bpffs[PATH_MAX], errbuf[PATH_MAX + 512];
 	int first, status, r;
 
-	first = parse_options(argc, argv);
+	first = parse_options(argc, argv, true);
 	if (first < 0)
 		return EXIT_LAUNCH_FAILED;
 	if (first >= argc) {
@@ -294,17 +342,16 @@ static int cmd_run(int argc, char **argv)
 	if (compile_rules(&rules) < 0)
 		return EXIT_LAUNCH_FAILED;
 
-	if (arg.cgroup_parent) {
-		snprintf(parent, sizeof(parent), "%s", arg.cgroup_parent);
-	} else {
-		r = cgroup_find_mount(parent, sizeof(parent));
-		if (r < 0) {
-			fail("no cgroup v2 hierarchy is mounted (none in /proc/self/mountinfo): "
-			     "mount one with 'mount -t cgroup2 none /sys/fs/cgroup/unified'");
-			return EXIT_LAUNCH_FAILED;
-		}
-		strncat(parent, "/launch", sizeof(parent) - strlen(parent) - 1);
+	if (cgroup_parent_dir(parent, sizeof(parent)) < 0)
+		return EXIT_LAUNCH_FAILED;
+	r = loader_bpffs_dir(bpffs, sizeof(bpffs));
+	if (r < 0) {
+		fail("cannot find or mount a BPF file system for the sandbox's pins: %s",
+		     strerror(-r));
+		return EXIT_LAUNCH_FAILED;
 	}
+	/* What a killed launcher left behind goes first; a failure here harms no one. */
+	gc_sweep(parent, bpffs);
 	if (arg.name)
 		snprintf(id, sizeof(id), "%s", arg.name);
 	else if (random_id(id, sizeof(id)) < 0) {
@@ -314,6 +361,7 @@ static int cmd_run(int argc, char **argv)
 
 	options.id = id;
 	options.cgroup_parent = parent;
+	options.bpffs_dir = bpffs;
 	options.audit_path = arg.audit_path;
 	options.timeout_s = arg.timeout_s;
 	options.audit_continue = arg.audit_continue;
@@ -332,5 +380,7 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "check") == 0)
 		return cmd_check(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "gc") == 0)
+		return cmd_gc(argc - 1, argv + 1);
 	return cmd_run(argc, argv);
 }

@@ -15,6 +15,7 @@
 
 #include "audit.h"
 #include "cgroup.h"
+#include "gc.h"
 #include "loader.h"
 #include "sandbox.h"
 
@@ -91,10 +92,10 @@ static int sandbox_forward(struct sandbox *sandbox)
 
 	while (read(sandbox->signal_fd, &info, sizeof(info)) == sizeof(info)) {
 		/*
-		 * A terminal's ^C reaches the whole foreground process group, the job too:
-		 * passing it on again would deliver it twice.
+		 * A terminal's ^C reaches the whole foreground process group, which the job
+		 * shares: passing it on again would deliver it twice.
 		 */
-		if (info.ssi_code == SI_KERNEL && getpgid(sandbox->child.pid) == getpgrp())
+		if (info.ssi_code == SI_KERNEL)
 			continue;
 		if (syscall(SYS_pidfd_send_signal, sandbox->child.pidfd, info.ssi_signo, NULL, 0) <
 			    0 &&
@@ -166,15 +167,27 @@ static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 	}
 }
 
-static int sandbox_exit_status(const struct sandbox *sandbox, const siginfo_t *info,
+/*
+ * The job's status, as init reported it; when init itself was killed (timeout, or cgroup.kill
+ * after the launcher's own failure) its status stands for the job's.
+ */
+static int sandbox_exit_status(struct sandbox *sandbox, const siginfo_t *init_info,
 			       int *ret_audit_code)
 {
-	if (info->si_code == CLD_EXITED) {
-		*ret_audit_code = info->si_status;
-		return sandbox->timed_out ? EXIT_TIMEOUT : info->si_status;
+	struct child_msg msg;
+	int code, sig;
+
+	if (child_read_msg(&sandbox->child, &msg) == 0 && msg.type == CHILD_MSG_EXITED) {
+		code = WIFEXITED(msg.status) ? WEXITSTATUS(msg.status) : -1;
+		sig = WIFSIGNALED(msg.status) ? WTERMSIG(msg.status) : 0;
+	} else {
+		code = init_info->si_code == CLD_EXITED ? init_info->si_status : -1;
+		sig = init_info->si_code == CLD_EXITED ? 0 : init_info->si_status;
 	}
-	*ret_audit_code = -info->si_status;
-	return sandbox->timed_out ? EXIT_TIMEOUT : EXIT_SIGNAL_BASE + info->si_status;
+	*ret_audit_code = sig ? -sig : code;
+	if (sandbox->timed_out)
+		return EXIT_TIMEOUT;
+	return sig ? EXIT_SIGNAL_BASE + sig : code;
 }
 
 static int sandbox_setup_signals(struct sandbox *sandbox, sigset_t *ret_old)
@@ -200,24 +213,40 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	struct sandbox sandbox = {
 		.cgroup = { .dir_fd = -1 },
 		.log = &log,
-		.child = { .pid = -1, .pidfd = -1, .status_fd = -1 },
+		.child = { .pid = -1, .pidfd = -1, .status_fd = -1, .life_fd = -1 },
 		.epoll_fd = -1,
 		.signal_fd = -1,
 		.timer_fd = -1,
 		.audit_continue = options->audit_continue,
 	};
 	struct child_config child_config = options->child;
-	struct child_status status;
+	struct child_msg msg;
 	long long started_ms = monotonic_ms();
 	unsigned long long denied = 0, lost = 0;
 	const char *failed_prog = NULL;
 	char hostname[256] = "", line[AUDIT_LINE_MAX];
 	int r, n, audit_code = 0, exit_status = EXIT_LAUNCH_FAILED;
-	bool reaped = false;
+	bool reaped = false, pinned = false;
+	char pins[PATH_MAX];
+	int lock_fd = -1;
 	siginfo_t info;
 	sigset_t old_mask;
 
 	log.fd = -1;
+	/* Locked before anything of the sandbox exists: `launch gc` leaves it alone. */
+	lock_fd = gc_lock(options->id);
+	if (lock_fd < 0) {
+		r = lock_fd;
+		snprintf(errbuf, errlen, "cannot lock %s/%s.lock: %s%s", GC_LOCK_DIR, options->id,
+			 strerror(-r), r == -EEXIST ? " (a sandbox of that name is running)" : "");
+		goto out;
+	}
+	if ((size_t)snprintf(pins, sizeof(pins), "%s/%s", options->bpffs_dir, options->id) >=
+	    sizeof(pins)) {
+		r = -ENAMETOOLONG;
+		snprintf(errbuf, errlen, "pin path too long");
+		goto out;
+	}
 	r = audit_open(&log, options->audit_path, options->id, rules->names);
 	if (r < 0) {
 		snprintf(errbuf, errlen, "audit log %s: %s", options->audit_path, strerror(-r));
@@ -253,6 +282,13 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot attach %s to %s: %s", failed_prog,
 			 sandbox.cgroup.path, strerror(-r));
+		goto out;
+	}
+	pinned = true;
+	r = loader_pin(sandbox.skel, pins);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot pin the BPF links under %s: %s", pins,
+			 strerror(-r));
 		goto out;
 	}
 
@@ -296,13 +332,17 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		goto out;
 	}
 
-	r = child_wait_exec(&sandbox.child, &status);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "%s: %s: %s", child_config.argv[0],
-			 child_stage_name(status.stage), strerror(status.error));
+	r = child_read_msg(&sandbox.child, &msg);
+	if (r < 0 || msg.type != CHILD_MSG_EXEC_OK) {
+		if (r < 0)
+			snprintf(errbuf, errlen, "the sandbox's init died before the job started");
+		else
+			snprintf(errbuf, errlen, "%s: %s: %s", child_config.argv[0],
+				 child_stage_name(msg.stage), strerror(msg.error));
 		/* The job never ran: as env(1), 127 for not found, 126 when it cannot run. */
-		if (status.stage == CHILD_STAGE_EXEC)
-			exit_status = status.error == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+		if (r == 0 && msg.stage == CHILD_STAGE_EXEC)
+			exit_status = msg.error == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+		r = r < 0 ? r : -msg.error;
 	} else {
 		r = sandbox_supervise(&sandbox, &info);
 		if (r == 0)
@@ -342,15 +382,16 @@ out:
 		snprintf(errbuf, errlen, "audit log %s: %s", options->audit_path, strerror(-r));
 	}
 	ring_buffer__free(sandbox.ringbuf);
+	if (pinned && loader_unpin_dir(pins) < 0 && r == 0) {
+		r = -EBUSY;
+		snprintf(errbuf, errlen, "cannot remove the pins under %s", pins);
+	}
 	loader_destroy(sandbox.skel);
-	if (cgroup_destroy(&sandbox.cgroup) < 0 && r >= 0) {
+	if (cgroup_destroy(&sandbox.cgroup) < 0 && r == 0) {
 		r = -EBUSY;
 		snprintf(errbuf, errlen, "cannot remove cgroup %s", sandbox.cgroup.path);
 	}
-	if (sandbox.child.pidfd >= 0)
-		close(sandbox.child.pidfd);
-	if (sandbox.child.status_fd >= 0)
-		close(sandbox.child.status_fd);
+	child_close(&sandbox.child);
 	if (sandbox.signal_fd >= 0) {
 		close(sandbox.signal_fd);
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
@@ -360,6 +401,7 @@ out:
 	if (sandbox.epoll_fd >= 0)
 		close(sandbox.epoll_fd);
 	audit_close(&log);
+	gc_unlock(options->id, lock_fd);
 	*ret_exit_status = exit_status;
 	return r;
 }

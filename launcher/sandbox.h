@@ -17,6 +17,7 @@
 struct sandbox_options {
 	const char *id;
 	const char *cgroup_parent; /* the folder under which <id> is made */
+	const char *bpffs_dir;	   /* the folder under which <id>/ holds the pinned links */
 	const char *audit_path;
 	double timeout_s; /* 0: none */
 	bool audit_continue; /* --audit-failure=continue */

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Finding and removing what launchers that died (SIGKILL, power loss) left behind. */
+#ifndef LAUNCH_GC_H
+#define LAUNCH_GC_H
+
+#include <stddef.h>
+
+/* Each running launcher holds an exclusive lock on <GC_LOCK_DIR>/<id>.lock. */
+#define GC_LOCK_DIR "/run/launch"
+
+/*
+ * Takes the lock of sandbox `id` before anything of it exists, so that a concurrent sweep
+ * never takes a starting sandbox for a dead one. Returns the lock's fd, or -errno.
+ */
+int gc_lock(const char *id);
+/* Removes the lock file and closes fd; call last, when the sandbox is gone. */
+void gc_unlock(const char *id, int fd);
+/*
+ * For every sandbox cgroup under cgroup_parent whose launcher is gone (no lock held):
+ * kills its processes, removes its cgroup, its pins under bpffs_dir and its lock file.
+ * Returns how many were removed, or -errno.
+ */
+int gc_sweep(const char *cgroup_parent, const char *bpffs_dir);
+
+#endif /* LAUNCH_GC_H */
