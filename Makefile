@@ -19,7 +19,8 @@ BPF_ARCH := $(subst x86_64,x86,$(subst aarch64,arm64,$(ARCH)))
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I vmlinux/$(ARCH) -Ibpf $(WARN) \
 	-Wno-unused-parameter
 
-BPF_SRCS := $(wildcard bpf/*.bpf.c)
+# maps.bpf.c defines what the others share; it must come first in the link.
+BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(BUILD)/launch.skel.h
 
@@ -47,7 +48,7 @@ all: $(BUILD)/launch helpers
 $(BUILD) $(BUILD)/obj $(BUILD)/unit $(BUILD)/helpers $(BUILD)/bpf:
 	mkdir -p $@
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/launch.h bpf/common.bpf.h vmlinux/$(ARCH)/vmlinux.h | $(BUILD)/bpf
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h | $(BUILD)/bpf
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # Every hook group is linked into one object, so the programs share their maps.

@@ -26,18 +26,28 @@ struct events_map {
 
 /*
  * The programs of every hook group are linked into one object (bpftool gen object), so the
- * shared maps are defined once, in sock_addr.bpf.c (LAUNCH_DEFINE_SHARED), and declared
- * extern for the others.
+ * shared maps are defined once, in maps.bpf.c (LAUNCH_DEFINE_SHARED), and declared extern
+ * for the others.
  *
  * denied counts every refusal; lost counts refusals whose event found no room in the ring
  * buffer. The launcher reports both, so that denied = logged + lost, exactly.
  */
+/* The policies' "unix" entries (unix.bpf.c). */
+struct unix_allow_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct unix_path_key);
+	__type(value, __u8);
+	__uint(max_entries, MAX_UNIX_PATHS);
+};
+
 #ifdef LAUNCH_DEFINE_SHARED
 struct events_map events SEC(".maps");
+struct unix_allow_map unix_allow SEC(".maps");
 __u64 denied_count = 0;
 __u64 lost_count = 0;
 #else
 extern struct events_map events SEC(".maps");
+extern struct unix_allow_map unix_allow SEC(".maps");
 extern __u64 denied_count;
 extern __u64 lost_count;
 #endif

@@ -60,6 +60,8 @@ enum audit_op {
 	AUDIT_OP_SOCKET,
 	AUDIT_OP_CONNECT_UNIX,
 	AUDIT_OP_SENDMSG_UNIX,
+	AUDIT_OP_USERNS,   /* seccomp: unshare/clone with CLONE_NEWUSER */
+	AUDIT_OP_IO_URING, /* seccomp: io_uring_setup */
 };
 
 /* One refusal, sent from the kernel to the launcher through the ring buffer. */
@@ -78,5 +80,35 @@ struct deny_event {
 	char comm[TASK_COMM_LEN_MAX];
 	char unix_path[UNIX_PATH_LEN];
 };
+
+/*
+ * The DNS proxy (docs/dns.md): the job's traffic to port 53 of any address goes to the
+ * launcher's proxy, and the addresses in the answers it lets through are allowed for a while.
+ */
+#define DNS_PORT 53
+/* Addresses opened by DNS answers at one time, over every name of one sandbox. */
+#define MAX_DNS_ALLOW_ENTRIES 65536
+/* Distinct port sets of those addresses: each allowed name's, and unions of them. */
+#define MAX_DNS_PORT_SETS 256
+
+/* Where a redirected socket sent its DNS, so that the replies seem to come from there. */
+struct dns_orig_dst {
+	__u8 addr[16]; /* IPv4 as ::ffff:a.b.c.d */
+	__u16 port;    /* host byte order */
+	__u16 pad;
+};
+
+
+/*
+ * An allowed AF_UNIX address, as the job passes it to connect() or sendto(): sun_path up
+ * to its first NUL for a path, the raw bytes for an abstract name (which start with NUL),
+ * zero-padded either way.
+ */
+struct unix_path_key {
+	char path[UNIX_PATH_LEN];
+};
+
+/* AF_UNIX paths under this prefix are the job's own: its /tmp is a private tmpfs. */
+#define UNIX_PRIVATE_PREFIX "/tmp/"
 
 #endif /* LAUNCH_H */

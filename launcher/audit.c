@@ -223,6 +223,10 @@ static const char *op_name(unsigned int op)
 		return "connect_unix";
 	case AUDIT_OP_SENDMSG_UNIX:
 		return "sendmsg_unix";
+	case AUDIT_OP_USERNS:
+		return "userns";
+	case AUDIT_OP_IO_URING:
+		return "io_uring";
 	default:
 		return "unknown";
 	}
@@ -230,6 +234,12 @@ static const char *op_name(unsigned int op)
 
 int audit_format_deny(const struct audit_log *log, const struct deny_event *event, char *buf,
 		      size_t len)
+{
+	return audit_format_deny_name(log, event, NULL, buf, len);
+}
+
+int audit_format_deny_name(const struct audit_log *log, const struct deny_event *event,
+			   const char *dst_name, char *buf, size_t len)
 {
 	struct json_line j = { .buf = buf, .cap = len };
 
@@ -240,6 +250,9 @@ int audit_format_deny(const struct audit_log *log, const struct deny_event *even
 	json_printf(&j, ",\"comm\":");
 	json_string(&j, event->comm, sizeof(event->comm));
 	json_key_u64(&j, "uid", event->uid);
+	/* userns and io_uring refusals concern no socket: nothing more to say. */
+	if (event->op == AUDIT_OP_USERNS || event->op == AUDIT_OP_IO_URING)
+		return json_end(&j);
 	json_key_name(&j, "family", family_name(event->family), event->family);
 
 	if (event->op == AUDIT_OP_SOCKET) {
@@ -264,7 +277,54 @@ int audit_format_deny(const struct audit_log *log, const struct deny_event *even
 			inet_ntop(AF_INET6, event->addr, ip, sizeof(ip));
 		json_key_str(&j, "dst_ip", ip);
 		json_key_u64(&j, "dst_port", event->port);
+		if (dst_name)
+			json_key_str(&j, "dst_name", dst_name);
 	}
+	return json_end(&j);
+}
+
+static void json_dns_common(struct json_line *j, const struct audit_dns *dns)
+{
+	json_key_str(j, "protocol", dns->protocol);
+	json_key_str(j, "qname", dns->qname);
+	json_key_str(j, "qtype", dns->qtype);
+	json_key_str(j, "rcode", dns->rcode);
+}
+
+int audit_format_dns_deny(const struct audit_log *log, const struct audit_dns *dns, char *buf,
+			  size_t len)
+{
+	struct json_line j = { .buf = buf, .cap = len };
+
+	json_begin(&j, log, realtime_ns(), "deny");
+	json_key_str(&j, "op", "dns");
+	json_dns_common(&j, dns);
+	json_key_str(&j, "reason", dns->reason);
+	return json_end(&j);
+}
+
+int audit_format_dns_allow(const struct audit_log *log, const struct audit_dns *dns, char *buf,
+			   size_t len)
+{
+	struct json_line j = { .buf = buf, .cap = len };
+	char ip[INET6_ADDRSTRLEN];
+
+	json_begin(&j, log, realtime_ns(), "dns_allow");
+	json_dns_common(&j, dns);
+	json_printf(&j, ",\"addrs\":[");
+	for (size_t i = 0; i < dns->naddrs && i < AUDIT_DNS_ADDRS_MAX; i++) {
+		const struct in6_addr *addr = &dns->addrs[i];
+
+		if (IN6_IS_ADDR_V4MAPPED(addr))
+			inet_ntop(AF_INET, &addr->s6_addr[12], ip, sizeof(ip));
+		else
+			inet_ntop(AF_INET6, addr, ip, sizeof(ip));
+		json_printf(&j, "%s\"%s\"", i ? "," : "", ip);
+	}
+	json_raw(&j, "]", 1);
+	json_key_u64(&j, "naddrs", dns->naddrs);
+	json_key_u64(&j, "ttl", dns->ttl_s);
+	json_key_u64(&j, "open_s", dns->open_s);
 	return json_end(&j);
 }
 
@@ -404,8 +464,13 @@ int audit_append(struct audit_log *log, const char *line, size_t len)
 
 int audit_deny(struct audit_log *log, const struct deny_event *event)
 {
+	return audit_deny_name(log, event, NULL);
+}
+
+int audit_deny_name(struct audit_log *log, const struct deny_event *event, const char *dst_name)
+{
 	char line[AUDIT_LINE_MAX];
-	int n = audit_format_deny(log, event, line, sizeof(line));
+	int n = audit_format_deny_name(log, event, dst_name, line, sizeof(line));
 
 	if (n < 0)
 		return n;

@@ -15,6 +15,7 @@
 #include <sys/capability.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -24,6 +25,7 @@
 #include <linux/securebits.h>
 
 #include "child.h"
+#include "seccomp.h"
 #include "util.h"
 
 /* Init keeps these two descriptors, and nothing else of the launcher's. */
@@ -55,6 +57,8 @@ const char *child_stage_name(int stage)
 		return "cannot set no_new_privs";
 	case CHILD_STAGE_FDS:
 		return "cannot close inherited descriptors";
+	case CHILD_STAGE_SECCOMP:
+		return "cannot install the seccomp filter";
 	case CHILD_STAGE_EXEC:
 		return "cannot execute";
 	default:
@@ -84,11 +88,33 @@ int child_lookup_user(const char *name, struct child_config *config)
 	return 0;
 }
 
+/* Sends one message on the status socket, with a descriptor when pass_fd >= 0. */
+static int child_send_fd(int fd, const struct child_msg *msg, int pass_fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control = { 0 };
+	struct iovec iov = { .iov_base = (void *)msg, .iov_len = sizeof(*msg) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (pass_fd >= 0) {
+		struct cmsghdr *cmsg;
+
+		mh.msg_control = control.buf;
+		mh.msg_controllen = sizeof(control.buf);
+		cmsg = CMSG_FIRSTHDR(&mh);
+		cmsg->cmsg_level = SOL_SOCKET;
+		cmsg->cmsg_type = SCM_RIGHTS;
+		cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cmsg), &pass_fd, sizeof(int));
+	}
+	return sendmsg(fd, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
 static void child_send(int fd, const struct child_msg *msg)
 {
-	ssize_t n = write(fd, msg, sizeof(*msg));
-
-	(void)n;
+	child_send_fd(fd, msg, -1);
 }
 
 static _Noreturn void child_fail(int fd, int stage, int error)
@@ -138,6 +164,13 @@ static int child_setup_mounts(void)
 		return -errno;
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		return -errno;
+	/*
+	 * A private /tmp: AF_UNIX sockets under it are the job's own and always reachable, so
+	 * no symlink there may lead anywhere else (nosymfollow, 5.10).
+	 */
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOSYMFOLLOW,
+		  "mode=1777,size=50%") < 0)
+		return -errno;
 
 	f = fopen("/proc/self/mountinfo", "re");
 	if (!f)
@@ -177,7 +210,9 @@ static int child_setup_mounts(void)
 /* Runs in the job's process, forked by init. Never returns. */
 static _Noreturn void child_exec_job(const struct child_config *config, int exec_fd)
 {
+	struct child_msg seccomp_msg = { .type = CHILD_MSG_SECCOMP };
 	sigset_t none;
+	int listener;
 
 	sigemptyset(&none);
 	for (int sig = 1; sig < NSIG; sig++)
@@ -207,6 +242,13 @@ static _Noreturn void child_exec_job(const struct child_config *config, int exec
 		child_fail(exec_fd, CHILD_STAGE_CAPS, errno);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(exec_fd, CHILD_STAGE_NO_NEW_PRIVS, errno);
+	/* Last before exec: the filter would refuse nothing above, but it stays for good. */
+	listener = seccomp_install();
+	if (listener < 0)
+		child_fail(exec_fd, CHILD_STAGE_SECCOMP, -listener);
+	if (child_send_fd(INIT_STATUS_FD, &seccomp_msg, listener) < 0)
+		child_fail(exec_fd, CHILD_STAGE_SECCOMP, errno);
+	close(listener);
 	/* Everything above 2 goes at exec; a failed exec still reports through exec_fd. */
 	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		child_fail(exec_fd, CHILD_STAGE_FDS, errno);
@@ -329,7 +371,8 @@ int child_spawn(const struct child_config *config, struct child *ret_child)
 	};
 	long pid;
 
-	if (pipe2(status_pipe, O_CLOEXEC) < 0)
+	/* Datagrams keep messages whole; a socket can carry the seccomp listener. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, status_pipe) < 0)
 		return -errno;
 	if (pipe2(life_pipe, O_CLOEXEC) < 0) {
 		int r = -errno;
@@ -354,19 +397,43 @@ int child_spawn(const struct child_config *config, struct child *ret_child)
 	ret_child->pid = (pid_t)pid;
 	ret_child->pidfd = pidfd;
 	ret_child->status_fd = status_pipe[0];
+	ret_child->seccomp_fd = -1;
 	ret_child->life_fd = life_pipe[1];
 	return 0;
 }
 
 int child_read_msg(struct child *child, struct child_msg *ret_msg)
 {
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = ret_msg, .iov_len = sizeof(*ret_msg) };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *cmsg;
 	ssize_t n;
 
 	do
-		n = read(child->status_fd, ret_msg, sizeof(*ret_msg));
+		n = recvmsg(child->status_fd, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
+	for (cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
+		if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cmsg), sizeof(fd));
+			if (ret_msg->type == CHILD_MSG_SECCOMP && child->seccomp_fd < 0)
+				child->seccomp_fd = fd;
+			else
+				close(fd);
+		}
+	}
 	if (n != sizeof(*ret_msg))
 		return -EPIPE;
 	return 0;
@@ -380,5 +447,7 @@ void child_close(struct child *child)
 		close(child->status_fd);
 	if (child->life_fd >= 0)
 		close(child->life_fd);
-	child->pidfd = child->status_fd = child->life_fd = -1;
+	if (child->seccomp_fd >= 0)
+		close(child->seccomp_fd);
+	child->pidfd = child->status_fd = child->life_fd = child->seccomp_fd = -1;
 }

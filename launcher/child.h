@@ -27,6 +27,7 @@ enum child_stage {
 	CHILD_STAGE_CAPS,
 	CHILD_STAGE_NO_NEW_PRIVS,
 	CHILD_STAGE_FDS,
+	CHILD_STAGE_SECCOMP,
 	CHILD_STAGE_EXEC,
 };
 
@@ -35,6 +36,7 @@ enum child_msg_type {
 	CHILD_MSG_EXEC_OK = 1, /* the job runs */
 	CHILD_MSG_FAILED,      /* stage and error say why it does not */
 	CHILD_MSG_EXITED,      /* the job ended with wait status `status` */
+	CHILD_MSG_SECCOMP,     /* from the job itself: its seccomp listener, as SCM_RIGHTS */
 };
 
 struct child_msg {
@@ -47,7 +49,8 @@ struct child_msg {
 struct child {
 	pid_t pid;	/* the sandbox's init, in the launcher's PID namespace */
 	int pidfd;	/* of init */
-	int status_fd;	/* read end of the status pipe */
+	int status_fd;	/* the launcher's end of the status socket (SOCK_SEQPACKET) */
+	int seccomp_fd; /* the job's seccomp listener, once received */
 	int life_fd;	/* write end of the life pipe: init dies when it closes */
 };
 
@@ -58,7 +61,10 @@ struct child {
  * have blocked the signals it forwards.
  */
 int child_spawn(const struct child_config *config, struct child *ret_child);
-/* Reads one message from init; -EPIPE when init died without one. */
+/*
+ * Reads one message from init (or the job); -EPIPE when init died without one. A seccomp
+ * listener that comes with it is kept in child->seccomp_fd.
+ */
 int child_read_msg(struct child *child, struct child_msg *ret_msg);
 const char *child_stage_name(int stage);
 /* Resolves --user NAME or a numeric uid. */

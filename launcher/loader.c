@@ -14,7 +14,15 @@
 
 #include "launch.skel.h"
 #include "loader.h"
+#include "rules.h"
 #include "util.h"
+
+/*
+ * Attach types of kernel 6.7 (include/uapi/linux/bpf.h), newer than the uapi headers of
+ * Debian 12 and libbpf 1.1.
+ */
+#define LAUNCH_BPF_CGROUP_UNIX_CONNECT 49
+#define LAUNCH_BPF_CGROUP_UNIX_SENDMSG 50
 
 static __u32 at_least_one(size_t n)
 {
@@ -30,6 +38,11 @@ int loader_load(const struct allowlist *list, struct launch_bpf **ret_skel)
 	skel = launch_bpf__open();
 	if (!skel)
 		return -errno;
+	/* Attach types libbpf 1.1 has no section names for (kernel 6.7+). */
+	bpf_program__set_expected_attach_type(skel->progs.launch_connect_unix,
+					      LAUNCH_BPF_CGROUP_UNIX_CONNECT);
+	bpf_program__set_expected_attach_type(skel->progs.launch_sendmsg_unix,
+					      LAUNCH_BPF_CGROUP_UNIX_SENDMSG);
 	r = bpf_map__set_max_entries(skel->maps.allow_exact, at_least_one(list->nexact));
 	if (!r)
 		r = bpf_map__set_max_entries(skel->maps.allow_prefix,
@@ -46,8 +59,21 @@ int loader_load(const struct allowlist *list, struct launch_bpf **ret_skel)
 	return 0;
 }
 
-int loader_fill(struct launch_bpf *skel, const struct allowlist *list)
+static int loader_fill_unix(struct launch_bpf *skel, const struct rules *rules)
 {
+	int fd = bpf_map__fd(skel->maps.unix_allow);
+	__u8 yes = 1;
+
+	for (size_t i = 0; i < rules->nunix; i++)
+		if (bpf_map_update_elem(fd, &rules->unix_allows[i].key, &yes, BPF_ANY) < 0)
+			return -errno;
+	return 0;
+}
+
+int loader_fill(struct launch_bpf *skel, const struct rules *rules)
+{
+	const struct allowlist *list = rules->list;
+	int r;
 	int sets_fd = bpf_map__fd(skel->maps.port_sets);
 	int exact_fd = bpf_map__fd(skel->maps.allow_exact);
 	int prefix_fd = bpf_map__fd(skel->maps.allow_prefix);
@@ -64,6 +90,9 @@ int loader_fill(struct launch_bpf *skel, const struct allowlist *list)
 		if (bpf_map_update_elem(prefix_fd, &list->prefixes[i].key, &list->prefixes[i].set,
 					BPF_NOEXIST) < 0)
 			return -errno;
+	r = loader_fill_unix(skel, rules);
+	if (r < 0)
+		return r;
 	return 0;
 }
 

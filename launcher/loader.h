@@ -9,8 +9,13 @@ struct launch_bpf;
 
 /* Opens the skeleton, sizes the maps for `list`, loads (verifies) the programs. */
 int loader_load(const struct allowlist *list, struct launch_bpf **ret_skel);
-/* Writes the allowlist into the maps. Must succeed before attach: an empty map refuses all. */
-int loader_fill(struct launch_bpf *skel, const struct allowlist *list);
+struct rules;
+
+/*
+ * Writes the allowlist and the allowed AF_UNIX addresses into the maps. Must succeed before
+ * attach: an empty map refuses all.
+ */
+int loader_fill(struct launch_bpf *skel, const struct rules *rules);
 /*
  * Attaches every program to the cgroup with bpf_link. On failure nothing stays attached.
  * ret_failed names the program that could not be attached.

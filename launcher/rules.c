@@ -2,6 +2,7 @@
 /* From policy files to the sandbox's allowlist: load, resolve host names, merge. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@ void rules_free(struct rules *rules)
 		free(rules->hosts[i].addrs);
 	free(rules->hosts);
 	free(rules->rules);
+	free(rules->unix_allows);
 	allowlist_free(rules->list);
 	for (size_t i = 0; i < rules->npolicies; i++)
 		policy_free(rules->policies[i]);
@@ -66,8 +68,53 @@ static int rules_load_policies(struct rules *rules, char *const *paths, size_t n
 	return 0;
 }
 
+/*
+ * The kernel compares the address the job passes, byte for byte: "@name" is an abstract
+ * name (a leading NUL on the wire), anything else a path, which the parser checked is
+ * absolute.
+ */
+static int rules_compile_unix(struct rules *rules)
+{
+	size_t total = 0;
+
+	for (size_t p = 0; p < rules->npolicies; p++)
+		total += rules->policies[p]->nunix;
+	if (total > MAX_UNIX_PATHS)
+		return -E2BIG;
+	rules->unix_allows = calloc(total ? total : 1, sizeof(*rules->unix_allows));
+	if (!rules->unix_allows)
+		return -ENOMEM;
+	for (size_t p = 0; p < rules->npolicies; p++) {
+		for (size_t i = 0; i < rules->policies[p]->nunix; i++) {
+			struct unix_allow *allow = &rules->unix_allows[rules->nunix++];
+			const char *text = rules->policies[p]->unix_paths[i];
+
+			allow->text = text;
+			if (text[0] == '@')
+				strncpy(allow->key.path + 1, text + 1, sizeof(allow->key.path) - 2);
+			else
+				strncpy(allow->key.path, text, sizeof(allow->key.path) - 1);
+		}
+	}
+	return 0;
+}
+
+/* Adds one line to rules->warnings; a line that does not fit is cut, never the ones before. */
+static void rules_warn(struct rules *rules, const char *fmt, ...)
+{
+	size_t used = strlen(rules->warnings);
+	va_list ap;
+
+	if (used + 1 >= sizeof(rules->warnings))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(rules->warnings + used, sizeof(rules->warnings) - used - 1, fmt, ap);
+	va_end(ap);
+	strcat(rules->warnings, "\n");
+}
+
 int rules_compile(char *const *paths, size_t npaths, const struct resolver *resolver,
-		  struct rules **ret_rules, char *errbuf, size_t errlen)
+		  bool dns_proxy, struct rules **ret_rules, char *errbuf, size_t errlen)
 {
 	_cleanup_(rules_freep) struct rules *rules = calloc(1, sizeof(*rules));
 	size_t nhosts = 0, cap = 0;
@@ -99,18 +146,34 @@ int rules_compile(char *const *paths, size_t npaths, const struct resolver *reso
 					return r;
 				continue;
 			}
-			if (entry->host[0] == '*') {
-				snprintf(
-					errbuf, errlen,
-					"%s: allow[%zu].host: \"%s\" is a wildcard; wildcards need "
-					"the DNS proxy, which this build does not have yet",
-					policy->path, e, entry->host);
+			if (entry->host[0] == '*' && !dns_proxy) {
+				snprintf(errbuf, errlen,
+					 "%s: allow[%zu].host: \"%s\" is a wildcard; wildcards need "
+					 "the DNS proxy, which --no-dns-proxy turned off",
+					 policy->path, e, entry->host);
 				return -EINVAL;
 			}
 			host = &rules->hosts[rules->nhosts];
 			host->policy = policy;
 			host->entry = entry;
+			/* A wildcard names no address until the job looks a name below it up. */
+			if (entry->host[0] == '*') {
+				rules->nhosts++;
+				continue;
+			}
 			r = resolve_host(entry->host, resolver, &host->addrs, &host->naddrs);
+			if (r < 0 && dns_proxy) {
+				/* The proxy opens its addresses when the job looks it up. */
+				rules_warn(rules,
+					   "%s: allow[%zu].host: cannot resolve \"%s\" at launch (%s); "
+					   "its addresses open when the job looks it up",
+					   policy->path, e, entry->host,
+					   r == -ENOENT ? "no such host" : strerror(-r));
+				host->addrs = NULL;
+				host->naddrs = 0;
+				rules->nhosts++;
+				continue;
+			}
 			if (r < 0) {
 				snprintf(errbuf, errlen,
 					 "%s: allow[%zu].host: cannot resolve \"%s\": %s",
@@ -128,6 +191,9 @@ int rules_compile(char *const *paths, size_t npaths, const struct resolver *reso
 	}
 
 	r = allowlist_build(rules->rules, rules->nrules, &rules->list, errbuf, errlen);
+	if (r < 0)
+		return r;
+	r = rules_compile_unix(rules);
 	if (r < 0)
 		return r;
 	*ret_rules = TAKE_PTR(rules);
@@ -177,6 +243,8 @@ void rules_print(const struct rules *rules, FILE *out)
 					fprintf(out, " %s",
 						policy_format_addr(&host->addrs[a], addr,
 								   sizeof(addr)));
+				if (!host->naddrs)
+					fprintf(out, " (opened by the DNS proxy's answers)");
 				fputc('\n', out);
 			} else {
 				bool v4 = policy_addr_is_v4(&entry->addr);
@@ -189,6 +257,8 @@ void rules_print(const struct rules *rules, FILE *out)
 			}
 		}
 	}
+	for (size_t i = 0; i < rules->nunix; i++)
+		fprintf(out, "  unix %s\n", rules->unix_allows[i].text);
 	fprintf(out, "allowlist: %zu exact addresses, %zu prefixes, %zu port sets\n",
 		rules->list->nexact, rules->list->nprefixes, rules->list->nsets);
 }

@@ -17,6 +17,12 @@ struct resolved_host {
 	size_t naddrs;
 };
 
+/* A policy's "unix" entry, as the kernel matches it. */
+struct unix_allow {
+	const char *text; /* as written: "/run/x.sock" or "@name" */
+	struct unix_path_key key;
+};
+
 struct rules {
 	struct policy **policies;
 	size_t npolicies;
@@ -26,15 +32,20 @@ struct rules {
 	struct allow_rule *rules;
 	size_t nrules;
 	struct allowlist *list;
+	/* Lines for stderr: hosts that did not resolve at launch, when the DNS proxy is on. */
+	char warnings[2048];
+	struct unix_allow *unix_allows;
+	size_t nunix;
 };
 
 /*
  * Loads every policy file, resolves every host (with `resolver`, or the system's when NULL)
  * and builds the allowlist. Returns a negative errno with one line in errbuf naming the file,
- * key or host at fault.
+ * key or host at fault. With dns_proxy, wildcard hosts are taken (the proxy resolves them at
+ * run time) and a host that does not resolve is a line in rules->warnings, not an error.
  */
 int rules_compile(char *const *paths, size_t npaths, const struct resolver *resolver,
-		  struct rules **ret_rules, char *errbuf, size_t errlen);
+		  bool dns_proxy, struct rules **ret_rules, char *errbuf, size_t errlen);
 /* Prints each policy's entries with the addresses they stand for: `launch check`. */
 void rules_print(const struct rules *rules, FILE *out);
 void rules_free(struct rules *rules);

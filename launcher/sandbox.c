@@ -15,9 +15,11 @@
 
 #include "audit.h"
 #include "cgroup.h"
+#include "dnsbpf.h"
 #include "gc.h"
 #include "loader.h"
 #include "sandbox.h"
+#include "seccomp.h"
 
 /* Signals the launcher passes on to the job rather than acting on. */
 static const int FORWARDED_SIGNALS[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
@@ -30,8 +32,10 @@ struct sandbox {
 	struct ring_buffer *ringbuf;
 	struct audit_log *log;
 	struct child child;
+	struct dnsproxy *dns; /* also knows the names of addresses, for deny lines */
 	int epoll_fd, signal_fd, timer_fd;
 	unsigned long long lost_reported;
+	unsigned long long seccomp_denied; /* refusals the seccomp listener answered */
 	bool audit_continue;
 	bool audit_failed;
 	bool timed_out;
@@ -45,6 +49,17 @@ static long long monotonic_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/* The name the job knew a refused address by: a DNS answer's or a policy host's. */
+static const char *sandbox_dst_name(const struct sandbox *sandbox, const struct deny_event *event)
+{
+	struct in6_addr addr;
+
+	if (event->op != AUDIT_OP_CONNECT && event->op != AUDIT_OP_SENDMSG)
+		return NULL;
+	memcpy(&addr, event->addr, sizeof(addr));
+	return dnsproxy_addr_name(sandbox->dns, &addr);
+}
+
 static int sandbox_on_event(void *ctx, void *data, size_t size)
 {
 	struct sandbox *sandbox = ctx;
@@ -52,7 +67,7 @@ static int sandbox_on_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(struct deny_event))
 		return 0;
 	/* A write error is kept in the log and acted on after the round. */
-	audit_deny(sandbox->log, data);
+	audit_deny_name(sandbox->log, data, sandbox_dst_name(sandbox, data));
 	return 0;
 }
 
@@ -84,6 +99,17 @@ static int sandbox_drain(struct sandbox *sandbox)
 	if (sandbox->log->error && !sandbox->audit_continue)
 		return sandbox->log->error;
 	return 0;
+}
+
+/* Refuses and logs what the job's seccomp filter handed over. */
+static void sandbox_seccomp(struct sandbox *sandbox)
+{
+	struct deny_event event;
+
+	if (seccomp_refuse(sandbox->child.seccomp_fd, &event) == 1) {
+		sandbox->seccomp_denied++;
+		audit_deny(sandbox->log, &event);
+	}
 }
 
 static int sandbox_forward(struct sandbox *sandbox)
@@ -145,6 +171,12 @@ static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 
 			if (fd == sandbox->signal_fd) {
 				r = sandbox_forward(sandbox);
+				if (r < 0)
+					return r;
+			} else if (fd == sandbox->child.seccomp_fd) {
+				sandbox_seccomp(sandbox);
+			} else if (fd == dnsproxy_fd(sandbox->dns)) {
+				r = dnsproxy_process(sandbox->dns);
 				if (r < 0)
 					return r;
 			} else if (fd == sandbox->timer_fd) {
@@ -259,11 +291,6 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 			 strerror(-r));
 		goto out;
 	}
-	r = loader_fill(sandbox.skel, rules->list);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot fill the allowlist maps: %s", strerror(-r));
-		goto out;
-	}
 	sandbox.ringbuf =
 		ring_buffer__new(loader_events_fd(sandbox.skel), sandbox_on_event, &sandbox, NULL);
 	if (!sandbox.ringbuf) {
@@ -276,6 +303,24 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		snprintf(errbuf, errlen, "cannot create cgroup %s/%s: %s%s", options->cgroup_parent,
 			 options->id, strerror(-r),
 			 r == -EEXIST ? " (a sandbox of that name is running)" : "");
+		goto out;
+	}
+	r = loader_fill(sandbox.skel, rules);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot fill the allowlist maps: %s", strerror(-r));
+		goto out;
+	}
+	/* Before attach: the job's first look-up must already find the proxy. */
+	r = dnsproxy_new(&options->dns, rules, &dnsbpf_ops, sandbox.skel, &log, &sandbox.dns);
+	if (r == 0 && options->dns_proxy) {
+		struct dnsproxy_ports ports;
+
+		r = dnsproxy_listen(sandbox.dns, &ports);
+		if (r == 0)
+			dnsbpf_configure(sandbox.skel, &ports);
+	}
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot start the DNS proxy: %s", strerror(-r));
 		goto out;
 	}
 	r = loader_attach(sandbox.skel, sandbox.cgroup.dir_fd, &failed_prog);
@@ -299,6 +344,8 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		goto out;
 	}
 	r = sandbox_watch(&sandbox, ring_buffer__epoll_fd(sandbox.ringbuf));
+	if (r >= 0 && dnsproxy_fd(sandbox.dns) >= 0)
+		r = sandbox_watch(&sandbox, dnsproxy_fd(sandbox.dns));
 	if (r >= 0)
 		r = sandbox_setup_signals(&sandbox, &old_mask);
 	if (r >= 0 && options->timeout_s > 0)
@@ -332,8 +379,19 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		goto out;
 	}
 
-	r = child_read_msg(&sandbox.child, &msg);
-	if (r < 0 || msg.type != CHILD_MSG_EXEC_OK) {
+	/* The job hands over its seccomp listener before exec, init reports the exec after. */
+	do
+		r = child_read_msg(&sandbox.child, &msg);
+	while (r == 0 && msg.type == CHILD_MSG_SECCOMP);
+	if (r == 0 && msg.type == CHILD_MSG_EXEC_OK && sandbox.child.seccomp_fd < 0) {
+		r = -EPROTO;
+		snprintf(errbuf, errlen, "the job started without its seccomp filter");
+	} else if (r == 0 && msg.type == CHILD_MSG_EXEC_OK) {
+		r = sandbox_watch(&sandbox, sandbox.child.seccomp_fd);
+		if (r < 0)
+			snprintf(errbuf, errlen, "cannot watch the seccomp listener: %s",
+				 strerror(-r));
+	} else if (r < 0 || msg.type != CHILD_MSG_EXEC_OK) {
 		if (r < 0)
 			snprintf(errbuf, errlen, "the sandbox's init died before the job started");
 		else
@@ -343,7 +401,8 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		if (r == 0 && msg.stage == CHILD_STAGE_EXEC)
 			exit_status = msg.error == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
 		r = r < 0 ? r : -msg.error;
-	} else {
+	}
+	if (r == 0) {
 		r = sandbox_supervise(&sandbox, &info);
 		if (r == 0)
 			reaped = true;
@@ -367,6 +426,7 @@ out:
 		ring_buffer__consume(sandbox.ringbuf);
 		sandbox_report_lost(&sandbox);
 		loader_counters(sandbox.skel, &denied, &lost);
+		denied += sandbox.seccomp_denied;
 		if (reaped)
 			exit_status = sandbox_exit_status(&sandbox, &info, &audit_code);
 		else
@@ -386,6 +446,7 @@ out:
 		r = -EBUSY;
 		snprintf(errbuf, errlen, "cannot remove the pins under %s", pins);
 	}
+	dnsproxy_free(sandbox.dns);
 	loader_destroy(sandbox.skel);
 	if (cgroup_destroy(&sandbox.cgroup) < 0 && r == 0) {
 		r = -EBUSY;

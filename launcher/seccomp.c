@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The job's seccomp filter: the doors cgroup hooks cannot see, refused and reported. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "seccomp.h"
+#include "util.h"
+
+#if defined(__x86_64__)
+#define SECCOMP_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define SECCOMP_ARCH AUDIT_ARCH_AARCH64
+#else
+#error "seccomp: unsupported architecture"
+#endif
+
+#define SOCK_TYPE_MASK 0xf
+#ifndef SOCK_PACKET
+#define SOCK_PACKET 10
+#endif
+
+/* Low 32 bits of an argument (little-endian) */
+#define ARG_LO(n) (offsetof(struct seccomp_data, args) + (n) * sizeof(__u64))
+
+#define LOAD(off)     BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
+#define RET(v)	      BPF_STMT(BPF_RET | BPF_K, (v))
+#define JEQ(v, t, f)  BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (v), (t), (f))
+#define JSET(v, t, f) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (v), (t), (f))
+#define RET_ALLOW     RET(SECCOMP_RET_ALLOW)
+#define RET_NOTIFY    RET(SECCOMP_RET_USER_NOTIF)
+#define RET_ERRNO(e)  RET(SECCOMP_RET_ERRNO | (e))
+
+/*
+ * Each block loads the syscall number and, on a match, decides within its own body (which
+ * always ends in a return); otherwise it skips its body. The counts after each JEQ are the
+ * number of instructions in that body.
+ */
+static const struct sock_filter SECCOMP_FILTER[] = {
+	LOAD(offsetof(struct seccomp_data, arch)),
+	JEQ(SECCOMP_ARCH, 1, 0),
+	RET_ERRNO(EPERM), /* another ABI's numbering: nothing is allowed */
+#if defined(__x86_64__)
+	/* x32 calls share the arch value, with bit 30 set: refuse them all. */
+	LOAD(offsetof(struct seccomp_data, nr)),
+	BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
+	RET_ERRNO(ENOSYS),
+#endif
+	/* clone3 passes its flags by pointer, which a filter cannot read: libc falls back. */
+	LOAD(offsetof(struct seccomp_data, nr)),
+	JEQ(__NR_clone3, 0, 1),
+	RET_ERRNO(ENOSYS),
+	/* io_uring's IORING_OP_SOCKET makes sockets without calling socket(). */
+	LOAD(offsetof(struct seccomp_data, nr)),
+	JEQ(__NR_io_uring_setup, 0, 1),
+	RET_NOTIFY,
+	/* unshare(flags), clone(flags, ...): no new user namespace. */
+	LOAD(offsetof(struct seccomp_data, nr)),
+	JEQ(__NR_unshare, 0, 4),
+	LOAD(ARG_LO(0)),
+	JSET(CLONE_NEWUSER, 0, 1),
+	RET_NOTIFY,
+	RET_ALLOW,
+	LOAD(offsetof(struct seccomp_data, nr)),
+	JEQ(__NR_clone, 0, 4),
+	LOAD(ARG_LO(0)),
+	JSET(CLONE_NEWUSER, 0, 1),
+	RET_NOTIFY,
+	RET_ALLOW,
+	/* socketpair(family, ...): unix only. */
+	LOAD(offsetof(struct seccomp_data, nr)),
+	JEQ(__NR_socketpair, 0, 4),
+	LOAD(ARG_LO(0)),
+	JEQ(AF_UNIX, 0, 1),
+	RET_ALLOW,
+	RET_NOTIFY,
+	/* socket(family, type, protocol) */
+	LOAD(offsetof(struct seccomp_data, nr)),
+	JEQ(__NR_socket, 0, 15),
+	LOAD(ARG_LO(0)),				     /* 1 */
+	JEQ(AF_UNIX, 0, 1),				     /* 2 */
+	RET_ALLOW,					     /* 3 */
+	JEQ(AF_NETLINK, 0, 1),				     /* 4 */
+	RET_ALLOW,					     /* 5 */
+	JEQ(AF_INET, 1, 0),				     /* 6: to 8 */
+	JEQ(AF_INET6, 0, 7),				     /* 7: else to 15 */
+	LOAD(ARG_LO(1)),				     /* 8 */
+	BPF_STMT(BPF_ALU | BPF_AND | BPF_K, SOCK_TYPE_MASK), /* 9 */
+	JEQ(SOCK_RAW, 0, 1),				     /* 10 */
+	RET_NOTIFY,					     /* 11 */
+	JEQ(SOCK_PACKET, 0, 1),				     /* 12 */
+	RET_NOTIFY,					     /* 13 */
+	RET_ALLOW,  /* 14: TCP, UDP, ICMP: the cgroup hooks judge those */
+	RET_NOTIFY, /* 15: any other family */
+	RET_ALLOW,
+};
+
+int seccomp_install(void)
+{
+	struct sock_fprog prog = {
+		.len = ARRAY_SIZE(SECCOMP_FILTER),
+		.filter = (struct sock_filter *)SECCOMP_FILTER,
+	};
+	int fd;
+
+	fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+			  &prog);
+	return fd < 0 ? -errno : fd;
+}
+
+static __u16 seccomp_op(const struct seccomp_notif *req)
+{
+	if (req->data.nr == __NR_io_uring_setup)
+		return AUDIT_OP_IO_URING;
+	if (req->data.nr == __NR_unshare || req->data.nr == __NR_clone)
+		return AUDIT_OP_USERNS;
+	return AUDIT_OP_SOCKET;
+}
+
+int seccomp_refuse(int listener_fd, struct deny_event *ret_event)
+{
+	struct seccomp_notif req;
+	struct seccomp_notif_resp resp;
+	struct timespec boot;
+	char path[64];
+	int fd;
+
+	memset(&req, 0, sizeof(req));
+	if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+		return errno == EINTR || errno == ENOENT ? 0 : -errno;
+	memset(&resp, 0, sizeof(resp));
+	resp.id = req.id;
+	resp.error = -EPERM;
+	/* ENOENT: the caller died meanwhile; the refusal still happened and is logged. */
+	if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
+		return -errno;
+
+	memset(ret_event, 0, sizeof(*ret_event));
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	ret_event->boot_ns = (__u64)boot.tv_sec * 1000000000ULL + (__u64)boot.tv_nsec;
+	ret_event->pid = req.pid;
+	ret_event->tid = req.pid;
+	ret_event->op = seccomp_op(&req);
+	if (ret_event->op == AUDIT_OP_SOCKET) {
+		ret_event->family = (__u16)req.data.args[0];
+		ret_event->sock_type = (__u16)(req.data.args[1] & SOCK_TYPE_MASK);
+		ret_event->protocol = (__u16)req.data.args[2];
+	}
+	/* The notification names a thread; its thread group and uid come from /proc. */
+	snprintf(path, sizeof(path), "/proc/%u/comm", req.pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, ret_event->comm, sizeof(ret_event->comm) - 1);
+
+		if (n > 0 && ret_event->comm[n - 1] == '\n')
+			ret_event->comm[n - 1] = '\0';
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "/proc/%u/status", req.pid);
+	{
+		FILE *f = fopen(path, "re");
+		char line[128];
+
+		while (f && fgets(line, sizeof(line), f)) {
+			unsigned int value;
+
+			if (sscanf(line, "Tgid: %u", &value) == 1)
+				ret_event->pid = value;
+			else if (sscanf(line, "Uid: %u", &value) == 1)
+				ret_event->uid = value;
+		}
+		if (f)
+			fclose(f);
+	}
+	return 1;
+}

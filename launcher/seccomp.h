@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The job's seccomp filter: the doors cgroup hooks cannot see, refused and reported. */
+#ifndef LAUNCH_SECCOMP_H
+#define LAUNCH_SECCOMP_H
+
+#include "../bpf/launch.h"
+
+/*
+ * Installs the filter in the calling process (no_new_privs must be set). Socket families
+ * other than unix, inet, inet6 and netlink, raw inet sockets, new user namespaces and
+ * io_uring (whose IORING_OP_SOCKET would bypass a socket() filter) are sent to the
+ * launcher, which refuses them with EPERM and logs them; clone3, whose flags a filter
+ * cannot read, fails with ENOSYS so that libc falls back to clone. Returns the listener fd.
+ */
+int seccomp_install(void);
+
+/*
+ * Answers one pending notification on listener_fd with EPERM and describes it in
+ * ret_event. Returns 1 with an event, 0 when there was none to read, or -errno.
+ */
+int seccomp_refuse(int listener_fd, struct deny_event *ret_event);
+
+#endif /* LAUNCH_SECCOMP_H */
