@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* connect4/6 and sendmsg4/6: a destination leaves only if the allowlist has it. */
-#define LAUNCH_DEFINE_SHARED
 #include "common.bpf.h"
-
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+#include "dns.bpf.h"
 
 /* Sizes are set by the launcher before load, to the policy's own counts. */
 struct {
@@ -73,7 +71,10 @@ static __always_inline int sock_addr_judge(struct bpf_sock_addr *ctx, struct pre
 		proto = PROTO_UDP;
 
 	dst->prefixlen = 128;
-	if (proto && allowlist_allows(dst, port, proto))
+	/* DNS goes to the launcher's proxy whatever the address (docs/dns.md). */
+	if (proto && dns_redirect(ctx, dst, family, port, proto))
+		return 1;
+	if (proto && (allowlist_allows(dst, port, proto) || dns_allows(dst, port, proto)))
 		return 1;
 
 	event = audit_reserve(op, family);

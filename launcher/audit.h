@@ -7,8 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
+#include <netinet/in.h>
 
 #include "../bpf/launch.h"
+
+/* Addresses listed in one dns_allow line; "naddrs" always has the full count. */
+#define AUDIT_DNS_ADDRS_MAX 64
 
 /* Version of the line format, in every line as "v"; see docs/audit-log.md. */
 #define AUDIT_SCHEMA_VERSION 1
@@ -41,6 +45,26 @@ void audit_close(struct audit_log *log);
  */
 int audit_format_deny(const struct audit_log *log, const struct deny_event *event, char *buf,
 		      size_t len);
+/* As audit_format_deny, with "dst_name" when the address is known by a name (NULL: none). */
+int audit_format_deny_name(const struct audit_log *log, const struct deny_event *event,
+			   const char *dst_name, char *buf, size_t len);
+
+/* A look-up judged by the DNS proxy: a "deny" line with op "dns", or a "dns_allow" line. */
+struct audit_dns {
+	const char *protocol; /* "udp" or "tcp": how the job asked */
+	const char *qname;
+	const char *qtype;  /* "A", "TXT", "TYPE65280", ... */
+	const char *rcode;  /* the answer the job got: "REFUSED", "NOERROR", ... */
+	const char *reason; /* deny: "name", "qtype" or "qclass" */
+	const struct in6_addr *addrs; /* dns_allow: the addresses opened, IPv4 mapped */
+	size_t naddrs;
+	unsigned int ttl_s;  /* dns_allow: the answer's smallest TTL */
+	unsigned int open_s; /* dns_allow: how long its addresses stay open */
+};
+int audit_format_dns_deny(const struct audit_log *log, const struct audit_dns *dns, char *buf,
+			  size_t len);
+int audit_format_dns_allow(const struct audit_log *log, const struct audit_dns *dns, char *buf,
+			   size_t len);
 int audit_format_start(const struct audit_log *log, char *const *argv, int pid, unsigned int uid,
 		       size_t rules, const char *hostname, char *buf, size_t len);
 int audit_format_lost(const struct audit_log *log, unsigned long long count, char *buf,
@@ -58,5 +82,6 @@ int audit_append(struct audit_log *log, const char *line, size_t len);
  * failed_lines and dropped, and the error is returned (and kept in log->error). */
 int audit_flush(struct audit_log *log);
 int audit_deny(struct audit_log *log, const struct deny_event *event);
+int audit_deny_name(struct audit_log *log, const struct deny_event *event, const char *dst_name);
 
 #endif /* LAUNCH_AUDIT_H */

@@ -15,6 +15,7 @@
 
 #include "audit.h"
 #include "cgroup.h"
+#include "dnsproxy.h"
 #include "gc.h"
 #include "loader.h"
 #include "rules.h"
@@ -34,6 +35,8 @@ static struct {
 	double timeout_s;
 	bool audit_continue;
 	bool verbose;
+	bool no_dns_proxy;
+	struct dnsproxy_config dns; /* defaults set in main */
 } arg = { .audit_path = AUDIT_DEFAULT_PATH };
 
 static const char USAGE[] =
@@ -54,7 +57,9 @@ static const char USAGE[] =
 	"                           exit 125 (default), or keep it running and count the\n"
 	"                           lost lines in sandbox_exit\n"
 	"  -r, --resolver ADDR[:PORT]\n"
-	"                           resolve policy hosts with this DNS server, not the system's\n"
+	"                           resolve policy hosts, and forward the job's allowed\n"
+	"                           look-ups, with this DNS server, not the first nameserver\n"
+	"                           of /etc/resolv.conf\n"
 	"      --cgroup-parent PATH cgroup v2 folder for the sandbox's cgroup\n"
 	"                           (default: <cgroup2 mount>/launch)\n"
 	"  -t, --timeout SECONDS    kill the job after SECONDS; launch then exits 124\n"
@@ -63,6 +68,21 @@ static const char USAGE[] =
 	"                           (default: 12 random hex digits)\n"
 	"  -v, --verbose            show libbpf's messages, the verifier's included\n"
 	"  -h, --help               show this help\n"
+	"\n"
+	"DNS (docs/dns.md): the job's DNS, to any address on port 53, is answered by launch.\n"
+	"A name that a policy \"host\" allows (exact, or below a \"*.example.com\" wildcard) is\n"
+	"forwarded, and the addresses in the answer are allowed with that rule's ports for\n"
+	"their TTL plus a grace period; any other name is refused without leaving the host.\n"
+	"      --no-dns-proxy       judge port 53 like any other port; no wildcards then, and a\n"
+	"                           host that does not resolve at launch is an error\n"
+	"      --dns-min-ttl SECONDS\n"
+	"                           keep answered addresses open at least this long (default 5)\n"
+	"      --dns-grace SECONDS  and this much longer than the TTL (default 60)\n"
+	"      --dns-max-ips N      addresses open per name, the oldest closed first (default 256)\n"
+	"      --dns-deny=refused|nxdomain\n"
+	"                           the answer to a name no policy allows (default refused)\n"
+	"      --audit-dns-allowed  log every allowed look-up (dns_allow) with the addresses\n"
+	"                           it opened; refused look-ups are always logged\n"
 	"\n"
 	"The job gets launch's standard streams and environment, no capabilities, no_new_privs,\n"
 	"and no descriptor above 2. INT, TERM, HUP, QUIT, USR1 and USR2 sent to launch are passed\n"
@@ -108,10 +128,35 @@ static bool valid_name(const char *name)
 	       len;
 }
 
+/* A decimal number 0..max. */
+static int parse_uint(const char *text, unsigned int max, unsigned int *ret_value)
+{
+	unsigned long value;
+	char *end;
+
+	if (!*text || *text == '-' || *text == '+')
+		return -EINVAL;
+	errno = 0;
+	value = strtoul(text, &end, 10);
+	if (errno || *end || value > max)
+		return -EINVAL;
+	*ret_value = (unsigned int)value;
+	return 0;
+}
+
 /* Returns the index of the first operand, or -1 after printing why the options are bad. */
 static int parse_options(int argc, char **argv, bool need_policy)
 {
-	enum { OPT_CGROUP_PARENT = 0x100, OPT_AUDIT_FAILURE };
+	enum {
+		OPT_CGROUP_PARENT = 0x100,
+		OPT_AUDIT_FAILURE,
+		OPT_NO_DNS_PROXY,
+		OPT_DNS_MIN_TTL,
+		OPT_DNS_GRACE,
+		OPT_DNS_MAX_IPS,
+		OPT_DNS_DENY,
+		OPT_AUDIT_DNS_ALLOWED,
+	};
 	static const struct option options[] = {
 		{ "policy", required_argument, NULL, 'p' },
 		{ "audit-log", required_argument, NULL, 'a' },
@@ -123,6 +168,12 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		{ "name", required_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "no-dns-proxy", no_argument, NULL, OPT_NO_DNS_PROXY },
+		{ "dns-min-ttl", required_argument, NULL, OPT_DNS_MIN_TTL },
+		{ "dns-grace", required_argument, NULL, OPT_DNS_GRACE },
+		{ "dns-max-ips", required_argument, NULL, OPT_DNS_MAX_IPS },
+		{ "dns-deny", required_argument, NULL, OPT_DNS_DENY },
+		{ "audit-dns-allowed", no_argument, NULL, OPT_AUDIT_DNS_ALLOWED },
 		{},
 	};
 	char *end;
@@ -183,6 +234,43 @@ static int parse_options(int argc, char **argv, bool need_policy)
 			break;
 		case 'v':
 			arg.verbose = true;
+			break;
+		case OPT_NO_DNS_PROXY:
+			arg.no_dns_proxy = true;
+			break;
+		case OPT_DNS_MIN_TTL:
+			if (parse_uint(optarg, 86400, &arg.dns.min_ttl_s) < 0) {
+				fail("--dns-min-ttl: \"%s\" is not 0-86400 seconds", optarg);
+				return -1;
+			}
+			break;
+		case OPT_DNS_GRACE:
+			if (parse_uint(optarg, 86400, &arg.dns.grace_s) < 0) {
+				fail("--dns-grace: \"%s\" is not 0-86400 seconds", optarg);
+				return -1;
+			}
+			break;
+		case OPT_DNS_MAX_IPS:
+			if (parse_uint(optarg, DNSPROXY_MAX_IPS_LIMIT, &arg.dns.max_ips) < 0 ||
+			    !arg.dns.max_ips) {
+				fail("--dns-max-ips: \"%s\" is not 1-%d", optarg,
+				     DNSPROXY_MAX_IPS_LIMIT);
+				return -1;
+			}
+			break;
+		case OPT_DNS_DENY:
+			if (strcmp(optarg, "refused") == 0)
+				arg.dns.deny_rcode = DNS_RCODE_REFUSED;
+			else if (strcmp(optarg, "nxdomain") == 0)
+				arg.dns.deny_rcode = DNS_RCODE_NXDOMAIN;
+			else {
+				fail("--dns-deny: \"%s\" is neither \"refused\" nor \"nxdomain\"",
+				     optarg);
+				return -1;
+			}
+			break;
+		case OPT_AUDIT_DNS_ALLOWED:
+			arg.dns.audit_allowed = true;
 			break;
 		case 'h':
 			fputs(USAGE, stdout);
@@ -250,11 +338,22 @@ static int compile_rules(struct rules **ret_rules)
 			return -EINVAL;
 		}
 		server = &resolver;
+		arg.dns.upstream = resolver;
+	} else if (!arg.no_dns_proxy) {
+		/* As glibc: the first nameserver, else 127.0.0.1 (already the default). */
+		dnsproxy_read_resolv_conf(DNSPROXY_RESOLV_CONF, &arg.dns.upstream);
 	}
-	if (rules_compile(arg.policies, arg.npolicies, server, ret_rules, errbuf, sizeof(errbuf)) <
-	    0) {
+	if (rules_compile(arg.policies, arg.npolicies, server, !arg.no_dns_proxy, ret_rules, errbuf,
+			  sizeof(errbuf)) < 0) {
 		fail("%s", errbuf);
 		return -EINVAL;
+	}
+	/* Each warning is one line already. */
+	for (const char *line = (*ret_rules)->warnings; *line;) {
+		size_t len = strcspn(line, "\n");
+
+		fprintf(stderr, "launch: warning: %.*s\n", (int)len, line);
+		line += len + (line[len] == '\n');
 	}
 	return 0;
 }
@@ -365,6 +464,8 @@ static int cmd_run(int argc, char **argv)
 	options.audit_path = arg.audit_path;
 	options.timeout_s = arg.timeout_s;
 	options.audit_continue = arg.audit_continue;
+	options.dns_proxy = !arg.no_dns_proxy;
+	options.dns = arg.dns;
 	options.child.argv = argv + first;
 	r = sandbox_run(&options, rules, &status, errbuf, sizeof(errbuf));
 	if (r < 0)
@@ -375,6 +476,7 @@ static int cmd_run(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	libbpf_set_print(libbpf_print);
+	dnsproxy_config_default(&arg.dns);
 	/* A closed stderr must fail a write, not kill the launcher and leave the job unwatched. */
 	signal(SIGPIPE, SIG_IGN);
 

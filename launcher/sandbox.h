@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "child.h"
+#include "dnsproxy.h"
 #include "rules.h"
 
 /* Exit statuses, as env(1) and timeout(1). */
@@ -21,6 +22,8 @@ struct sandbox_options {
 	const char *audit_path;
 	double timeout_s; /* 0: none */
 	bool audit_continue; /* --audit-failure=continue */
+	bool dns_proxy;	     /* the job's DNS goes to our proxy (docs/dns.md) */
+	struct dnsproxy_config dns;
 	struct child_config child;
 };
 

@@ -316,9 +316,21 @@ proc_running() {
 	tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$2"
 }
 
-# The cgroup v2 path ("0::" line) in a saved copy of /proc/PID/cgroup.
+# The cgroup v2 path ("0::" line) in /proc/PID/cgroup or a saved copy, as seen from the test
+# (the job may see "/" from its own cgroup namespace).
 cgroup_v2_path() {
 	sed -n 's/^0:://p' "$1"
+}
+
+# PIDs (as seen from the test, whatever PID namespace the job is in) of the processes named
+# COMM whose command line contains MARKER.
+find_pids() {
+	local comm=$1 marker=$2 d
+
+	for d in /proc/[0-9]*; do
+		[ "$(cat "$d/comm" 2>/dev/null)" = "$comm" ] || continue
+		tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -qF -- "$marker" && echo "${d#/proc/}"
+	done
 }
 
 # Run by run in the test's own bash: sets up the test directory and calls test_NAME.

@@ -42,7 +42,7 @@ test_fds_only_stdio() {
 			fd=${fd##*/}
 			[ "$fd" -le 2 ] || eval "exec $fd>&-" 2>/dev/null
 		done
-		exec "$IT_LAUNCH" --audit-log "$L_AUDIT" --name "$L_NAME" --policy "$p" -- \
+		exec timeout -k 3 "${IT_LAUNCH_SAFETY_S:-40}" "$IT_LAUNCH" --audit-log "$L_AUDIT" --name "$L_NAME" --policy "$p" -- \
 			/bin/ls -l /proc/self/fd
 	) </dev/null >"$T_DIR/fds" 2>"$T_DIR/fds.err"
 	# shellcheck disable=SC2034 # read by expect_rc

@@ -152,9 +152,9 @@ test_check() {
 		{"cidr": "127.0.0.2", "ports": [8080]},
 		{"host": "localhost", "ports": ["9000-9010"], "protocol": "udp"},
 		{"cidr": "2001:db8::/64", "ports": [443]}]}')
-	before=$(ls -1 "$IT_CG2/launch" 2>/dev/null)
+	before=$(find "$IT_CG2/launch" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
 	launch_raw check --policy "$p"
-	after=$(ls -1 "$IT_CG2/launch" 2>/dev/null)
+	after=$(find "$IT_CG2/launch" -mindepth 1 -maxdepth 1 -type d 2>/dev/null)
 	expect_rc "launch check" 0 || return 1
 	local want
 	for want in 127.0.0.2 8080 127.0.0.1 9000 9010 2001:db8:: 443; do

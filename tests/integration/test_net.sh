@@ -15,7 +15,7 @@ WEB_POLICY='{"name": "web", "allow": [{"cidr": "127.0.0.2", "ports": [8080], "pr
 DNS_POLICY='{"name": "dns", "allow": [{"cidr": "127.0.0.2", "ports": [5300], "protocol": "udp"}]}'
 
 test_tcp_allow_deny() {
-	local p n2 n3 pid lines
+	local p n2 n3 pid
 
 	p=$(policy web "$WEB_POLICY")
 	n2=$(received tcp 127.0.0.2 8080)
@@ -24,15 +24,26 @@ test_tcp_allow_deny() {
 	expect_received tcp 127.0.0.3 8080 $((n3 + 1)) || return 1
 	n3=$((n3 + 1))
 
-	# The refused probe prints its own PID first (exec keeps it) to match the audit line.
+	# The job pauses before exec'ing the refused probe, so the test can learn the probe's
+	# PID (the shell's: exec keeps it) as the audit log reports it, from outside any PID
+	# namespace the job is in.
 	# shellcheck disable=SC2016
-	launch_job --policy "$p" -- /bin/sh -c '"$0" tcp 127.0.0.2 8080
-		sh -c '\''echo $$; exec "$0" tcp 127.0.0.3 8080'\'' "$0"' "$IT_PROBE"
+	launch_bg --policy "$p" -- /bin/sh -c '"$0" tcp 127.0.0.2 8080 >"$1/allowed"
+		echo ready >"$1/ready"
+		while [ ! -e "$1/go" ]; do sleep 0.01; done
+		exec "$0" tcp 127.0.0.3 8080' "$IT_PROBE" "$T_DIR"
+	wait_for_file "$T_DIR/ready" 10 || {
+		kill -KILL "$L_PID" 2>/dev/null
+		fail "the job never became ready (stderr: $(brief "$(cat "$L_ERR_FILE")"))"
+		return 1
+	}
+	pid=$(find_pids sh "$T_DIR")
+	: >"$T_DIR/go"
+	launch_bg_wait 10 || return 1
 	expect_rc "job" 0 || return 1
-	mapfile -t lines <<<"$L_OUT"
-	expect_eq "allowed connect to 127.0.0.2:8080" OK "${lines[0]:-}" || return 1
-	pid=${lines[1]:-}
-	expect_eq "refused connect to 127.0.0.3:8080" EPERM "${lines[2]:-}" || return 1
+	[[ $pid =~ ^[0-9]+$ ]] || fail "cannot tell the job's PID (found '$pid')" || return 1
+	expect_eq "allowed connect to 127.0.0.2:8080" OK "$(cat "$T_DIR/allowed")" || return 1
+	expect_eq "refused connect to 127.0.0.3:8080" EPERM "$L_OUT" || return 1
 	expect_received tcp 127.0.0.2 8080 $((n2 + 1)) || return 1
 	expect_received tcp 127.0.0.3 8080 "$n3" || return 1
 

@@ -39,6 +39,14 @@ test_signal_hup() {
 	forward HUP
 }
 
+test_signal_quit() {
+	forward QUIT
+}
+
+test_signal_usr2() {
+	forward USR2
+}
+
 # A job that does not handle the signal dies of it: launch exits 128 + 15.
 test_signal_term_untrapped() {
 	local p
@@ -55,4 +63,6 @@ test_signal_term_untrapped() {
 	kill -TERM "$L_PID" || fail "cannot signal launch (pid $L_PID)" || return 1
 	launch_bg_wait 10 || return 1
 	expect_rc "SIGTERM to launch, job does not trap it" 143 || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit signal=15 exit_code!
 }

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* recvmsg4/6, getpeername4/6: DNS replies seem to come from the resolver the job asked. */
+#include "dns.bpf.h"
+
+/*
+ * Stub resolvers check that a reply comes from the server they asked (glibc compares the
+ * source with its nameserver list), so the proxy's address is swapped back for the one the
+ * job sent to, kept on the socket by dns_redirect. Nothing is decided here: recvmsg and
+ * getpeername programs must return 1.
+ */
+static __always_inline void dns_restore4(struct bpf_sock_addr *ctx, bool getpeername)
+{
+	__u16 port = bpf_ntohs((__u16)ctx->user_port);
+	struct dns_orig_dst *orig;
+	__u32 ip4;
+
+	if (!dns_proxy_enabled || ctx->user_ip4 != bpf_htonl(DNS_LOOPBACK4) || !port)
+		return;
+	if (port != dns_udp4_port && !(getpeername && port == dns_tcp4_port))
+		return;
+	orig = bpf_sk_storage_get(&dns_orig, ctx->sk, 0, 0);
+	if (!orig || !dns_addr_is_v4(orig->addr))
+		return;
+	__builtin_memcpy(&ip4, &orig->addr[12], 4);
+	ctx->user_ip4 = ip4;
+	ctx->user_port = bpf_htons(orig->port);
+}
+
+static __always_inline void dns_restore6(struct bpf_sock_addr *ctx, bool getpeername)
+{
+	__u16 port = bpf_ntohs((__u16)ctx->user_port);
+	struct dns_orig_dst *orig;
+	__u8 src[16];
+	__u32 word;
+
+	if (!dns_proxy_enabled)
+		return;
+	word = ctx->user_ip6[0];
+	__builtin_memcpy(&src[0], &word, 4);
+	word = ctx->user_ip6[1];
+	__builtin_memcpy(&src[4], &word, 4);
+	word = ctx->user_ip6[2];
+	__builtin_memcpy(&src[8], &word, 4);
+	word = ctx->user_ip6[3];
+	__builtin_memcpy(&src[12], &word, 4);
+	if (!dns_is_proxy(src, port, true) && !(getpeername && dns_is_proxy(src, port, false)))
+		return;
+	orig = bpf_sk_storage_get(&dns_orig, ctx->sk, 0, 0);
+	if (!orig)
+		return;
+	__builtin_memcpy(&word, &orig->addr[0], 4);
+	ctx->user_ip6[0] = word;
+	__builtin_memcpy(&word, &orig->addr[4], 4);
+	ctx->user_ip6[1] = word;
+	__builtin_memcpy(&word, &orig->addr[8], 4);
+	ctx->user_ip6[2] = word;
+	__builtin_memcpy(&word, &orig->addr[12], 4);
+	ctx->user_ip6[3] = word;
+	ctx->user_port = bpf_htons(orig->port);
+}
+
+SEC("cgroup/recvmsg4")
+int launch_recvmsg4(struct bpf_sock_addr *ctx)
+{
+	dns_restore4(ctx, false);
+	return 1;
+}
+
+SEC("cgroup/recvmsg6")
+int launch_recvmsg6(struct bpf_sock_addr *ctx)
+{
+	dns_restore6(ctx, false);
+	return 1;
+}
+
+SEC("cgroup/getpeername4")
+int launch_getpeername4(struct bpf_sock_addr *ctx)
+{
+	dns_restore4(ctx, true);
+	return 1;
+}
+
+SEC("cgroup/getpeername6")
+int launch_getpeername6(struct bpf_sock_addr *ctx)
+{
+	dns_restore6(ctx, true);
+	return 1;
+}
