@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "launch.skel.h"
@@ -30,7 +31,31 @@ static __u32 at_least_one(size_t n)
 	return n ? (__u32)n : 1;
 }
 
-int loader_load(const struct allowlist *list, struct launch_bpf **ret_skel)
+bool loader_kernel_has_unix_hooks(void)
+{
+	static int cached = -1;
+	struct btf *btf;
+
+	if (cached >= 0)
+		return cached;
+	/* The attach type exists in the running kernel's BTF from 6.7 on. */
+	btf = btf__load_vmlinux_btf();
+	cached = 0;
+	if (btf) {
+		const struct btf_type *t;
+		__s32 id = btf__find_by_name_kind(btf, "bpf_attach_type", BTF_KIND_ENUM);
+
+		t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+		for (int i = 0; t && i < btf_vlen(t); i++)
+			if (strcmp(btf__name_by_offset(btf, btf_enum(t)[i].name_off),
+				   "BPF_CGROUP_UNIX_CONNECT") == 0)
+				cached = 1;
+		btf__free(btf);
+	}
+	return cached;
+}
+
+int loader_load(const struct allowlist *list, bool unix_hooks, struct launch_bpf **ret_skel)
 {
 	struct launch_bpf *skel;
 	int r;
@@ -43,6 +68,10 @@ int loader_load(const struct allowlist *list, struct launch_bpf **ret_skel)
 					      LAUNCH_BPF_CGROUP_UNIX_CONNECT);
 	bpf_program__set_expected_attach_type(skel->progs.launch_sendmsg_unix,
 					      LAUNCH_BPF_CGROUP_UNIX_SENDMSG);
+	if (!unix_hooks) {
+		bpf_program__set_autoload(skel->progs.launch_connect_unix, false);
+		bpf_program__set_autoload(skel->progs.launch_sendmsg_unix, false);
+	}
 	r = bpf_map__set_max_entries(skel->maps.allow_exact, at_least_one(list->nexact));
 	if (!r)
 		r = bpf_map__set_max_entries(skel->maps.allow_prefix,
@@ -102,7 +131,11 @@ int loader_attach(struct launch_bpf *skel, int cgroup_fd, const char **ret_faile
 
 	for (int i = 0; i < s->prog_cnt; i++) {
 		struct bpf_program *prog = *s->progs[i].prog;
-		struct bpf_link *link = bpf_program__attach_cgroup(prog, cgroup_fd);
+		struct bpf_link *link;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		link = bpf_program__attach_cgroup(prog, cgroup_fd);
 
 		if (!link) {
 			int r = -errno;

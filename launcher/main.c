@@ -34,6 +34,7 @@ static struct {
 	const char *name;
 	double timeout_s;
 	bool audit_continue;
+	bool allow_unix_unfiltered;
 	bool verbose;
 	bool no_dns_proxy;
 	struct dnsproxy_config dns; /* defaults set in main */
@@ -56,6 +57,10 @@ static const char USAGE[] =
 	"                           when the audit log cannot be written: stop the job and\n"
 	"                           exit 125 (default), or keep it running and count the\n"
 	"                           lost lines in sandbox_exit\n"
+	"      --allow-unix-unfiltered\n"
+	"                           on kernels before 6.7, which cannot filter AF_UNIX\n"
+	"                           connects, run anyway (the job can then reach any local\n"
+	"                           socket it has permission for)\n"
 	"  -r, --resolver ADDR[:PORT]\n"
 	"                           resolve policy hosts, and forward the job's allowed\n"
 	"                           look-ups, with this DNS server, not the first nameserver\n"
@@ -150,6 +155,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 	enum {
 		OPT_CGROUP_PARENT = 0x100,
 		OPT_AUDIT_FAILURE,
+		OPT_ALLOW_UNIX_UNFILTERED,
 		OPT_NO_DNS_PROXY,
 		OPT_DNS_MIN_TTL,
 		OPT_DNS_GRACE,
@@ -161,6 +167,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "audit-log", required_argument, NULL, 'a' },
 		{ "audit-failure", required_argument, NULL, OPT_AUDIT_FAILURE },
+		{ "allow-unix-unfiltered", no_argument, NULL, OPT_ALLOW_UNIX_UNFILTERED },
 		{ "resolver", required_argument, NULL, 'r' },
 		{ "cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT },
 		{ "timeout", required_argument, NULL, 't' },
@@ -192,6 +199,9 @@ static int parse_options(int argc, char **argv, bool need_policy)
 			break;
 		case 'a':
 			arg.audit_path = optarg;
+			break;
+		case OPT_ALLOW_UNIX_UNFILTERED:
+			arg.allow_unix_unfiltered = true;
 			break;
 		case OPT_AUDIT_FAILURE:
 			if (strcmp(optarg, "stop") == 0)
@@ -464,6 +474,7 @@ static int cmd_run(int argc, char **argv)
 	options.audit_path = arg.audit_path;
 	options.timeout_s = arg.timeout_s;
 	options.audit_continue = arg.audit_continue;
+	options.allow_unix_unfiltered = arg.allow_unix_unfiltered;
 	options.dns_proxy = !arg.no_dns_proxy;
 	options.dns = arg.dns;
 	options.child.argv = argv + first;

@@ -284,7 +284,18 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		snprintf(errbuf, errlen, "audit log %s: %s", options->audit_path, strerror(-r));
 		goto out;
 	}
-	r = loader_load(rules->list, &sandbox.skel);
+	r = loader_load(rules->list, true, &sandbox.skel);
+	if (r < 0 && !loader_kernel_has_unix_hooks()) {
+		/* Before 6.7 nothing can see AF_UNIX connects: a way out unless accepted. */
+		if (!options->allow_unix_unfiltered) {
+			snprintf(errbuf, errlen,
+				 "this kernel has no AF_UNIX cgroup hooks (6.7+), so the job could "
+				 "reach any local socket: refusing to start (--allow-unix-unfiltered "
+				 "accepts that)");
+			goto out;
+		}
+		r = loader_load(rules->list, false, &sandbox.skel);
+	}
 	if (r < 0) {
 		snprintf(errbuf, errlen,
 			 "cannot load the BPF programs: %s (run with -v for the verifier's log)",
@@ -427,6 +438,13 @@ out:
 		sandbox_report_lost(&sandbox);
 		loader_counters(sandbox.skel, &denied, &lost);
 		denied += sandbox.seccomp_denied;
+		if (sandbox.dns) {
+			struct dnsproxy_stats dns_stats;
+
+			/* Each refused look-up is a deny line too. */
+			dnsproxy_get_stats(sandbox.dns, &dns_stats);
+			denied += dns_stats.denied;
+		}
 		if (reaped)
 			exit_status = sandbox_exit_status(&sandbox, &info, &audit_code);
 		else
