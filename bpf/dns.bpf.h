@@ -137,16 +137,7 @@ static __always_inline bool dns_allows(const struct prefix_key *dst, __u16 port,
 	if (!set_id)
 		return false;
 	set = bpf_map_lookup_elem(&dns_port_sets, set_id);
-	if (!set)
-		return false;
-	for (__u32 i = 0; i < MAX_PORT_RANGES; i++) {
-		if (i >= set->nranges)
-			break;
-		if (port >= set->ranges[i].lo && port <= set->ranges[i].hi &&
-		    (set->ranges[i].protos & proto))
-			return true;
-	}
-	return false;
+	return set && port_set_allows(set, port, proto);
 }
 
 #endif /* LAUNCH_DNS_BPF_H */

@@ -26,31 +26,19 @@ struct {
 	__uint(max_entries, 1);
 } port_sets SEC(".maps");
 
-static __always_inline bool port_set_allows(__u32 set_id, __u16 port, __u32 proto)
-{
-	struct port_set *set = bpf_map_lookup_elem(&port_sets, &set_id);
-
-	if (!set)
-		return false;
-	for (__u32 i = 0; i < MAX_PORT_RANGES; i++) {
-		if (i >= set->nranges)
-			break;
-		if (port >= set->ranges[i].lo && port <= set->ranges[i].hi &&
-		    (set->ranges[i].protos & proto))
-			return true;
-	}
-	return false;
-}
-
 static __always_inline bool allowlist_allows(const struct prefix_key *dst, __u16 port, __u32 proto)
 {
+	struct port_set *set;
 	__u32 *set_id;
 
 	/* Exact addresses (every resolved host) take one hash lookup; the trie is the fallback. */
 	set_id = bpf_map_lookup_elem(&allow_exact, dst->addr);
 	if (!set_id)
 		set_id = bpf_map_lookup_elem(&allow_prefix, dst);
-	return set_id && port_set_allows(*set_id, port, proto);
+	if (!set_id)
+		return false;
+	set = bpf_map_lookup_elem(&port_sets, set_id);
+	return set && port_set_allows(set, port, proto);
 }
 
 /*

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
@@ -432,6 +433,9 @@ static int cmd_run(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
 	struct sandbox_options options = { 0 };
+	struct sandbox_timing timing = { 0 };
+	struct timespec t0, t1;
+	double policy_us;
 	char id[SANDBOX_NAME_MAX + 1], parent[PATH_MAX], bpffs[PATH_MAX], errbuf[PATH_MAX + 512];
 	int first, status, r;
 
@@ -448,8 +452,11 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (check_system() < 0)
 		return EXIT_LAUNCH_FAILED;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (compile_rules(&rules) < 0)
 		return EXIT_LAUNCH_FAILED;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	policy_us = (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
 
 	if (cgroup_parent_dir(parent, sizeof(parent)) < 0)
 		return EXIT_LAUNCH_FAILED;
@@ -478,7 +485,14 @@ static int cmd_run(int argc, char **argv)
 	options.dns_proxy = !arg.no_dns_proxy;
 	options.dns = arg.dns;
 	options.child.argv = argv + first;
+	options.timing_out = &timing;
 	r = sandbox_run(&options, rules, &status, errbuf, sizeof(errbuf));
+	if (arg.verbose)
+		fprintf(stderr,
+			"launch: timing: policy %.2f ms, bpf load %.2f ms, attach %.2f ms, exec %.2f "
+			"ms, teardown %.2f ms\n",
+			policy_us / 1000.0, timing.bpf_load_us / 1000.0, timing.attach_us / 1000.0,
+			timing.exec_us / 1000.0, timing.teardown_us / 1000.0);
 	if (r < 0)
 		fail("%s", errbuf);
 	return status;

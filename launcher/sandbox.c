@@ -49,6 +49,14 @@ static long long monotonic_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+static long long monotonic_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
 /* The name the job knew a refused address by: a DNS answer's or a policy host's. */
 static const char *sandbox_dst_name(const struct sandbox *sandbox, const struct deny_event *event)
 {
@@ -253,7 +261,8 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	};
 	struct child_config child_config = options->child;
 	struct child_msg msg;
-	long long started_ms = monotonic_ms();
+	long long started_ms = monotonic_ms(), stage_us = monotonic_us();
+	struct sandbox_timing *timing = &options->timing_out[0];
 	unsigned long long denied = 0, lost = 0;
 	const char *failed_prog = NULL;
 	char hostname[256] = "", line[AUDIT_LINE_MAX];
@@ -309,6 +318,8 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		snprintf(errbuf, errlen, "cannot open the event ring buffer: %s", strerror(-r));
 		goto out;
 	}
+	timing->bpf_load_us = monotonic_us() - stage_us;
+	stage_us = monotonic_us();
 	r = cgroup_create(options->cgroup_parent, options->id, &sandbox.cgroup);
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot create cgroup %s/%s: %s%s", options->cgroup_parent,
@@ -367,6 +378,8 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	}
 
 	child_config.cgroup_fd = sandbox.cgroup.dir_fd;
+	timing->attach_us = monotonic_us() - stage_us;
+	stage_us = monotonic_us();
 	r = child_spawn(&child_config, &sandbox.child);
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot start the job: %s", strerror(-r));
@@ -413,6 +426,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 			exit_status = msg.error == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
 		r = r < 0 ? r : -msg.error;
 	}
+	timing->exec_us = monotonic_us() - stage_us;
 	if (r == 0) {
 		r = sandbox_supervise(&sandbox, &info);
 		if (r == 0)
@@ -424,6 +438,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	}
 
 out:
+	stage_us = monotonic_us();
 	/* Teardown, in reverse: nothing of the sandbox may outlive this function. */
 	if (cgroup_kill(&sandbox.cgroup, CGROUP_KILL_TIMEOUT_MS) < 0 && r == 0) {
 		r = -EBUSY;
@@ -438,13 +453,6 @@ out:
 		sandbox_report_lost(&sandbox);
 		loader_counters(sandbox.skel, &denied, &lost);
 		denied += sandbox.seccomp_denied;
-		if (sandbox.dns) {
-			struct dnsproxy_stats dns_stats;
-
-			/* Each refused look-up is a deny line too. */
-			dnsproxy_get_stats(sandbox.dns, &dns_stats);
-			denied += dns_stats.denied;
-		}
 		if (reaped)
 			exit_status = sandbox_exit_status(&sandbox, &info, &audit_code);
 		else
@@ -481,6 +489,7 @@ out:
 		close(sandbox.epoll_fd);
 	audit_close(&log);
 	gc_unlock(options->id, lock_fd);
+	timing->teardown_us = monotonic_us() - stage_us;
 	*ret_exit_status = exit_status;
 	return r;
 }

@@ -15,6 +15,14 @@
 #define EXIT_NOT_FOUND	  127
 #define EXIT_SIGNAL_BASE  128
 
+/* Where launch's own time goes, in microseconds: printed by -v. */
+struct sandbox_timing {
+	long long bpf_load_us; /* audit log open, BPF open/load (verification) */
+	long long attach_us;   /* cgroup, maps filled, links attached and pinned, event loop */
+	long long exec_us;     /* clone3 to the job's exec, namespaces and mounts included */
+	long long teardown_us; /* kill, drain, unpin, detach, rmdir */
+};
+
 struct sandbox_options {
 	const char *id;
 	const char *cgroup_parent; /* the folder under which <id> is made */
@@ -26,6 +34,7 @@ struct sandbox_options {
 	bool dns_proxy;	     /* the job's DNS goes to our proxy (docs/dns.md) */
 	struct dnsproxy_config dns;
 	struct child_config child;
+	struct sandbox_timing *timing_out; /* filled in by sandbox_run */
 };
 
 /*
