@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Unit tests of audit.c: every line is valid JSON with the documented fields. */
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../../launcher/audit.h"
+#include "test.h"
+
+static struct audit_log test_log;
+
+static void log_init(void)
+{
+	memset(&test_log, 0, sizeof(test_log));
+	test_log.fd = -1;
+	strcpy(test_log.sandbox, "sb1");
+	strcpy(test_log.policy, "stripe,openai");
+	test_log.boot_to_real_ns = 1796000000LL * 1000000000LL; /* 2026-11-30 */
+}
+
+static struct deny_event connect_event(void)
+{
+	struct deny_event e = { 0 };
+
+	e.boot_ns = 123456789000ULL;
+	e.pid = 42;
+	e.tid = 43;
+	e.uid = 1000;
+	e.op = AUDIT_OP_CONNECT;
+	e.family = AF_INET;
+	e.sock_type = SOCK_STREAM;
+	e.protocol = IPPROTO_TCP;
+	e.port = 8080;
+	e.addr[10] = 0xff;
+	e.addr[11] = 0xff;
+	e.addr[12] = 127;
+	e.addr[15] = 3;
+	strcpy(e.comm, "curl");
+	return e;
+}
+
+/* Formats with fn's result, checks one line ending in '\n', parses it. */
+static cJSON *parse_line(const char *buf, int n)
+{
+	CHECK(n > 0);
+	if (n <= 0)
+		return NULL;
+	CHECK_EQ_INT(buf[n - 1], '\n');
+	CHECK(memchr(buf, '\n', (size_t)n - 1) == NULL);
+	return cJSON_Parse(buf);
+}
+
+static const char *str(const cJSON *obj, const char *key)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsString(item) ? item->valuestring : NULL;
+}
+
+static double num(const cJSON *obj, const char *key)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsNumber(item) ? item->valuedouble : -1;
+}
+
+static void test_deny_connect_ipv4(void)
+{
+	struct deny_event e = connect_event();
+	char buf[AUDIT_LINE_MAX];
+	cJSON *obj;
+
+	log_init();
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK(obj != NULL);
+	CHECK_EQ_STR(str(obj, "event"), "deny");
+	CHECK_EQ_STR(str(obj, "op"), "connect");
+	CHECK_EQ_STR(str(obj, "sandbox"), "sb1");
+	CHECK_EQ_STR(str(obj, "policy"), "stripe,openai");
+	CHECK_EQ_STR(str(obj, "family"), "ipv4");
+	CHECK_EQ_STR(str(obj, "protocol"), "tcp");
+	CHECK_EQ_STR(str(obj, "dst_ip"), "127.0.0.3");
+	CHECK_EQ_STR(str(obj, "comm"), "curl");
+	CHECK_EQ_INT(num(obj, "dst_port"), 8080);
+	CHECK_EQ_INT(num(obj, "pid"), 42);
+	CHECK_EQ_INT(num(obj, "tid"), 43);
+	CHECK_EQ_INT(num(obj, "uid"), 1000);
+	CHECK_EQ_INT(num(obj, "v"), AUDIT_SCHEMA_VERSION);
+	/* boot 123.456789 s after the offset: microseconds kept, nanoseconds cut. */
+	CHECK_CONTAINS(str(obj, "ts"), ".456789Z");
+	CHECK_EQ_INT(strlen(str(obj, "ts") ? str(obj, "ts") : ""), 27);
+	cJSON_Delete(obj);
+}
+
+static void test_deny_ipv6_mapped_shown_as_given(void)
+{
+	struct deny_event e = connect_event();
+	char buf[AUDIT_LINE_MAX];
+	cJSON *obj;
+
+	log_init();
+	e.family = AF_INET6;
+	e.op = AUDIT_OP_SENDMSG;
+	e.protocol = IPPROTO_UDP;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "family"), "ipv6");
+	CHECK_EQ_STR(str(obj, "op"), "sendmsg");
+	CHECK_EQ_STR(str(obj, "protocol"), "udp");
+	CHECK_EQ_STR(str(obj, "dst_ip"), "::ffff:127.0.0.3");
+	cJSON_Delete(obj);
+}
+
+static void test_deny_socket_kinds(void)
+{
+	struct deny_event e = connect_event();
+	char buf[AUDIT_LINE_MAX];
+	cJSON *obj;
+
+	log_init();
+	e.op = AUDIT_OP_SOCKET;
+	e.family = AF_VSOCK;
+	e.sock_type = SOCK_STREAM;
+	e.protocol = 0;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "op"), "socket");
+	CHECK_EQ_STR(str(obj, "family"), "vsock");
+	CHECK_EQ_STR(str(obj, "type"), "stream");
+	CHECK(cJSON_GetObjectItem(obj, "dst_ip") == NULL);
+	cJSON_Delete(obj);
+
+	/* A family without a name is still on record, as its number. */
+	e.family = 30;
+	e.sock_type = SOCK_RAW;
+	e.protocol = 1;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_INT(num(obj, "family"), 30);
+	CHECK_EQ_STR(str(obj, "type"), "raw");
+	CHECK_EQ_STR(str(obj, "protocol"), "icmp");
+	cJSON_Delete(obj);
+}
+
+static void test_deny_unix_path_and_abstract(void)
+{
+	struct deny_event e = connect_event();
+	char buf[AUDIT_LINE_MAX];
+	cJSON *obj;
+
+	log_init();
+	e.op = AUDIT_OP_CONNECT_UNIX;
+	e.family = AF_UNIX;
+	strcpy(e.unix_path, "/run/docker.sock");
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "op"), "connect_unix");
+	CHECK_EQ_STR(str(obj, "dst_path"), "/run/docker.sock");
+	cJSON_Delete(obj);
+
+	memset(e.unix_path, 0, sizeof(e.unix_path));
+	memcpy(e.unix_path, "\0dbus-abc", 9);
+	e.op = AUDIT_OP_SENDMSG_UNIX;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "op"), "sendmsg_unix");
+	CHECK_EQ_STR(str(obj, "dst_path"), "@dbus-abc");
+	cJSON_Delete(obj);
+}
+
+static void test_deny_userns_has_no_socket_fields(void)
+{
+	struct deny_event e = connect_event();
+	char buf[AUDIT_LINE_MAX];
+	cJSON *obj;
+
+	log_init();
+	e.op = AUDIT_OP_USERNS;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "op"), "userns");
+	CHECK(cJSON_GetObjectItem(obj, "family") == NULL);
+	cJSON_Delete(obj);
+	e.op = AUDIT_OP_IO_URING;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "op"), "io_uring");
+	cJSON_Delete(obj);
+}
+
+/* The job names its own threads: quotes, backslashes, newlines and bytes >= 0x80. */
+static void test_hostile_comm_is_escaped(void)
+{
+	struct deny_event e = connect_event();
+	char buf[AUDIT_LINE_MAX];
+	cJSON *obj;
+
+	log_init();
+	memcpy(e.comm, "a\"b\\c\nd\x01\xff", 10);
+	e.comm[10] = '\0';
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK(obj != NULL);
+	CHECK_EQ_STR(str(obj, "comm"), "a\"b\\c\nd\x01\xc3\xbf");
+	cJSON_Delete(obj);
+
+	/* comm fills all 16 bytes without a NUL: formatting stops at the array's end. */
+	memset(e.comm, 'x', sizeof(e.comm));
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_INT(strlen(str(obj, "comm") ? str(obj, "comm") : ""), 16);
+	cJSON_Delete(obj);
+}
+
+static void test_small_buffer_refused(void)
+{
+	struct deny_event e = connect_event();
+	char buf[64];
+
+	log_init();
+	CHECK_EQ_INT(audit_format_deny(&test_log, &e, buf, sizeof(buf)), -ENOBUFS);
+}
+
+static void test_start_exit_lost(void)
+{
+	char *const argv[] = { "node", "agent.js", "--flag=\"x\"", NULL };
+	char buf[AUDIT_LINE_MAX];
+	cJSON *obj;
+
+	log_init();
+	obj = parse_line(buf,
+			 audit_format_start(&test_log, argv, 77, 0, 3, "host1", buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "event"), "sandbox_start");
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(obj, "argv")), 3);
+	CHECK_EQ_STR(cJSON_GetArrayItem(cJSON_GetObjectItem(obj, "argv"), 2)->valuestring,
+		     "--flag=\"x\"");
+	CHECK_EQ_INT(num(obj, "rules"), 3);
+	CHECK_EQ_STR(str(obj, "hostname"), "host1");
+	cJSON_Delete(obj);
+
+	obj = parse_line(buf,
+			 audit_format_exit(&test_log, -SIGKILL, 1500, 10, 4, 0, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "event"), "sandbox_exit");
+	CHECK_EQ_INT(num(obj, "signal"), SIGKILL);
+	CHECK(cJSON_GetObjectItem(obj, "exit_code") == NULL);
+	CHECK_EQ_INT(num(obj, "denied"), 10);
+	CHECK_EQ_INT(num(obj, "lost"), 4);
+	CHECK(cJSON_GetObjectItem(obj, "log_failed") == NULL);
+	cJSON_Delete(obj);
+
+	obj = parse_line(buf, audit_format_exit(&test_log, 3, 10, 0, 0, 2, buf, sizeof(buf)));
+	CHECK_EQ_INT(num(obj, "exit_code"), 3);
+	CHECK_EQ_INT(num(obj, "log_failed"), 2);
+	cJSON_Delete(obj);
+
+	obj = parse_line(buf, audit_format_lost(&test_log, 7151, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "event"), "events_lost");
+	CHECK_EQ_INT(num(obj, "count"), 7151);
+	cJSON_Delete(obj);
+}
+
+static void test_time_format(void)
+{
+	char buf[40];
+
+	CHECK_EQ_INT(audit_format_time(0, buf, sizeof(buf)), 27);
+	CHECK_EQ_STR(buf, "1970-01-01T00:00:00.000000Z");
+	audit_format_time(1796000000LL * 1000000000LL + 999999999LL, buf, sizeof(buf));
+	CHECK_EQ_STR(buf, "2026-11-30T00:53:20.999999Z");
+	CHECK_EQ_INT(audit_format_time(0, buf, 10), -ENOBUFS);
+}
+
+/* Lines reach the file whole, in order, with one write per flush. */
+static void test_append_flush_whole_lines(void)
+{
+	struct deny_event e = connect_event();
+	char path[] = "/tmp/launch-audit-test.XXXXXX";
+	char content[AUDIT_BUFFER_BYTES * 3];
+	int fd = mkstemp(path), lines = 0;
+	ssize_t n;
+
+	CHECK(fd >= 0);
+	log_init();
+	test_log.fd = fd;
+	/* Enough lines to fill the buffer twice: appends flush on their own. */
+	for (int i = 0; i < 600; i++)
+		CHECK_EQ_INT(audit_deny(&test_log, &e), 0);
+	CHECK_EQ_INT(audit_flush(&test_log), 0);
+	CHECK_EQ_INT(test_log.written_lines, 600);
+	n = pread(fd, content, sizeof(content) - 1, 0);
+	CHECK(n > 0);
+	content[n > 0 ? n : 0] = '\0';
+	for (char *line = content; line && *line; lines++) {
+		char *end = strchr(line, '\n');
+		cJSON *obj;
+
+		CHECK(end != NULL);
+		if (!end)
+			break;
+		*end = '\0';
+		obj = cJSON_Parse(line);
+		CHECK(obj != NULL);
+		cJSON_Delete(obj);
+		line = end + 1;
+	}
+	CHECK_EQ_INT(lines, 600);
+	close(fd);
+	unlink(path);
+}
+
+/* A failed write drops the queued lines, counts them, and keeps the first error. */
+static void test_flush_failure_counted(void)
+{
+	struct deny_event e = connect_event();
+	int pipe_fds[2];
+
+	CHECK_EQ_INT(pipe(pipe_fds), 0);
+	close(pipe_fds[0]);
+	signal(SIGPIPE, SIG_IGN);
+	log_init();
+	test_log.fd = pipe_fds[1];
+	audit_deny(&test_log, &e);
+	audit_deny(&test_log, &e);
+	CHECK_EQ_INT(audit_flush(&test_log), -EPIPE);
+	CHECK_EQ_INT(test_log.failed_lines, 2);
+	CHECK_EQ_INT(test_log.written_lines, 0);
+	CHECK_EQ_INT(test_log.error, -EPIPE);
+	CHECK_EQ_INT(test_log.used, 0);
+	close(pipe_fds[1]);
+}
+
+int main(void)
+{
+	RUN(test_deny_connect_ipv4);
+	RUN(test_deny_ipv6_mapped_shown_as_given);
+	RUN(test_deny_socket_kinds);
+	RUN(test_deny_unix_path_and_abstract);
+	RUN(test_deny_userns_has_no_socket_fields);
+	RUN(test_hostile_comm_is_escaped);
+	RUN(test_small_buffer_refused);
+	RUN(test_start_exit_lost);
+	RUN(test_time_format);
+	RUN(test_append_flush_whole_lines);
+	RUN(test_flush_failure_counted);
+	return test_failures != 0;
+}
