@@ -26,7 +26,7 @@ SKELS := $(BUILD)/launch.skel.h
 
 # Modules without libbpf: unit-tested on their own, with ASan/UBSan.
 PURE_SRCS := launcher/policy.c launcher/allowlist.c launcher/resolve.c launcher/dns.c \
-	launcher/audit.c
+	launcher/audit.c launcher/dnsproxy.c
 SRCS := $(wildcard launcher/*.c)
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 
@@ -39,7 +39,7 @@ HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/helpers/%,$(HELPER_SRCS))
 
 DEB_PKGS := clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libcjson-dev libcap-dev iproute2 util-linux procps valgrind clang-format dnsmasq-base \
-	python3 liburing-dev
+	python3 liburing-dev bind9-dnsutils
 
 .PHONY: all deps vmlinux install test unit integration valgrind demo bench clean format helpers
 

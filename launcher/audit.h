@@ -12,7 +12,7 @@
 #include "../bpf/launch.h"
 
 /* Addresses listed in one dns_allow line; "naddrs" always has the full count. */
-#define AUDIT_DNS_ADDRS_MAX 64
+#define AUDIT_DNS_ADDRS_MAX 32
 
 /* Version of the line format, in every line as "v"; see docs/audit-log.md. */
 #define AUDIT_SCHEMA_VERSION 1
@@ -53,9 +53,9 @@ int audit_format_deny_name(const struct audit_log *log, const struct deny_event 
 struct audit_dns {
 	const char *protocol; /* "udp" or "tcp": how the job asked */
 	const char *qname;
-	const char *qtype;  /* "A", "TXT", "TYPE65280", ... */
-	const char *rcode;  /* the answer the job got: "REFUSED", "NOERROR", ... */
-	const char *reason; /* deny: "name", "qtype" or "qclass" */
+	const char *qtype;	      /* "A", "TXT", "TYPE65280", ... */
+	const char *rcode;	      /* the answer the job got: "REFUSED", "NOERROR", ... */
+	const char *reason;	      /* deny: "name", "qtype" or "qclass" */
 	const struct in6_addr *addrs; /* dns_allow: the addresses opened, IPv4 mapped */
 	size_t naddrs;
 	unsigned int ttl_s;  /* dns_allow: the answer's smallest TTL */

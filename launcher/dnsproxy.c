@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -961,8 +962,11 @@ int dnsproxy_query_answer(struct dnsproxy *p, struct dnsproxy_query *query, cons
 		return r;
 	if (r < 0 || len > reply_cap)
 		return dnsproxy_query_fail(p, query, reply, reply_cap, ret_reply_len);
-	if (truncated && !query->upstream_tcp)
+	if (truncated && !query->upstream_tcp) {
+		/* The full answer may name more addresses: they are all opened before replying. */
+		query->upstream_tcp = true;
 		return DNSPROXY_RETRY_TCP;
+	}
 
 	if (rcode == DNS_RCODE_NOERROR && n > 0)
 		dnsproxy_open(p, query->q.name, p->answer_addrs, n, now_ms, &audit);
@@ -1018,6 +1022,7 @@ void dnsproxy_config_default(struct dnsproxy_config *config)
 int dnsproxy_read_resolv_conf(const char *path, struct resolver *ret_upstream)
 {
 	_cleanup_free_ char *line = NULL;
+	struct resolver server;
 	size_t cap = 0;
 	FILE *f = fopen(path, "re");
 	int r = -ENOENT;
@@ -1025,18 +1030,32 @@ int dnsproxy_read_resolv_conf(const char *path, struct resolver *ret_upstream)
 	if (!f)
 		return -errno;
 	while (getline(&line, &cap, f) > 0) {
-		char *p = line + strspn(line, " \t"), *addr, *end;
+		char *p = line + strspn(line, " \t"), *addr, *end, *scope;
 
 		if (strncmp(p, "nameserver", 10) != 0 || !strchr(" \t", p[10]) || !p[10])
 			continue;
 		addr = p + 10 + strspn(p + 10, " \t");
-		end = addr + strcspn(addr, " \t\r\n#;%");
+		end = addr + strcspn(addr, " \t\r\n#;");
 		*end = '\0';
-		/* "fe80::1%eth0" and other scoped addresses are skipped: glibc's first wins. */
-		if (resolve_parse_server(addr, ret_upstream) == 0) {
-			r = 0;
-			break;
+		scope = strchr(addr, '%');
+		if (scope)
+			*scope++ = '\0';
+		if (resolve_parse_server(addr, &server) < 0)
+			continue;
+		/* "fe80::1%eth0": a link-local server needs its interface, as glibc gives it. */
+		if (scope) {
+			struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&server.addr;
+			unsigned int index = if_nametoindex(scope);
+
+			if (server.addr.ss_family != AF_INET6 || !index)
+				continue;
+			sin6->sin6_scope_id = index;
 		}
+		/* Only a usable line changes *ret_upstream: the caller's default stays otherwise.
+		 */
+		*ret_upstream = server;
+		r = 0;
+		break;
 	}
 	fclose(f);
 	return r;
@@ -1315,7 +1334,12 @@ static bool dnsproxy_client_send(struct dnsproxy *p, struct dnsproxy_client *c, 
 	}
 	if (!len)
 		return true;
-	if (c->out_len - c->out_off + len > DNSPROXY_TCP_OUT_MAX ||
+	if (c->out_off > 0) {
+		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+		c->out_len -= c->out_off;
+		c->out_off = 0;
+	}
+	if (c->out_len + len > DNSPROXY_TCP_OUT_MAX ||
 	    dnsproxy_grow((void **)&c->out, &c->out_cap, c->out_len + len, 1) < 0) {
 		dnsproxy_client_close(p, c);
 		return false;

@@ -84,7 +84,7 @@ static const char USAGE[] =
 	"      --dns-min-ttl SECONDS\n"
 	"                           keep answered addresses open at least this long (default 5)\n"
 	"      --dns-grace SECONDS  and this much longer than the TTL (default 60)\n"
-	"      --dns-max-ips N      addresses open per name, the oldest closed first (default 256)\n"
+	"      --dns-max-ips N      addresses open per name, oldest closed first (default 256)\n"
 	"      --dns-deny=refused|nxdomain\n"
 	"                           the answer to a name no policy allows (default refused)\n"
 	"      --audit-dns-allowed  log every allowed look-up (dns_allow) with the addresses\n"

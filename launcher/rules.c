@@ -147,10 +147,11 @@ int rules_compile(char *const *paths, size_t npaths, const struct resolver *reso
 				continue;
 			}
 			if (entry->host[0] == '*' && !dns_proxy) {
-				snprintf(errbuf, errlen,
-					 "%s: allow[%zu].host: \"%s\" is a wildcard; wildcards need "
-					 "the DNS proxy, which --no-dns-proxy turned off",
-					 policy->path, e, entry->host);
+				snprintf(
+					errbuf, errlen,
+					"%s: allow[%zu].host: \"%s\" is a wildcard; wildcards need "
+					"the DNS proxy, which --no-dns-proxy turned off",
+					policy->path, e, entry->host);
 				return -EINVAL;
 			}
 			host = &rules->hosts[rules->nhosts];
@@ -165,8 +166,8 @@ int rules_compile(char *const *paths, size_t npaths, const struct resolver *reso
 			if (r < 0 && dns_proxy) {
 				/* The proxy opens its addresses when the job looks it up. */
 				rules_warn(rules,
-					   "%s: allow[%zu].host: cannot resolve \"%s\" at launch (%s); "
-					   "its addresses open when the job looks it up",
+					   "%s: allow[%zu].host: cannot resolve \"%s\" at launch "
+					   "(%s); its addresses open when the job looks it up",
 					   policy->path, e, entry->host,
 					   r == -ENOENT ? "no such host" : strerror(-r));
 				host->addrs = NULL;

@@ -31,7 +31,7 @@ struct sandbox_options {
 	double timeout_s; /* 0: none */
 	bool audit_continue; /* --audit-failure=continue */
 	bool allow_unix_unfiltered; /* --allow-unix-unfiltered: run on kernels before 6.7 */
-	bool dns_proxy;	     /* the job's DNS goes to our proxy (docs/dns.md) */
+	bool dns_proxy;		    /* the job's DNS goes to our proxy (docs/dns.md) */
 	struct dnsproxy_config dns;
 	struct child_config child;
 	struct sandbox_timing *timing_out; /* filled in by sandbox_run */

@@ -80,7 +80,9 @@ test_host_unresolvable() {
 	p=$(policy nx '{"name": "nx", "allow": [
 		{"cidr": "127.0.0.2", "ports": [8080]},
 		{"host": "missing.provider.test", "ports": [443]}]}')
-	launch_job --resolver "$DNS_ADDR:$DNS_PORT" --policy "$p" -- /bin/touch "$T_DIR/ran"
+	# Without the DNS proxy nothing could open the host's addresses later: an error.
+	launch_job --no-dns-proxy --resolver "$DNS_ADDR:$DNS_PORT" --policy "$p" -- \
+		/bin/touch "$T_DIR/ran"
 	expect_rc "unresolvable host" 125 || return 1
 	[[ $L_ERR == *missing.provider.test* ]] ||
 		fail "stderr does not name the host: $(brief "$L_ERR")" || return 1

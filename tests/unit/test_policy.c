@@ -246,6 +246,11 @@ static void test_shipped_policies(void)
 			continue;
 		}
 		CHECK_EQ_STR(policy->path, path);
+		/* make demo's policy names the local stand-in, not a provider. */
+		if (strcmp(policy->name, "demo") == 0) {
+			CHECK_EQ_INT(policy->nentries, 1);
+			continue;
+		}
 		/* The file is named after the policy. */
 		CHECK(strlen(de->d_name) == strlen(policy->name) + 5 &&
 		      strncmp(de->d_name, policy->name, strlen(policy->name)) == 0);

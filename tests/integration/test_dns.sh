@@ -1,0 +1,396 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The DNS proxy (docs/dns.md): the job's look-ups, to any address on port 53, are answered by
+# launch; allowed names open the addresses of their answer, others never leave the host.
+#
+# The upstream is a real dnsmasq in the test's network namespace, on 127.0.0.53:5354, with its
+# own zone: api.provider.test (a hosts file, changed mid-run), *.cdn.provider.test, and names
+# that must never be asked (evil.example, TXT records). Every launch runs with a resolv.conf
+# that points at 192.0.2.53 (fixtures/dns/launch-ns): a documentation address that exists
+# nowhere, so an answer can only have come from the proxy.
+
+listeners tcp:127.0.3.1:8443 tcp:127.0.3.2:8443 tcp:127.0.3.7:8443 tcp:127.0.3.8:8443 \
+	tcp:127.0.3.7:9443 'tcp:[2001:db8::2]:8443'
+
+DNS_UP_ADDR=127.0.0.53
+DNS_UP_PORT=5354
+DNS_RESOLVER=$DNS_UP_ADDR:$DNS_UP_PORT
+DNS_JOB=$IT_FIX/dns/job.py
+export DNS_REAL_LAUNCH=$IT_LAUNCH DNS_RESOLV_CONF=$IT_FIX/dns/resolv.conf DNS_PY=$IT_PY
+
+DNS_POLICY='{"name": "dns", "allow": [
+	{"host": "api.provider.test", "ports": [8443]},
+	{"host": "*.cdn.provider.test", "ports": [8443]}]}'
+DNS_WILD_POLICY='{"name": "wild", "allow": [{"host": "*.cdn.provider.test", "ports": [8443]}]}'
+
+# Starts dnsmasq with api.provider.test at $1 (default 127.0.3.1); sets DNS_UP_PID.
+dns_upstream() {
+	local i bound
+
+	printf '%s api.provider.test\n' "${1:-127.0.3.1}" >"$T_DIR/zone.hosts"
+	# 40 addresses: more than a 512-byte UDP answer holds.
+	for ((i = 1; i <= 40; i++)); do
+		printf '127.0.4.%d x.big.provider.test\n' "$i"
+	done >"$T_DIR/big.hosts"
+	: >"$T_DIR/upstream.log"
+	dnsmasq --keep-in-foreground --conf-file=/dev/null --port=$DNS_UP_PORT \
+		--listen-address=$DNS_UP_ADDR --bind-interfaces --no-resolv --no-hosts \
+		--pid-file= --user=root --log-queries --log-facility="$T_DIR/upstream.log" \
+		--addn-hosts="$T_DIR/zone.hosts" --addn-hosts="$T_DIR/big.hosts" --no-negcache \
+		--address=/cdn.provider.test/127.0.3.7 --address=/cdn.provider.test/2001:db8::2 \
+		--address=/evil.example/127.0.3.9 --address=/missing.provider.test/ \
+		--txt-record=api.provider.test,leaked --txt-record=x.cdn.provider.test,leaked \
+		2>"$T_DIR/dnsmasq.err" &
+	DNS_UP_PID=$!
+	track_pid "$DNS_UP_PID"
+	# /proc/net/{udp,tcp} show the bound address as hex, little endian: 127.0.0.53:5354.
+	bound=$(printf '%02X%02X%02X%02X:%04X' 53 0 0 127 $DNS_UP_PORT)
+	for ((i = 0; i < 250; i++)); do
+		grep -q " $bound " /proc/net/udp && grep -q " $bound 00000000:0000 0A " /proc/net/tcp &&
+			return 0
+		kill -0 "$DNS_UP_PID" 2>/dev/null || break
+		sleep 0.02
+	done
+	fail "dnsmasq did not start: $(brief "$(cat "$T_DIR/dnsmasq.err")")"
+}
+
+# The queries the upstream saw for NAME (any type), e.g. "query[A] x.cdn.provider.test".
+upstream_saw() {
+	grep -c "query\[[A-Z0-9]*\] $1 from" "$T_DIR/upstream.log"
+}
+
+# launch_job through fixtures/dns/launch-ns, with the test's upstream.
+dns_launch() {
+	IT_LAUNCH=$IT_FIX/dns/launch-ns launch_job --resolver "$DNS_RESOLVER" "$@"
+}
+
+# expect_lines WHAT REGEX...: line i of $L_OUT matches REGEX i, and there are no more lines.
+expect_lines() {
+	local what=$1 i lines=()
+
+	shift
+	mapfile -t lines <<<"$L_OUT"
+	for ((i = 0; i < $#; i++)); do
+		local want=${*:i+1:1}
+
+		[[ ${lines[$i]:-} =~ ^$want$ ]] ||
+			fail "$what: line $((i + 1)) is '${lines[$i]:-}', expected /$want/" || return 1
+	done
+	[ "${#lines[@]}" -eq "$#" ] ||
+		fail "$what: ${#lines[@]} lines, expected $#: $(brief "$L_OUT")"
+}
+
+# Polls (at most $2 s) until the background launch's output has a line $1.
+wait_output() {
+	local i
+
+	for ((i = 0; i < $2 * 50; i++)); do
+		grep -qx -- "$1" "$L_OUT_FILE" 2>/dev/null && return 0
+		sleep 0.02
+	done
+	fail "the job never printed '$1' (output: $(brief "$(cat "$L_OUT_FILE")"))"
+}
+
+# getent, python's getaddrinfo and connect: addresses open only once the job looked them up.
+test_dns_resolve_and_connect() {
+	local p n7 n6 n8
+
+	dns_upstream || return 1
+	p=$(policy dns "$DNS_POLICY")
+	outside "OK tcp 127.0.3.8 8443" "OK tcp 127.0.3.7 9443" || return 1
+	n7=$(received tcp 127.0.3.7 8443)
+	n6=$(received tcp 2001:db8::2 8443)
+	n8=$(received tcp 127.0.3.8 8443)
+	dns_launch --audit-dns-allowed --policy "$p" -- /bin/sh -c '
+		"$0" "$1" "tcp 127.0.3.7 8443"
+		getent ahostsv4 y.cdn.provider.test | head -n 1
+		exec "$0" "$@"' "$IT_PY" "$DNS_JOB" "tcp 127.0.3.7 8443" "gai x.cdn.provider.test 8443" \
+		"tcp 127.0.3.8 8443" "tcp 127.0.3.7 9443"
+	expect_rc "job" 0 || return 1
+	expect_lines "job" "tcp 127.0.3.7 EPERM" \
+		"127\.0\.3\.7 +STREAM y\.cdn\.provider\.test" "tcp 127.0.3.7 OK" \
+		"gai x.cdn.provider.test (127.0.3.7|2001:db8::2) OK" "tcp 127.0.3.8 EPERM" \
+		"tcp 127.0.3.7 EPERM" || return 1
+	# Two connections reached the answered addresses; none reached the unanswered one.
+	expect_eq "connections to the answered addresses" $((n7 + n6 + 2)) \
+		$(($(received tcp 127.0.3.7 8443) + $(received tcp 2001:db8::2 8443))) || return 1
+	expect_received tcp 127.0.3.8 8443 "$n8" || return 1
+	[ "$(upstream_saw y.cdn.provider.test)" -ge 1 ] ||
+		fail "the upstream never saw y.cdn.provider.test" || return 1
+
+	audit_check || return 1
+	# Before the look-up the address had no name; after it, its name is the one the job asked.
+	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_ip=127.0.3.7 dst_port=8443 \
+		dst_name! || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_ip=127.0.3.7 dst_port=9443 \
+		dst_name=x.cdn.provider.test || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_ip=127.0.3.8 dst_name! || return 1
+	expect_audit 1 "$L_AUDIT" event=dns_allow qname=y.cdn.provider.test qtype=A \
+		protocol=udp rcode=NOERROR 'addrs=["127.0.3.7"]' naddrs=1 ttl=0 open_s=65 || return 1
+	expect_audit 1 "$L_AUDIT" event=dns_allow qname=x.cdn.provider.test qtype=AAAA \
+		'addrs=["2001:db8::2"]' || return 1
+}
+
+# Any address on port 53: UDP (connected or not), TCP, IPv6 sockets (mapped and native), dig.
+# Each answer must seem to come from the address asked (dig and glibc check it).
+test_dns_any_resolver_address() {
+	local p
+
+	command -v dig >/dev/null || fail "dig not found (make deps installs bind9-dnsutils)" ||
+		return 1
+	dns_upstream || return 1
+	p=$(policy dns "$DNS_POLICY")
+	dns_launch --policy "$p" -- /bin/sh -c '
+		"$0" "$@"
+		dig +short +time=3 +tries=1 @198.51.100.1 x.cdn.provider.test
+		dig +short +time=3 +tries=1 +tcp @192.0.2.53 api.provider.test
+		dig +short +time=3 +tries=1 @2001:db8::53 AAAA x.cdn.provider.test' "$IT_PY" "$DNS_JOB" \
+		"q udp 192.0.2.53 api.provider.test A" \
+		"q udpconn 198.51.100.1 x.cdn.provider.test A" \
+		"q tcp 192.0.2.53 x.cdn.provider.test AAAA" \
+		"q udp6 ::ffff:192.0.2.53 api.provider.test A" \
+		"q udp6 2001:db8::53 x.cdn.provider.test AAAA" \
+		"q tcp 2001:db8::53 api.provider.test A" \
+		"tcp 127.0.3.7 8443" "tcp 2001:db8::2 8443"
+	expect_rc "job" 0 || return 1
+	expect_lines "job" \
+		"q udp api.provider.test A rcode=0 from=192.0.2.53 addrs=127.0.3.1" \
+		"q udpconn x.cdn.provider.test A rcode=0 from=198.51.100.1 addrs=127.0.3.7" \
+		"q tcp x.cdn.provider.test AAAA rcode=0 from=192.0.2.53 addrs=2001:db8::2" \
+		"q udp6 api.provider.test A rcode=0 from=::ffff:192.0.2.53 addrs=127.0.3.1" \
+		"q udp6 x.cdn.provider.test AAAA rcode=0 from=2001:db8::53 addrs=2001:db8::2" \
+		"q tcp api.provider.test A rcode=0 from=2001:db8::53 addrs=127.0.3.1" \
+		"tcp 127.0.3.7 OK" "tcp 2001:db8::2 OK" "127.0.3.7" "127.0.3.1" "2001:db8::2" ||
+		return 1
+	# Every one of them was the proxy's question to the test's upstream.
+	[ "$(upstream_saw x.cdn.provider.test)" -ge 5 ] ||
+		fail "the upstream saw x.cdn.provider.test $(upstream_saw x.cdn.provider.test) times" ||
+		return 1
+	audit_check || return 1
+	expect_audit 0 "$L_AUDIT" event=deny || return 1
+}
+
+# The upstream moves api.provider.test; the job's next look-up opens the new address.
+test_dns_address_change_mid_run() {
+	local p n2
+
+	dns_upstream 127.0.3.1 || return 1
+	p=$(policy dns "$DNS_POLICY")
+	n2=$(received tcp 127.0.3.2 8443)
+	IT_LAUNCH=$IT_FIX/dns/launch-ns launch_bg --resolver "$DNS_RESOLVER" --policy "$p" -- \
+		"$IT_PY" "$DNS_JOB" "gai api.provider.test 8443" "tcp 127.0.3.2 8443" "mark moved" \
+		"wait api.provider.test 127.0.3.2 20" "tcp 127.0.3.2 8443" "tcp 127.0.3.1 8443"
+	wait_output moved 20 || return 1
+	printf '127.0.3.2 api.provider.test\n' >"$T_DIR/zone.hosts"
+	kill -HUP "$DNS_UP_PID"
+	launch_bg_wait 30 || return 1
+	L_OUT=$(cat "$L_OUT_FILE")
+	expect_rc "job" 0 || return 1
+	# 127.0.3.1 stays open: it was resolved at launch, and its answer has not expired.
+	expect_lines "job" "gai api.provider.test 127.0.3.1 OK" "tcp 127.0.3.2 EPERM" "moved" \
+		"wait api.provider.test 127.0.3.2 OK" "tcp 127.0.3.2 OK" "tcp 127.0.3.1 OK" ||
+		return 1
+	expect_received tcp 127.0.3.2 8443 $((n2 + 1)) || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_ip=127.0.3.2 || return 1
+}
+
+# After TTL (0, floored at --dns-min-ttl 1) + --dns-grace 1 the address closes for new
+# connections; an established one goes on; a new look-up opens it again.
+test_dns_expiry() {
+	local p n7
+
+	dns_upstream || return 1
+	p=$(policy wild "$DNS_WILD_POLICY")
+	n7=$(received tcp 127.0.3.7 8443)
+	dns_launch --dns-min-ttl 1 --dns-grace 1 --policy "$p" -- "$IT_PY" "$DNS_JOB" \
+		"q udp 192.0.2.53 x.cdn.provider.test A" "tcp 127.0.3.7 8443" \
+		"hold 127.0.3.7 8443" "sleep 3.5" "tcp 127.0.3.7 8443" "send" \
+		"q udp 192.0.2.53 x.cdn.provider.test A" "tcp 127.0.3.7 8443"
+	expect_rc "job" 0 || return 1
+	expect_lines "job" "q udp x.cdn.provider.test A rcode=0 from=192.0.2.53 addrs=127.0.3.7" \
+		"tcp 127.0.3.7 OK" "hold 127.0.3.7 OK" "tcp 127.0.3.7 EPERM" "send OK" \
+		"q udp x.cdn.provider.test A rcode=0 from=192.0.2.53 addrs=127.0.3.7" \
+		"tcp 127.0.3.7 OK" || return 1
+	# tcp, hold, send (on the held connection), tcp: four hellos.
+	expect_received tcp 127.0.3.7 8443 $((n7 + 4)) || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_ip=127.0.3.7 dst_port=8443 \
+		dst_name=x.cdn.provider.test || return 1
+}
+
+# An answer too big for UDP: the proxy fetches it over TCP and opens every address, the job
+# gets TC and asks again over TCP (glibc does it by itself).
+test_dns_truncated_answer() {
+	local p
+
+	dns_upstream || return 1
+	p=$(policy big '{"name": "big", "allow": [{"host": "*.big.provider.test", "ports": [8443]}]}')
+	dns_launch --policy "$p" -- /bin/sh -c '
+		"$0" "$1" "q udp 192.0.2.53 x.big.provider.test A" "tcp 127.0.4.39 8443" \
+			"tcp 127.0.5.1 8443" "q tcp 192.0.2.53 x.big.provider.test A"
+		getent ahostsv4 x.big.provider.test | grep -c STREAM' "$IT_PY" "$DNS_JOB"
+	expect_rc "job" 0 || return 1
+	# Nothing listens on 127.0.4.39:8443: ECONNREFUSED means the sandbox let it through.
+	expect_lines "job" "q udp x.big.provider.test A rcode=0 tc from=192.0.2.53 addrs=-" \
+		"tcp 127.0.4.39 ECONNREFUSED" "tcp 127.0.5.1 EPERM" \
+		"q tcp x.big.provider.test A rcode=0 from=192.0.2.53 addrs=40x" "40" || return 1
+	grep -q "query\[A\] x.big.provider.test from $DNS_UP_ADDR" "$T_DIR/upstream.log" ||
+		fail "the upstream never saw the look-up" || return 1
+}
+
+# A name no policy allows is refused by the proxy, audited, and never reaches the upstream.
+test_dns_denied_name() {
+	local p
+
+	dns_upstream || return 1
+	p=$(policy dns "$DNS_POLICY")
+	dns_launch --policy "$p" -- /bin/sh -c '
+		getent hosts evil.example
+		echo "getent=$?"
+		exec "$0" "$@"' "$IT_PY" "$DNS_JOB" "q udp 192.0.2.53 evil.example A" \
+		"q tcp 2001:db8::53 evil.example AAAA" "q udp 192.0.2.53 provider.test A" \
+		"q udp 192.0.2.53 cdn.provider.test A" "q udp 192.0.2.53 api.provider.test.evil.example A"
+	expect_rc "job" 0 || return 1
+	expect_lines "job" "getent=2" \
+		"q udp evil.example A rcode=5 from=192.0.2.53 addrs=-" \
+		"q tcp evil.example AAAA rcode=5 from=2001:db8::53 addrs=-" \
+		"q udp provider.test A rcode=5 from=192.0.2.53 addrs=-" \
+		"q udp cdn.provider.test A rcode=5 from=192.0.2.53 addrs=-" \
+		"q udp api.provider.test.evil.example A rcode=5 from=192.0.2.53 addrs=-" || return 1
+	audit_check || return 1
+	# getent asks AAAA then A, the job A over UDP and AAAA over TCP.
+	[ "$(audit_count "$L_AUDIT" event=deny op=dns protocol=udp qname=evil.example qtype=A \
+		reason=name rcode=REFUSED pid!)" -ge 2 ] ||
+		fail "the UDP look-ups of evil.example were not audited" || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=dns protocol=tcp qname=evil.example qtype=AAAA \
+		reason=name || return 1
+	expect_eq "queries of evil.example the upstream saw" 0 "$(upstream_saw evil.example)" ||
+		return 1
+	expect_eq "queries of cdn.provider.test the upstream saw" 0 \
+		"$(upstream_saw cdn.provider.test)" || return 1
+
+	dns_launch --dns-deny=nxdomain --policy "$p" -- "$IT_PY" "$DNS_JOB" \
+		"q udp 192.0.2.53 evil.example A"
+	expect_rc "job" 0 || return 1
+	expect_lines "job" "q udp evil.example A rcode=3 from=192.0.2.53 addrs=-" || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=dns qname=evil.example rcode=NXDOMAIN || return 1
+	expect_eq "queries of evil.example the upstream saw" 0 "$(upstream_saw evil.example)"
+}
+
+# TXT (and NULL, ANY, MX) of allowed names: refused, audited, never forwarded.
+test_dns_txt_refused() {
+	local p
+
+	command -v dig >/dev/null || fail "dig not found (make deps installs bind9-dnsutils)" ||
+		return 1
+	dns_upstream || return 1
+	p=$(policy dns "$DNS_POLICY")
+	dns_launch --policy "$p" -- /bin/sh -c '
+		"$0" "$@"
+		dig +time=3 +tries=1 @192.0.2.53 TXT api.provider.test | grep -o "status: [A-Z]*"' \
+		"$IT_PY" "$DNS_JOB" "q udp 192.0.2.53 api.provider.test TXT" \
+		"q tcp 192.0.2.53 x.cdn.provider.test TXT" "q udp 192.0.2.53 api.provider.test NULL" \
+		"q udp 192.0.2.53 api.provider.test ANY" "q udp 192.0.2.53 x.cdn.provider.test MX"
+	expect_rc "job" 0 || return 1
+	expect_lines "job" "q udp api.provider.test TXT rcode=5 from=192.0.2.53 addrs=-" \
+		"q tcp x.cdn.provider.test TXT rcode=5 from=192.0.2.53 addrs=-" \
+		"q udp api.provider.test NULL rcode=5 from=192.0.2.53 addrs=-" \
+		"q udp api.provider.test ANY rcode=5 from=192.0.2.53 addrs=-" \
+		"q udp x.cdn.provider.test MX rcode=5 from=192.0.2.53 addrs=-" "status: REFUSED" ||
+		return 1
+	expect_audit 2 "$L_AUDIT" event=deny op=dns qname=api.provider.test qtype=TXT \
+		reason=qtype rcode=REFUSED || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=dns qname=x.cdn.provider.test qtype=TXT \
+		protocol=tcp || return 1
+	expect_eq "TXT, NULL, ANY or MX queries the upstream saw" 0 \
+		"$(grep -c 'query\[\(TXT\|NULL\|ANY\|MX\)\]' "$T_DIR/upstream.log")"
+}
+
+# Thousands of random and mangled packets (UDP and TCP, IPv4 and IPv6) from the job: the
+# launcher answers or drops each and still serves the valid query that follows.
+test_dns_fuzz() {
+	local p
+
+	dns_upstream || return 1
+	p=$(policy wild "$DNS_WILD_POLICY")
+	dns_launch --policy "$p" -- "$IT_PY" "$DNS_JOB" "fuzz 192.0.2.53 3000 1" \
+		"fuzz 2001:db8::53 1000 2" "tcp 127.0.3.7 8443"
+	expect_rc "job" 0 || return 1
+	expect_lines "job" "fuzz sent=3000 answered=[0-9]+ final=rcode=0" \
+		"fuzz sent=1000 answered=[0-9]+ final=rcode=0" "tcp 127.0.3.7 OK" || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit exit_code=0 || return 1
+}
+
+# With the unix-socket doors closed (AF_UNIX filtering), nscd is no way around the proxy:
+# glibc tries it, is refused, and falls back to DNS, which the proxy answers.
+test_dns_nscd_fallback() {
+	local p n
+
+	dns_upstream || return 1
+	p=$(policy wild "$DNS_WILD_POLICY")
+	launch_next_names
+	L_OUT_FILE=$T_DIR/nscd.out
+	echo "+ nscd-ns $T_DIR nscd.cdn.provider.test launch ... -- getent hosts"
+	timeout -k 3 40 "$IT_FIX/dns/nscd-ns" "$T_DIR" nscd.cdn.provider.test "$IT_LAUNCH" \
+		--audit-log "$L_AUDIT" --name "$L_NAME" --resolver "$DNS_RESOLVER" --policy "$p" \
+		-- getent ahostsv4 nscd.cdn.provider.test >"$L_OUT_FILE" 2>"$T_DIR/nscd.err"
+	L_RC=$?
+	L_OUT=$(cat "$L_OUT_FILE")
+	L_ERR=$(cat "$T_DIR/nscd.err")
+	echo "  rc=$L_RC out=$L_OUT err=$L_ERR outside=$(cat "$T_DIR/outside.out" 2>/dev/null)"
+	# Outside the sandbox glibc does use the (fake) nscd.
+	n=$(grep -c connect "$T_DIR/nscd.log" 2>/dev/null)
+	[ "${n:-0}" -ge 1 ] || fail "glibc never tried nscd outside the sandbox" || return 1
+	expect_rc "getent in the sandbox" 0 || return 1
+	[[ $L_OUT =~ ^127\.0\.3\.7\ +STREAM\ nscd\.cdn\.provider\.test ]] ||
+		fail "getent printed '$L_OUT'" || return 1
+	expect_eq "nscd connections from the sandbox" "$n" "$(grep -c connect "$T_DIR/nscd.log")" ||
+		return 1
+	[ "$(audit_count "$L_AUDIT" event=deny op=connect_unix dst_path=/var/run/nscd/socket)" -ge 1 ] ||
+		fail "no deny line for nscd's socket (is AF_UNIX filtering in this build?)" || return 1
+	[ "$(upstream_saw nscd.cdn.provider.test)" -ge 1 ] ||
+		fail "the look-up did not go through the proxy to the upstream"
+}
+
+# --no-dns-proxy: port 53 is an ordinary port again, and wildcards cannot work.
+test_dns_no_proxy() {
+	local p
+
+	dns_upstream || return 1
+	p=$(policy wild "$DNS_WILD_POLICY")
+	dns_launch --no-dns-proxy --policy "$p" -- /bin/true
+	expect_rc "wildcard without the proxy" 125 || return 1
+	[[ $L_ERR == *'*.cdn.provider.test'*wildcard* ]] ||
+		fail "stderr does not explain the wildcard: $(brief "$L_ERR")" || return 1
+	p=$(policy dns '{"name": "dns", "allow": [{"host": "api.provider.test", "ports": [8443]}]}')
+	dns_launch --no-dns-proxy --policy "$p" -- "$IT_PY" "$DNS_JOB" \
+		"q udp 192.0.2.53 api.provider.test A" "tcp 127.0.3.1 8443"
+	expect_rc "job" 0 || return 1
+	expect_lines "job" "q udp api.provider.test A EPERM" "tcp 127.0.3.1 OK" || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=sendmsg dst_ip=192.0.2.53 dst_port=53 \
+		protocol=udp || return 1
+	# The launch-time address keeps its policy host's name in deny lines.
+	dns_launch --no-dns-proxy --policy "$p" -- "$IT_PY" "$DNS_JOB" "tcp 127.0.3.1 9443"
+	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_ip=127.0.3.1 dst_port=9443 \
+		dst_name=api.provider.test
+}
+
+# With the proxy, a host that does not resolve at launch is a warning: the job may still look
+# it up later. `launch check` shows wildcards as opened by answers.
+test_dns_unresolved_host_warns() {
+	local p
+
+	dns_upstream || return 1
+	p=$(policy late '{"name": "late", "allow": [
+		{"host": "missing.provider.test", "ports": [8443]},
+		{"host": "*.cdn.provider.test", "ports": [8443]}]}')
+	dns_launch --policy "$p" -- /bin/true
+	expect_rc "unresolved host with the proxy" 0 || return 1
+	[[ $L_ERR == *warning*missing.provider.test* ]] ||
+		fail "no warning naming the host: $(brief "$L_ERR")" || return 1
+	dns_launch --no-dns-proxy --policy "$p" -- /bin/true
+	expect_rc "unresolved host without the proxy" 125 || return 1
+	launch_raw check --resolver "$DNS_RESOLVER" --policy "$p"
+	expect_rc "launch check" 0 || return 1
+	[[ $L_OUT == *'*.cdn.provider.test'*"DNS proxy"* ]] ||
+		fail "launch check does not explain the wildcard: $(brief "$L_OUT")"
+}
