@@ -1,17 +1,34 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* Performs one network operation and prints "OK" or the errno's name (bubblewrap's try-syscall). */
+/*
+ * Performs one operation (network, or a way out of the sandbox) and prints "OK" or the errno's
+ * name (bubblewrap's try-syscall).
+ */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include <linux/sched.h>
 #include <netinet/in.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../../launcher/util.h"
 
@@ -436,6 +453,235 @@ static int probe_op_unix_dgram(char **argv)
 	return 0;
 }
 
+static int probe_op_socketpair(char **argv)
+{
+	int family, type, protocol, fds[2];
+
+	if (probe_parse_name(probe_families, ARRAY_SIZE(probe_families), argv[0], &family) < 0 ||
+	    probe_parse_name(probe_types, ARRAY_SIZE(probe_types), argv[1], &type) < 0 ||
+	    probe_parse_name(probe_protocols, ARRAY_SIZE(probe_protocols), argv[2], &protocol) < 0)
+		return -EINVAL;
+	if (socketpair(family, type | SOCK_CLOEXEC, protocol, fds) < 0)
+		return -errno;
+	close(fds[0]);
+	close(fds[1]);
+	return 0;
+}
+
+/* Listens on PATH, connects to it and exchanges the payload: a socket of the job's own. */
+static int probe_op_unix_self(char **argv)
+{
+	_cleanup_close_ int listen_fd = -1, fd = -1, peer = -1;
+	struct probe_dest dest;
+	char buf[sizeof(PROBE_PAYLOAD)];
+	int r;
+
+	if (probe_parse_unix(argv[0], &dest) < 0)
+		return -EINVAL;
+	if (argv[0][0] != '@')
+		(void)unlink(argv[0]);
+	r = probe_socket(AF_UNIX, SOCK_STREAM, 0, &listen_fd);
+	if (r < 0)
+		return r;
+	if (bind(listen_fd, (struct sockaddr *)&dest.addr, dest.addrlen) < 0 ||
+	    listen(listen_fd, 1) < 0)
+		return -errno;
+	r = probe_socket(AF_UNIX, SOCK_STREAM, 0, &fd);
+	if (r == 0)
+		r = probe_connect(fd, &dest);
+	if (r == 0)
+		r = probe_write_all(fd, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN);
+	if (r == 0) {
+		peer = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (peer < 0 || recv(peer, buf, sizeof(buf), 0) != (ssize_t)PROBE_PAYLOAD_LEN)
+			r = peer < 0 ? -errno : -EIO;
+	}
+	if (argv[0][0] != '@')
+		(void)unlink(argv[0]);
+	return r;
+}
+
+/* Writes TEXT to an existing file: "0" into a cgroup.procs moves the writer. */
+static int probe_op_write(char **argv)
+{
+	_cleanup_close_ int fd = open(argv[0], O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(argv[1]);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, argv[1], len);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/* Creates a directory and removes it again: what counts is that it could be created. */
+static int probe_op_mkdir(char **argv)
+{
+	if (mkdir(argv[0], 0755) < 0)
+		return -errno;
+	(void)rmdir(argv[0]);
+	return 0;
+}
+
+static int probe_op_unlink(char **argv)
+{
+	return unlink(argv[0]) < 0 ? -errno : 0;
+}
+
+/*
+ * Opening /proc/PID/fd/N, or reading the link, is checked like ptrace: the way into another
+ * process's descriptors.
+ */
+static int probe_op_open(char **argv)
+{
+	_cleanup_close_ int fd = open(argv[0], O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : 0;
+}
+
+static int probe_op_readlink(char **argv)
+{
+	char target[PATH_MAX];
+
+	return readlink(argv[0], target, sizeof(target)) < 0 ? -errno : 0;
+}
+
+/* A fresh cgroup2 mount would be writable whatever the existing ones are; unmounted at once. */
+static int probe_op_mount_cgroup2(char **argv)
+{
+	if (mount("cgroup2", argv[0], "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return -errno;
+	(void)umount2(argv[0], MNT_DETACH);
+	return 0;
+}
+
+/* Remounts the mount holding PATH read-write, keeping the flags a bind remount must repeat. */
+static int probe_op_remount_rw(char **argv)
+{
+	unsigned long flags = MS_REMOUNT | MS_BIND;
+	struct statvfs st;
+
+	if (statvfs(argv[0], &st) < 0)
+		return -errno;
+	if (st.f_flag & ST_NOSUID)
+		flags |= MS_NOSUID;
+	if (st.f_flag & ST_NODEV)
+		flags |= MS_NODEV;
+	if (st.f_flag & ST_NOEXEC)
+		flags |= MS_NOEXEC;
+	return mount(NULL, argv[0], NULL, flags, NULL) < 0 ? -errno : 0;
+}
+
+/* The first BPF link of the system, by id: the handle to detach or update it with. */
+static int probe_op_bpf_link_next(char **argv)
+{
+	union bpf_attr attr;
+	int fd;
+
+	(void)argv;
+	memset(&attr, 0, sizeof(attr));
+	attr.start_id = 0;
+	if (syscall(__NR_bpf, BPF_LINK_GET_NEXT_ID, &attr, sizeof(attr)) < 0)
+		return -errno;
+	attr.link_id = attr.next_id;
+	attr.next_id = 0;
+	fd = (int)syscall(__NR_bpf, BPF_LINK_GET_FD_BY_ID, &attr, sizeof(attr));
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int probe_parse_pid(const char *text, pid_t *ret_pid)
+{
+	char *end;
+	long pid;
+
+	errno = 0;
+	pid = strtol(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || pid <= 0 || pid > INT32_MAX)
+		return -EINVAL;
+	*ret_pid = (pid_t)pid;
+	return 0;
+}
+
+static int probe_op_kill0(char **argv)
+{
+	pid_t pid;
+
+	if (probe_parse_pid(argv[0], &pid) < 0)
+		return -EINVAL;
+	return kill(pid, 0) < 0 ? -errno : 0;
+}
+
+/* PTRACE_SEIZE does not stop the tracee; our exit detaches it. */
+static int probe_op_ptrace(char **argv)
+{
+	pid_t pid;
+
+	if (probe_parse_pid(argv[0], &pid) < 0)
+		return -EINVAL;
+	return ptrace(PTRACE_SEIZE, pid, NULL, NULL) < 0 ? -errno : 0;
+}
+
+/* Opening /proc/PID/mem passes the same access check as reading it. */
+static int probe_op_readmem(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	char path[64];
+	pid_t pid;
+
+	if (probe_parse_pid(argv[0], &pid) < 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : 0;
+}
+
+static int probe_op_userns_unshare(char **argv)
+{
+	(void)argv;
+	return unshare(CLONE_NEWUSER) < 0 ? -errno : 0;
+}
+
+/* The child of a successful clone only exits; its status says nothing more. */
+static int probe_wait_child(pid_t pid)
+{
+	int status;
+
+	if (pid == 0)
+		_exit(0);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+static int probe_op_userns_clone(char **argv)
+{
+	long pid;
+
+	(void)argv;
+	pid = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
+	if (pid < 0)
+		return -errno;
+	return probe_wait_child((pid_t)pid);
+}
+
+static int probe_op_userns_clone3(char **argv)
+{
+	struct clone_args args = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
+	long pid;
+
+	(void)argv;
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid < 0)
+		return -errno;
+	return probe_wait_child((pid_t)pid);
+}
+
 struct probe_op {
 	const char *name;
 	const char *args;
@@ -478,6 +724,19 @@ static bool probe_valid_unix(char **argv)
 	return probe_parse_unix(argv[0], &dest) == 0;
 }
 
+static bool probe_valid_any(char **argv)
+{
+	(void)argv;
+	return true;
+}
+
+static bool probe_valid_pid(char **argv)
+{
+	pid_t pid;
+
+	return probe_parse_pid(argv[0], &pid) == 0;
+}
+
 static const struct probe_op probe_ops[] = {
 	{ "tcp", "ADDR PORT", 2, probe_op_tcp, probe_valid_dest },
 	{ "udp", "ADDR PORT", 2, probe_op_udp, probe_valid_dest },
@@ -491,6 +750,22 @@ static const struct probe_op probe_ops[] = {
 	{ "socket", "FAMILY TYPE PROTO", 3, probe_op_socket, probe_valid_socket },
 	{ "unix", "PATH|@NAME", 1, probe_op_unix, probe_valid_unix },
 	{ "unix-dgram", "PATH|@NAME", 1, probe_op_unix_dgram, probe_valid_unix },
+	{ "unix-self", "PATH|@NAME", 1, probe_op_unix_self, probe_valid_unix },
+	{ "socketpair", "FAMILY TYPE PROTO", 3, probe_op_socketpair, probe_valid_socket },
+	{ "write", "PATH TEXT", 2, probe_op_write, probe_valid_any },
+	{ "mkdir", "PATH", 1, probe_op_mkdir, probe_valid_any },
+	{ "unlink", "PATH", 1, probe_op_unlink, probe_valid_any },
+	{ "open", "PATH", 1, probe_op_open, probe_valid_any },
+	{ "readlink", "PATH", 1, probe_op_readlink, probe_valid_any },
+	{ "mount-cgroup2", "DIR", 1, probe_op_mount_cgroup2, probe_valid_any },
+	{ "remount-rw", "PATH", 1, probe_op_remount_rw, probe_valid_any },
+	{ "bpf-link-next", "", 0, probe_op_bpf_link_next, probe_valid_any },
+	{ "kill0", "PID", 1, probe_op_kill0, probe_valid_pid },
+	{ "ptrace", "PID", 1, probe_op_ptrace, probe_valid_pid },
+	{ "readmem", "PID", 1, probe_op_readmem, probe_valid_pid },
+	{ "userns-unshare", "", 0, probe_op_userns_unshare, probe_valid_any },
+	{ "userns-clone", "", 0, probe_op_userns_clone, probe_valid_any },
+	{ "userns-clone3", "", 0, probe_op_userns_clone3, probe_valid_any },
 };
 
 static void probe_usage(FILE *out)

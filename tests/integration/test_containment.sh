@@ -1,0 +1,972 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Containment (issue 3): one test per class of ways out of the sandbox. Each first shows the
+# attempt works outside the sandbox (or, where nothing here can answer, what it gives without
+# the sandbox), then that it is refused inside, with exactly one deny line where the launcher
+# can see the attempt.
+#
+# Attempts are "EXPECTED|COMMAND" specs: COMMAND is eval'ed by sh, outside in the test and
+# inside in the job, with $C_P (probe), $C_U (iouring_connect), $C_F (flood) and $C_T (the
+# test's directory) set in both; its output, on one line, must equal EXPECTED.
+# shellcheck disable=SC2016 # specs are single-quoted so that the shell running them expands
+
+listeners tcp:127.0.0.2:8181 udp:127.0.0.2:8181 tcp:127.0.0.3:8181 udp:127.0.0.3:8181 \
+	tcp:127.0.0.1:8181 udp:127.0.0.1:8181 tcp:127.77.0.1:8181 'tcp:[::1]:8181' 'udp:[::1]:8181' \
+	'tcp:[2001:db8::1]:8181' 'udp:[2001:db8::1]:8181' 'tcp:[2001:db8::2]:8181' \
+	'udp:[2001:db8::2]:8181'
+for ((c_i = 1; c_i <= 50; c_i++)); do
+	listeners "tcp:127.0.1.$c_i:8080"
+done
+unset c_i
+
+# The job that runs specs in order: one line each, the output with its lines joined, and EXITn
+# after it when the command failed.
+C_LOOP='for spec do
+	r=$(eval "$spec" 2>/dev/null); rc=$?
+	r=$(printf "%s" "$r" | tr "\n" " " | sed "s/ *\$//")
+	[ "$rc" = 0 ] || r="${r:+$r }EXIT$rc"
+	echo "${r:-NONE}"
+done'
+
+# Names each spec's command (C_CMDS) and expected output (C_EXPECT).
+c_specs() {
+	local spec
+
+	C_EXPECT=()
+	C_CMDS=()
+	for spec in "$@"; do
+		C_EXPECT+=("${spec%%|*}")
+		C_CMDS+=("${spec#*|}")
+	done
+}
+
+c_env() {
+	export C_P=$IT_PROBE C_U=$IT_HELPERS/iouring_connect C_F=$IT_HELPERS/flood C_T=$T_DIR
+}
+
+# c_outside "EXPECTED|COMMAND"...: each command, run here, outside any sandbox, prints EXPECTED.
+c_outside() {
+	local i got bad="" C_EXPECT C_CMDS
+
+	c_env
+	c_specs "$@"
+	for i in "${!C_CMDS[@]}"; do
+		got=$(sh -c "$C_LOOP" sh "${C_CMDS[$i]}")
+		echo "outside: ${C_CMDS[$i]} -> $got"
+		[ "$got" = "${C_EXPECT[$i]}" ] ||
+			bad+="${bad:+; }${C_CMDS[$i]}: expected ${C_EXPECT[$i]}, got $got"
+	done
+	[ -z "$bad" ] || fail "outside the sandbox: $bad"
+}
+
+# Compares the job's output lines (file $1) with C_EXPECT.
+c_compare() {
+	local i bad="" results=()
+
+	mapfile -t results <"$1"
+	for i in "${!C_CMDS[@]}"; do
+		echo "inside: ${C_CMDS[$i]} -> ${results[$i]:-nothing}"
+		[ "${results[$i]:-MISSING}" = "${C_EXPECT[$i]}" ] ||
+			bad+="${bad:+; }${C_CMDS[$i]}: expected ${C_EXPECT[$i]}, got ${results[$i]:-nothing}"
+	done
+	[ -z "$bad" ] || fail "inside the sandbox: $bad"
+}
+
+# c_inside LAUNCH_OPTIONS... -- "EXPECTED|COMMAND"...: all commands in one sandbox, in order;
+# the job itself must exit 0.
+c_inside() {
+	local opts=()
+
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	c_env
+	c_specs "$@"
+	launch_job "${opts[@]}" -- /bin/sh -c "$C_LOOP" sh "${C_CMDS[@]}"
+	[ "$L_RC" = 0 ] || fail "inside: launch exited $L_RC (stderr: $(brief "$L_ERR"))" || return 1
+	c_compare "$L_OUT_FILE"
+}
+
+# c_inside_gated LAUNCH_OPTIONS... -- "EXPECTED|COMMAND"...: as c_inside, in the background:
+# the job says "ready" in $T_DIR/ready and waits for $T_DIR/go before its commands, then says
+# "done" in $T_DIR/done and waits for $T_DIR/go2 before it exits. c_gate_wait waits for a word.
+c_inside_gated() {
+	local opts=()
+
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	c_env
+	c_specs "$@"
+	rm -f "$T_DIR/ready" "$T_DIR/go" "$T_DIR/done" "$T_DIR/go2"
+	launch_bg "${opts[@]}" -- /bin/sh -c 'echo ready >"$C_T/ready"
+		while [ ! -e "$C_T/go" ]; do sleep 0.01; done
+		'"$C_LOOP"'
+		echo done >"$C_T/done"
+		while [ ! -e "$C_T/go2" ]; do sleep 0.01; done' sh "${C_CMDS[@]}"
+}
+
+c_gate_wait() {
+	wait_for_file "$T_DIR/$1" 15 && return 0
+	kill -KILL "$L_PID" 2>/dev/null
+	fail "the job never said $1 (stderr: $(brief "$(cat "$L_ERR_FILE")"))"
+}
+
+# Bytes a listener has received (all of them count: a leak is a leak).
+c_bytes() {
+	local path
+
+	path=$(listener_file "$@")
+	[ -f "$path" ] || {
+		echo -1
+		return
+	}
+	stat -c %s "$path"
+}
+
+# c_expect_bytes PROTO ADDR PORT N: after a moment for stragglers, exactly N bytes received.
+c_expect_bytes() {
+	local got
+
+	sleep 0.2
+	got=$(c_bytes "$1" "$2" "$3")
+	[ "$got" = "$4" ] || fail "listener $1 $2:$3 received $got bytes, expected $4"
+}
+
+# c_deny_ip FILE OP PROTOCOL ADDR PORT: deny lines for that destination (the address compared
+# as an address, whatever its spelling; for UDP, IPv4-mapped as the IPv4 address).
+c_deny_ip() {
+	"$IT_PY" - "$@" <<'EOF'
+import ipaddress, json, sys
+path, op, proto, addr, port = sys.argv[1:]
+def norm(text):
+    # A UDP datagram to ::ffff:a.b.c.d leaves through the IPv4 stack and is judged there.
+    a = ipaddress.ip_address(text)
+    return a.ipv4_mapped if proto == "udp" and a.version == 6 and a.ipv4_mapped else a
+want = norm(addr)
+n = 0
+for line in open(path):
+    try:
+        e = json.loads(line)
+        if (e.get("event") == "deny" and e.get("op") == op and e.get("protocol") == proto
+                and e.get("dst_port") == int(port) and norm(e["dst_ip"]) == want):
+            n += 1
+    except Exception:
+        pass
+print(n)
+EOF
+}
+
+# c_expect_deny_ip N FILE OP PROTOCOL ADDR PORT
+c_expect_deny_ip() {
+	local want=$1 got
+
+	shift
+	got=$(c_deny_ip "$@")
+	[ "$got" = "$want" ] ||
+		fail "audit log: $got deny line(s) op=$2 protocol=$3 to $4 port $5, expected $want"
+}
+
+# The bpffs folder under which launch pins each sandbox's links (as loader_bpffs_dir finds it).
+c_pins_dir() {
+	local m
+
+	m=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "bpf") print $5; break } }' \
+		/proc/self/mountinfo | head -n1)
+	echo "${m:-/sys/fs/bpf}/launch"
+}
+
+# What of sandbox NAME is left: its cgroup, pins, lock file, and processes whose command line
+# contains MARKER (if given). Prints one word per leftover; nothing when clean.
+c_leftovers() {
+	local name=$1 marker=${2:-} pins d
+
+	pins=$(c_pins_dir)
+	[ ! -e "$IT_CG2/launch/$name" ] || echo "cgroup:$IT_CG2/launch/$name"
+	[ ! -e "$pins/$name" ] || echo "pins:$pins/$name"
+	[ ! -e "/run/launch/$name.lock" ] || echo "lock:/run/launch/$name.lock"
+	[ -n "$marker" ] || return 0
+	for d in $(pgrep -f -- "$marker"); do
+		[ "$(proc_state "$d")" != Z ] || continue
+		echo "process:$d:$(tr '\0' ' ' <"/proc/$d/cmdline" 2>/dev/null)"
+	done
+	return 0
+}
+
+# After its launcher was SIGKILLed, takes sandbox NAME's lock (on descriptor 8), as a live
+# launcher would: every launch run on this host sweeps dead sandboxes, and this test wants to
+# see what is left before its own `launch gc`. c_unlock lets go (before that gc, which must
+# not inherit it).
+c_lock() {
+	[ -e "/run/launch/$1.lock" ] || fail "the killed launcher left no /run/launch/$1.lock" ||
+		return 1
+	exec 8<>"/run/launch/$1.lock"
+	flock -n 8 || fail "another launch is sweeping sandbox $1 already" || return 1
+}
+
+c_unlock() {
+	exec 8>&-
+}
+
+# --- 1. address tricks -----------------------------------------------------------------------
+
+# Addresses that mean something other than they seem: IPv4-mapped IPv6 (judged as the IPv4
+# address it maps), IPv4-compatible and NAT64 IPv6 (never as the IPv4 address they embed),
+# 0.0.0.0 and :: (which reach local listeners), all of 127.0.0.0/8 and ::1, and the cloud
+# metadata addresses, unless a rule allows them. The netns has no route beyond lo, so the
+# attempts at compat, NAT64 and metadata addresses fail outside with ENETUNREACH without a
+# packet leaving: inside they must fail earlier, with EPERM and a deny line; and a policy that
+# allows the metadata addresses lets the attempt reach routing (ENETUNREACH) again.
+test_contain_address_tricks() {
+	local p pm t3 u3 t1 u1 t77 t61 u61 spec op proto addr port n=0
+
+	t1=$(received tcp 127.0.0.1 8181)
+	u1=$(received udp 127.0.0.1 8181)
+	t61=$(received tcp ::1 8181)
+	u61=$(received udp ::1 8181)
+	p=$(policy tricks '{"name": "tricks", "allow": [
+		{"cidr": "127.0.0.2", "ports": [8181], "protocol": "any"},
+		{"cidr": "2001:db8::1", "ports": [8181], "protocol": "any"}]}')
+	c_outside 'OK|$C_P tcp ::ffff:127.0.0.3 8181' 'OK|$C_P udp ::ffff:127.0.0.3 8181' \
+		'OK|$C_P tcp 0.0.0.0 8181' 'OK|$C_P udp 0.0.0.0 8181' 'OK|$C_P tcp :: 8181' \
+		'OK|$C_P udp :: 8181' 'OK|$C_P tcp 127.0.0.1 8181' 'OK|$C_P tcp 127.77.0.1 8181' \
+		'OK|$C_P tcp ::1 8181' 'OK|$C_P udp ::1 8181' \
+		'ENETUNREACH|$C_P tcp ::127.0.0.2 8181' 'ENETUNREACH|$C_P tcp 64:ff9b::127.0.0.2 8181' \
+		'ENETUNREACH|$C_P udp 64:ff9b::127.0.0.2 8181' \
+		'ENETUNREACH|$C_P tcp 169.254.169.254 80' 'ENETUNREACH|$C_P udp 169.254.169.254 80' \
+		'ENETUNREACH|$C_P tcp fd00:ec2::254 80' 'ENETUNREACH|$C_P tcp ::ffff:169.254.169.254 80' ||
+		return 1
+	# 0.0.0.0 reached 127.0.0.1 and :: reached ::1: the listeners there got them.
+	expect_received tcp 127.0.0.1 8181 $((t1 + 2)) || return 1
+	expect_received udp 127.0.0.1 8181 $((u1 + 1)) || return 1
+	expect_received tcp ::1 8181 $((t61 + 2)) || return 1
+	expect_received udp ::1 8181 $((u61 + 2)) || return 1
+	t3=$(c_bytes tcp 127.0.0.3 8181)
+	u3=$(c_bytes udp 127.0.0.3 8181)
+	t1=$(c_bytes tcp 127.0.0.1 8181)
+	u1=$(c_bytes udp 127.0.0.1 8181)
+	t77=$(c_bytes tcp 127.77.0.1 8181)
+	t61=$(c_bytes tcp ::1 8181)
+	u61=$(c_bytes udp ::1 8181)
+
+	local refused=('tcp ::ffff:127.0.0.3 8181' 'udp ::ffff:127.0.0.3 8181'
+		'tcp 0.0.0.0 8181' 'udp 0.0.0.0 8181' 'tcp :: 8181' 'udp :: 8181'
+		'tcp 127.0.0.1 8181' 'udp 127.0.0.1 8181' 'tcp 127.77.0.1 8181' 'tcp ::1 8181'
+		'udp ::1 8181' 'tcp ::127.0.0.2 8181' 'tcp 64:ff9b::127.0.0.2 8181'
+		'udp 64:ff9b::127.0.0.2 8181' 'tcp 169.254.169.254 80' 'udp 169.254.169.254 80'
+		'tcp fd00:ec2::254 80' 'udp fd00:ec2::254 80' 'tcp ::ffff:169.254.169.254 80')
+	local specs=('OK|$C_P tcp 127.0.0.2 8181' 'OK|$C_P tcp ::ffff:127.0.0.2 8181'
+		'OK|$C_P udp ::ffff:127.0.0.2 8181' 'OK|$C_P tcp 2001:db8::1 8181')
+	for spec in "${refused[@]}"; do
+		specs+=("EPERM|\$C_P $spec")
+	done
+	c_inside --policy "$p" -- "${specs[@]}" || return 1
+	audit_check || return 1
+	for spec in "${refused[@]}"; do
+		read -r proto addr port <<<"$spec"
+		op=connect
+		[ "$proto" = tcp ] || op=sendmsg
+		c_expect_deny_ip 1 "$L_AUDIT" "$op" "$proto" "$addr" "$port" || return 1
+		n=$((n + 1))
+	done
+	expect_audit "$n" "$L_AUDIT" event=deny || return 1
+	c_expect_bytes tcp 127.0.0.3 8181 "$t3" || return 1
+	c_expect_bytes udp 127.0.0.3 8181 "$u3" || return 1
+	c_expect_bytes tcp 127.0.0.1 8181 "$t1" || return 1
+	c_expect_bytes udp 127.0.0.1 8181 "$u1" || return 1
+	c_expect_bytes tcp 127.77.0.1 8181 "$t77" || return 1
+	c_expect_bytes tcp ::1 8181 "$t61" || return 1
+	c_expect_bytes udp ::1 8181 "$u61" || return 1
+
+	# Explicitly allowed, the metadata addresses pass the sandbox (and meet the missing route).
+	pm=$(policy meta '{"name": "meta", "allow": [
+		{"cidr": "169.254.169.254", "ports": [80]},
+		{"cidr": "fd00:ec2::254", "ports": [80]},
+		{"cidr": "127.0.0.0/8", "ports": [8181]}]}')
+	c_inside --policy "$pm" -- 'ENETUNREACH|$C_P tcp 169.254.169.254 80' \
+		'ENETUNREACH|$C_P tcp fd00:ec2::254 80' 'EPERM|$C_P tcp 169.254.169.254 81' \
+		'OK|$C_P tcp 127.77.0.1 8181' 'EPERM|$C_P tcp ::1 8181' || return 1
+	expect_audit 2 "$L_AUDIT" event=deny || return 1
+}
+
+# --- 2. other ways to send --------------------------------------------------------------------
+
+# Every way to name a destination other than connect(): sendto, sendmsg and sendmmsg on
+# unconnected UDP sockets (IPv4 and IPv6), TCP Fast Open (the SYN leaves from sendto), a
+# connect issued by io_uring (io_uring is refused when it is set up), and a UDP socket
+# connected to an allowed peer, then connected again elsewhere or given another address.
+test_contain_send_paths() {
+	local p t3 u3 t62 u62 a
+	local v4=127.0.0.3 v6=2001:db8::2
+
+	p=$(policy send '{"name": "send", "allow": [
+		{"cidr": "127.0.0.2", "ports": [8181], "protocol": "any"},
+		{"cidr": "2001:db8::1", "ports": [8181], "protocol": "any"}]}')
+	t3=$(received tcp $v4 8181)
+	u3=$(received udp $v4 8181)
+	t62=$(received tcp $v6 8181)
+	u62=$(received udp $v6 8181)
+	c_outside "OK|\$C_P udp $v4 8181" "OK|\$C_P udp-sendmsg $v4 8181" \
+		"OK|\$C_P udp-sendmmsg $v4 8181" "OK|\$C_P udp $v6 8181" \
+		"OK|\$C_P udp-sendmsg $v6 8181" "OK|\$C_P udp-sendmmsg $v6 8181" \
+		"OK|\$C_P tcp-fastopen $v4 8181" "OK|\$C_P tcp-fastopen $v6 8181" \
+		"OK|\$C_U $v4 8181" "OK|\$C_U $v6 8181" \
+		"OK|\$C_P reconnect 127.0.0.2 8181 $v4 8181" \
+		"OK|\$C_P reconnect 2001:db8::1 8181 $v6 8181" \
+		"OK|\$C_P udpconn-sendto 127.0.0.2 8181 $v4 8181" || return 1
+	# sendmmsg sends two datagrams.
+	expect_received udp $v4 8181 $((u3 + 6)) || return 1
+	expect_received udp $v6 8181 $((u62 + 5)) || return 1
+	expect_received tcp $v4 8181 $((t3 + 2)) || return 1
+	expect_received tcp $v6 8181 $((t62 + 2)) || return 1
+	t3=$(c_bytes tcp $v4 8181)
+	u3=$(c_bytes udp $v4 8181)
+	t62=$(c_bytes tcp $v6 8181)
+	u62=$(c_bytes udp $v6 8181)
+
+	c_inside --policy "$p" -- 'OK|$C_P udp 127.0.0.2 8181' 'OK|$C_P udp-sendmmsg 2001:db8::1 8181' \
+		'OK|$C_P tcp-fastopen 127.0.0.2 8181' 'OK|$C_P reconnect 127.0.0.2 8181 127.0.0.2 8181' \
+		"EPERM|\$C_P udp $v4 8181" "EPERM|\$C_P udp-sendmsg $v4 8181" \
+		"EPERM|\$C_P udp-sendmmsg $v4 8181" "EPERM|\$C_P udp $v6 8181" \
+		"EPERM|\$C_P udp-sendmsg $v6 8181" "EPERM|\$C_P udp-sendmmsg $v6 8181" \
+		"EPERM|\$C_P tcp-fastopen $v4 8181" "EPERM|\$C_P tcp-fastopen $v6 8181" \
+		"EPERM|\$C_U $v4 8181" "EPERM|\$C_U $v6 8181" \
+		"EPERM|\$C_P reconnect 127.0.0.2 8181 $v4 8181" \
+		"EPERM|\$C_P reconnect 2001:db8::1 8181 $v6 8181" \
+		"EPERM|\$C_P udpconn-sendto 127.0.0.2 8181 $v4 8181" || return 1
+	audit_check || return 1
+	# udp, udp-sendmsg, udp-sendmmsg (its first datagram fails the call), and for IPv4
+	# udpconn-sendto.
+	c_expect_deny_ip 4 "$L_AUDIT" sendmsg udp $v4 8181 || return 1
+	c_expect_deny_ip 3 "$L_AUDIT" sendmsg udp $v6 8181 || return 1
+	for a in $v4 $v6; do
+		# TCP Fast Open's SYN is judged as a connect.
+		c_expect_deny_ip 1 "$L_AUDIT" connect tcp "$a" 8181 || return 1
+		# The second connect of reconnect.
+		c_expect_deny_ip 1 "$L_AUDIT" connect udp "$a" 8181 || return 1
+	done
+	expect_audit 2 "$L_AUDIT" event=deny op=io_uring comm=iouring_connect || return 1
+	expect_audit 13 "$L_AUDIT" event=deny || return 1
+	c_expect_bytes tcp $v4 8181 "$t3" || return 1
+	c_expect_bytes udp $v4 8181 "$u3" || return 1
+	c_expect_bytes tcp $v6 8181 "$t62" || return 1
+	c_expect_bytes udp $v6 8181 "$u62" || return 1
+}
+
+# --- 3. other socket kinds --------------------------------------------------------------------
+
+# Sockets whose traffic no connect/sendmsg hook judges are refused when they are created:
+# raw (IPv4, IPv6, IPPROTO_RAW, SOCK_PACKET), ICMP "ping" sockets (run opens
+# ping_group_range in the netns, so only the sandbox stops them), TCP-like protocols other
+# than TCP (MPTCP) and UDP-Lite, AF_PACKET, and every family besides unix, inet, inet6 and
+# netlink: vsock and XDP (built into this kernel), TIPC, RDS, SMC, ALG and PF_KEY (which are
+# not: outside they fail with EAFNOSUPPORT, inside the sandbox refuses them first). Nothing
+# is ever sent on them.
+test_contain_socket_kinds() {
+	local p range spec fam type
+	local kinds=('inet raw icmp' 'inet6 raw icmpv6' 'inet raw raw' 'inet 10 all'
+		'inet dgram icmp' 'inet6 dgram icmpv6' 'inet stream 262' 'inet dgram udplite'
+		'packet raw all' 'packet dgram all' '40 stream 0' '40 seqpacket 0' '44 raw 0')
+	local absent=('30 rdm 0' '21 seqpacket 0' '43 stream 0' '38 seqpacket 0' '15 raw 2')
+	local specs=() inside_specs=()
+
+	range=$(sysctl -n net.ipv4.ping_group_range | tr -s '\t ' ' ')
+	expect_eq "net.ipv4.ping_group_range in the test netns" "0 2147483647" "$range" || return 1
+	for spec in "${kinds[@]}"; do
+		specs+=("OK|\$C_P socket $spec")
+		inside_specs+=("EPERM|\$C_P socket $spec")
+	done
+	for spec in "${absent[@]}"; do
+		specs+=("EAFNOSUPPORT|\$C_P socket $spec")
+		inside_specs+=("EPERM|\$C_P socket $spec")
+	done
+	specs+=('EOPNOTSUPP|$C_P socketpair inet6 dgram 0'
+		'ESOCKTNOSUPPORT|$C_P socketpair packet seqpacket 0')
+	inside_specs+=('EPERM|$C_P socketpair inet6 dgram 0' 'EPERM|$C_P socketpair packet seqpacket 0')
+	c_outside "${specs[@]}" || return 1
+
+	p=$(policy kinds '{"name": "kinds", "allow": [{"cidr": "127.0.0.2", "ports": [8181]}]}')
+	c_inside --policy "$p" -- "${inside_specs[@]}" 'OK|$C_P socket inet stream tcp' \
+		'OK|$C_P socket inet6 dgram udp' 'OK|$C_P socket netlink raw 0' \
+		'OK|$C_P socket unix seqpacket 0' 'OK|$C_P socketpair unix dgram 0' \
+		'OK|$C_P tcp 127.0.0.2 8181' || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=ipv4 type=raw protocol=icmp || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=ipv6 type=raw protocol=icmpv6 ||
+		return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=ipv4 type=raw protocol=raw || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=ipv4 type=10 || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=ipv4 type=dgram protocol=icmp ||
+		return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=ipv6 type=dgram protocol=icmpv6 ||
+		return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=ipv4 type=stream protocol=mptcp ||
+		return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=ipv4 type=dgram protocol=udplite ||
+		return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=packet type=raw || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=packet type=dgram || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=vsock type=stream || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=vsock type=seqpacket || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=xdp type=raw || return 1
+	for spec in "${absent[@]}"; do
+		read -r fam type _ <<<"$spec"
+		expect_audit 1 "$L_AUDIT" event=deny op=socket family="$fam" type="$type" || return 1
+	done
+	# The two socketpair calls.
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=ipv6 type=dgram protocol=0 || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=packet type=seqpacket || return 1
+	expect_audit $((${#kinds[@]} + ${#absent[@]} + 2)) "$L_AUDIT" event=deny || return 1
+	expect_audit "$((${#kinds[@]} + ${#absent[@]} + 2))" "$L_AUDIT" event=deny op=socket ||
+		return 1
+}
+
+# --- 4. local doors ---------------------------------------------------------------------------
+
+# Unix-socket listeners outside the sandbox, in the test's directory: DIR/NAME.log gets each
+# message. SPEC: stream:PATH, dgram:PATH, stream:@ABSTRACT. Writes DIR/ready when bound.
+C_UNIX_LISTEN='
+import os, selectors, socket, sys
+d, specs = sys.argv[1], sys.argv[2:]
+sel = selectors.DefaultSelector()
+def log(name, data):
+    fd = os.open(os.path.join(d, name + ".log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.write(fd, data)
+    os.close(fd)
+for spec in specs:
+    kind, addr = spec.split(":", 1)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM if kind == "stream" else socket.SOCK_DGRAM)
+    name = os.path.basename(addr).lstrip("@")
+    s.bind("\0" + addr[1:] if addr.startswith("@") else addr)
+    if not addr.startswith("@"):
+        os.chmod(addr, 0o777)
+    if kind == "stream":
+        s.listen(16)
+    open(os.path.join(d, name + ".log"), "ab").close()
+    sel.register(s, selectors.EVENT_READ, (kind, name))
+open(os.path.join(d, "ready"), "w").write("ready\n")
+while True:
+    for key, _ in sel.select():
+        kind, name = key.data
+        if kind == "stream":
+            c, _ = key.fileobj.accept()
+            c.settimeout(2)
+            data = b""
+            try:
+                while True:
+                    chunk = c.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+            except OSError:
+                pass
+            c.close()
+            log(name, data)
+        elif kind == "dgram":
+            log(name, key.fileobj.recv(65536))
+'
+
+c_unix_count() {
+	grep -c '^hello$' "$1/$2.log" 2>/dev/null || echo 0
+}
+
+# AF_UNIX connect and sendmsg: refused unless the policy names the path or abstract name, or
+# the path is in the job's private /tmp. A path that only looks private (/tmp/..) is refused
+# by the hook, and a symlink planted in /tmp is not followed (nosymfollow), so the private
+# /tmp never leads anywhere else.
+test_contain_local_doors() {
+	local d=$T_DIR/s ab="launch-it-$IT_RUNID-$BASHPID" p pid sneaky
+	local before_other before_odgram before_aother
+
+	mkdir -p "$d"
+	"$IT_PY" -c "$C_UNIX_LISTEN" "$d" "stream:$d/allowed.sock" "stream:$d/other.sock" \
+		"dgram:$d/allowed.dgram" "dgram:$d/other.dgram" "stream:@$ab-allowed" \
+		"stream:@$ab-other" 2>"$T_DIR/unix_listen.err" &
+	pid=$!
+	track_pid "$pid"
+	wait_for_file "$d/ready" 10 ||
+		fail "unix listeners did not start: $(brief "$(cat "$T_DIR/unix_listen.err")")" ||
+		return 1
+	ln -s "$d/other.sock" "$T_DIR/link.sock"
+	sneaky=/tmp/..$d/other.sock
+
+	c_outside "OK|\$C_P unix $d/allowed.sock" "OK|\$C_P unix $d/other.sock" \
+		"OK|\$C_P unix @$ab-other" "OK|\$C_P unix-dgram $d/other.dgram" \
+		"OK|\$C_P unix $T_DIR/link.sock" "OK|\$C_P unix $sneaky" \
+		"OK|cd $d && \$C_P unix other.sock" || return 1
+	expect_eq "messages on other.sock outside" 4 "$(c_unix_count "$d" other.sock)" || return 1
+	before_other=$(c_unix_count "$d" other.sock)
+	before_odgram=$(c_unix_count "$d" other.dgram)
+	before_aother=$(c_unix_count "$d" "$ab-other")
+
+	p=$(policy doors "{\"name\": \"doors\", \"allow\": [],
+		\"unix\": [\"$d/allowed.sock\", \"$d/allowed.dgram\", \"@$ab-allowed\"]}")
+	c_inside --policy "$p" -- "OK|\$C_P unix $d/allowed.sock" "OK|\$C_P unix @$ab-allowed" \
+		"OK|\$C_P unix-dgram $d/allowed.dgram" "OK|\$C_P unix-self /tmp/own.sock" \
+		"EPERM|\$C_P unix-self @$ab-own" \
+		"EPERM|\$C_P unix $d/other.sock" "EPERM|\$C_P unix @$ab-other" \
+		"EPERM|\$C_P unix-dgram $d/other.dgram" "EPERM|\$C_P unix $T_DIR/link.sock" \
+		"EPERM|\$C_P unix $sneaky" "EPERM|cd $d && \$C_P unix other.sock" \
+		"ELOOP|ln -s $d/other.sock /tmp/door.sock && \$C_P unix /tmp/door.sock" || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect_unix family=unix dst_path="$d/other.sock" ||
+		return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect_unix dst_path="@$ab-other" || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=sendmsg_unix type=dgram dst_path="$d/other.dgram" ||
+		return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect_unix dst_path="$T_DIR/link.sock" || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect_unix dst_path="$sneaky" || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect_unix dst_path=other.sock || return 1
+	# The abstract namespace belongs to the network namespace, shared with the host: even
+	# the job's own abstract socket is judged.
+	expect_audit 1 "$L_AUDIT" event=deny op=connect_unix dst_path="@$ab-own" || return 1
+	# The planted link passed the hook (it is under /tmp) and the mount refused to follow it.
+	expect_audit 0 "$L_AUDIT" event=deny dst_path=/tmp/door.sock || return 1
+	expect_audit 7 "$L_AUDIT" event=deny || return 1
+	expect_eq "messages on allowed.sock" 2 "$(c_unix_count "$d" allowed.sock)" || return 1
+	expect_eq "messages on @allowed" 1 "$(c_unix_count "$d" "$ab-allowed")" || return 1
+	expect_eq "messages on allowed.dgram" 1 "$(c_unix_count "$d" allowed.dgram)" || return 1
+	expect_eq "messages on other.sock" "$before_other" "$(c_unix_count "$d" other.sock)" ||
+		return 1
+	expect_eq "messages on other.dgram" "$before_odgram" "$(c_unix_count "$d" other.dgram)" ||
+		return 1
+	expect_eq "messages on @other" "$before_aother" "$(c_unix_count "$d" "$ab-other")"
+}
+
+# --- 5. leaving the cgroup --------------------------------------------------------------------
+
+# The job, uid 0 without capabilities, tries to move itself into the root, parent and a
+# sibling cgroup (every cgroup.procs write works outside, as the issue measured: the hierarchy
+# has no nsdelegate), to make a child cgroup, to mount a fresh cgroup2 or make the mount
+# writable, to unlink a pin, to get a handle on a BPF link, and to gain privilege in a new
+# user namespace (unshare(1), unshare(2), clone(2); clone3 is not available at all). After
+# all that it is still in its sandbox's cgroup.
+test_contain_cgroup_exit() {
+	local root=$IT_CG2 sib mk
+
+	sib=$IT_CG2/launch-it-$IT_RUNID-sibling
+	mk=$IT_CG2/launch-it-$IT_RUNID-mkdir
+	mkdir -p "$sib" "$T_DIR/cgmnt"
+	c_cgroup_exit_run "$sib" "$mk" "$root"
+	local rc=$?
+	rmdir "$sib" 2>/dev/null
+	return $rc
+}
+
+c_cgroup_exit_run() {
+	local sib=$1 mk=$2 root=$3 p pins pid cg mounts
+	# Counts writable cgroup (v1 or v2) mounts and bpffs mounts in mountinfo.
+	local mounts_awk='{ for (i = 7; i <= NF; i++) if ($i == "-") {
+		if ($(i + 1) ~ /^cgroup2?$/ && $6 ~ /(^|,)rw(,|$)/) rw++
+		if ($(i + 1) == "bpf") bpf++
+		break } } END { print rw + 0, bpf + 0 }'
+
+	pins=$(c_pins_dir)
+	mounts=$(awk "$mounts_awk" /proc/self/mountinfo)
+	echo "outside: writable cgroup mounts, bpffs mounts: $mounts"
+	[[ $mounts =~ ^[1-9][0-9]*\ [1-9] ]] ||
+		fail "outside, expected writable cgroup mounts and a bpffs, found '$mounts'" || return 1
+	c_outside "OK|\$C_P write $root/cgroup.procs 0" "OK|\$C_P write $sib/cgroup.procs 0" \
+		"OK|\$C_P mkdir $mk" "OK|\$C_P mount-cgroup2 $T_DIR/cgmnt" \
+		"OK|\$C_P remount-rw $root" 'OK|$C_P userns-unshare' 'OK|$C_P userns-clone' \
+		'OK|$C_P userns-clone3' '0|unshare -U /bin/true; echo $?' || return 1
+
+	p=$(policy cg '{"name": "cg", "allow": [{"cidr": "127.0.0.2", "ports": [8181]}]}')
+	# The name launch_bg will draw (launch_next_names), needed in the job's commands.
+	local name=it$IT_RUNID-$BASHPID-$((L_N + 1))
+	c_inside_gated --policy "$p" -- \
+		"EROFS|\$C_P write $root/cgroup.procs 0" \
+		"EROFS|\$C_P write $root/launch/cgroup.procs 0" \
+		"EROFS|\$C_P write $sib/cgroup.procs 0" \
+		"EROFS|\$C_P write $root/launch/$name/cgroup.procs 0" \
+		"EROFS|\$C_P mkdir $root/launch/$name/escape" "EROFS|\$C_P mkdir $mk" \
+		"EPERM|\$C_P mount-cgroup2 /tmp" "EPERM|\$C_P remount-rw $root" \
+		"ENOENT|\$C_P unlink $pins/$name/launch_connect4" 'EPERM|$C_P bpf-link-next' \
+		'EPERM|$C_P userns-unshare' 'EPERM|$C_P userns-clone' 'ENOSYS|$C_P userns-clone3' \
+		'1|unshare -U /bin/true; echo $?' '0::/|grep "^0::" /proc/self/cgroup' \
+		"0 0|awk '$mounts_awk' /proc/self/mountinfo"
+	[ "$L_NAME" = "$name" ] || fail "internal: sandbox name $L_NAME, expected $name" || return 1
+	c_gate_wait ready || return 1
+	# While the sandbox runs: its pins exist, and a BPF link can be had from outside.
+	[ -e "$pins/$name/launch_connect4" ] || fail "no pin $pins/$name/launch_connect4" || return 1
+	c_outside 'OK|$C_P bpf-link-next' || return 1
+	: >"$T_DIR/go"
+	c_gate_wait "done" || return 1
+	pid=$(find_pids sh "$name/escape")
+	[[ $pid =~ ^[0-9]+$ ]] || fail "cannot find the job's shell (found '$pid')" || return 1
+	cg=$(cgroup_v2_path "/proc/$pid/cgroup")
+	: >"$T_DIR/go2"
+	launch_bg_wait 10 || return 1
+	expect_rc "job" 0 || return 1
+	expect_eq "the job's cgroup after its attempts" "/launch/$name" "$cg" || return 1
+	c_compare "$L_OUT_FILE" || return 1
+	[ ! -e "$mk" ] || fail "$mk exists" || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=userns comm=unshare || return 1
+	expect_audit 2 "$L_AUDIT" event=deny op=userns comm=probe || return 1
+	expect_audit 3 "$L_AUDIT" event=deny || return 1
+}
+
+# --- 6. inherited power -----------------------------------------------------------------------
+
+# No capability in any set, no_new_privs and seccomp; a setuid-root helper gains nothing
+# (outside, run as nobody, it becomes root with every capability and opens a raw socket); no
+# descriptor of the launcher's (it holds BPF maps; the job sees 0, 1, 2); init's memory and
+# descriptors are closed to the job; and the launcher cannot be seen, signalled, traced or
+# read from inside (the PID namespace: it has no PID there).
+test_contain_inherited_power() {
+	local p suid sleeper lpid fds out
+
+	p=$(policy power '{"name": "power", "allow": [{"cidr": "127.0.0.2", "ports": [8181]}]}')
+	suid=$T_DIR/suid/setuid_raw
+	mkdir -p "$T_DIR/suid"
+	cp "$IT_HELPERS/setuid_raw" "$suid" || fail "no $IT_HELPERS/setuid_raw (make helpers)" ||
+		return 1
+	chown 0:0 "$suid" && chmod 4755 "$suid" || fail "cannot make $suid setuid root" || return 1
+
+	# Outside: something to lose.
+	[ "$(awk '$1 == "CapBnd:" { print $2 }' /proc/self/status)" != 0000000000000000 ] ||
+		fail "the test itself has an empty bounding set: cannot tell" || return 1
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups -- "$suid" 2>&1)
+	echo "outside, as nobody: $out"
+	expect_match "setuid helper outside, as nobody" '^euid=0 capeff=[0-9a-f]*[1-9a-f][0-9a-f]* raw=OK$' \
+		"$out" || return 1
+	sleep 1000 &
+	sleeper=$!
+	track_pid "$sleeper"
+
+	local zero=0000000000000000
+	local status='grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):" /proc/self/status | awk "{ print \$2 }"'
+	local fds='ls -ln /proc/self/fd | awk '\''$(NF-1) == "->" && $NF !~ /^\/proc\/[0-9]+\/fd$/ { print $(NF-2) }'\'
+	# The caller leaves a descriptor (7) open: the launcher has it, the job must not.
+	c_inside_gated --policy "$p" -- "$zero $zero $zero $zero $zero 1 2|$status" \
+		"euid=0 capeff=$zero raw=EPERM|$suid" "0 1 2|$fds" \
+		'EACCES|$C_P readmem 1' 'EPERM|$C_P ptrace 1' 'EACCES|$C_P readlink /proc/1/fd/3' \
+		'EACCES|$C_P open /proc/1/fd/3' 'EACCES|$C_P open /proc/1/fd/4' \
+		'ESRCH|$C_P kill0 $(cat $C_T/launcher.pid)' 'ESRCH|$C_P ptrace $(cat $C_T/launcher.pid)' \
+		'ENOENT|$C_P readmem $(cat $C_T/launcher.pid)' \
+		'absent|[ -e /proc/$(cat $C_T/launcher.pid) ] && echo present || echo absent' \
+		7>"$T_DIR/inherited"
+	c_gate_wait ready || return 1
+	lpid=$L_PID
+	echo "$lpid" >"$T_DIR/launcher.pid"
+	# Outside, the launcher can be signalled, traced (a process of the same uid is) and read,
+	# and it holds BPF maps.
+	c_outside "OK|\$C_P kill0 $lpid" "OK|\$C_P readmem $lpid" "OK|\$C_P ptrace $sleeper" \
+		"OK|\$C_P readlink /proc/$lpid/fd/7" "OK|\$C_P open /proc/$lpid/fd/7" || return 1
+	fds=$(ls -ln "/proc/$lpid/fd" 2>/dev/null)
+	[[ $fds == *anon_inode:bpf-map* ]] ||
+		fail "the launcher holds no BPF map descriptor: nothing to leak" || return 1
+	[[ $fds == *" 7 -> $T_DIR/inherited"* ]] ||
+		fail "the launcher did not inherit descriptor 7: $(brief "$fds")" || return 1
+	: >"$T_DIR/go"
+	c_gate_wait "done" || return 1
+	: >"$T_DIR/go2"
+	launch_bg_wait 10 || return 1
+	expect_rc "job" 0 || return 1
+	c_compare "$L_OUT_FILE" || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket family=ipv4 type=raw comm=setuid_raw uid=0 ||
+		return 1
+	expect_audit 1 "$L_AUDIT" event=deny || return 1
+
+	# As nobody, the setuid bit does not make the job root either.
+	c_inside --user nobody --policy "$p" -- "euid=65534 capeff=0000000000000000 raw=EPERM|$suid" ||
+		return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=socket type=raw comm=setuid_raw uid=65534 || return 1
+}
+
+# --- 7. fail closed ---------------------------------------------------------------------------
+
+# SIGKILL to the launcher while the job keeps trying a refused destination (TCP connects from
+# fresh processes, UDP floods): nothing reaches the listeners, every process of the job is
+# gone within a second, the pinned programs stay until `launch gc`, which leaves nothing.
+c_fail_closed_kill() {
+	local p t3 u3 secs pins name start ms gone=0 left n
+
+	p=$(policy fc '{"name": "fc", "allow": [{"cidr": "127.0.0.2", "ports": [8181]}]}')
+	c_outside 'OK|$C_P tcp 127.0.0.3 8181' 'OK=1|$C_F udp 127.0.0.3 8181 1' || return 1
+	sleep 0.2
+	t3=$(c_bytes tcp 127.0.0.3 8181)
+	u3=$(c_bytes udp 127.0.0.3 8181)
+	secs=$((800000 + RANDOM))
+	c_env
+	launch_bg --policy "$p" -- /bin/sh -c 'setsid sleep "$1" </dev/null >/dev/null 2>&1 &
+		while :; do "$C_P" tcp 127.0.0.3 8181; "$C_F" udp 127.0.0.3 8181 20; done >>"$C_T/tries"' \
+		sh "$secs"
+	name=$L_NAME
+	for _ in $(seq 500); do
+		[ "$(wc -l 2>/dev/null <"$T_DIR/tries" || echo 0)" -ge 40 ] && break
+		sleep 0.02
+	done
+	n=$(wc -l 2>/dev/null <"$T_DIR/tries" || echo 0)
+	[ "$n" -ge 40 ] || fail "the job's loop did not get going ($n results)" || return 1
+	pins=$(c_pins_dir)
+	[ -e "$pins/$name/launch_connect4" ] || fail "no pin $pins/$name/launch_connect4" || return 1
+
+	start=$EPOCHREALTIME
+	kill -KILL "$L_PID"
+	wait "$L_PID" 2>/dev/null
+	c_lock "$name" || return 1
+	while :; do
+		left=$(c_leftovers "$name" "sleep $secs" | grep '^process:'; cat "$IT_CG2/launch/$name/cgroup.procs" 2>/dev/null)
+		ms=$(elapsed_ms "$start" "$EPOCHREALTIME")
+		[ -n "$left" ] || {
+			gone=1
+			break
+		}
+		[ "$ms" -lt 3000 ] || break
+		sleep 0.01
+	done
+	echo "job gone after ${ms} ms"
+	[ "$gone" = 1 ] || fail "processes of the job still alive ${ms} ms after SIGKILL: $(brief "$left")" ||
+		return 1
+	[ "$ms" -le 1000 ] || fail "the job took ${ms} ms to die after the launcher's SIGKILL" ||
+		return 1
+	grep -v -E '^(EPERM|EPERM=20)$' "$T_DIR/tries" | grep . | head -n3 >"$T_DIR/tries.bad"
+	[ ! -s "$T_DIR/tries.bad" ] || fail "attempts that were not refused: $(brief "$(cat "$T_DIR/tries.bad")")" ||
+		return 1
+	c_expect_bytes tcp 127.0.0.3 8181 "$t3" || return 1
+	c_expect_bytes udp 127.0.0.3 8181 "$u3" || return 1
+	# The programs stay attached through their pins until gc.
+	[ -e "$pins/$name/launch_connect4" ] ||
+		fail "the pins of the killed sandbox are gone before launch gc" || return 1
+	[ -d "$IT_CG2/launch/$name" ] || fail "the killed sandbox's cgroup is gone before gc" ||
+		return 1
+
+	c_unlock
+	launch_raw gc
+	expect_rc "launch gc" 0 || return 1
+	left=$(c_leftovers "$name" "sleep $secs")
+	[ -z "$left" ] || fail "after launch gc: $(brief "$left")"
+}
+
+# The audit log on a 64 KiB tmpfs that a burst of refusals fills: by default the job is
+# stopped and launch exits 125 saying why. A read-only log is refused before the job runs.
+# With --audit-failure=continue the job runs on, launch exits with its status, and
+# sandbox_exit (written once the test makes room) counts the lines lost.
+c_fail_closed_audit() {
+	local small=$T_DIR/small ro=$T_DIR/ro p log name secs left
+
+	p=$(policy fa '{"name": "fa", "allow": [{"cidr": "127.0.0.2", "ports": [8181]}]}')
+	secs=$((700000 + RANDOM))
+	head -c 49152 /dev/zero >"$small/filler" 2>/dev/null
+	log=$small/stop.jsonl
+	c_env
+	launch_next_names
+	name=$L_NAME
+	launch_raw --audit-log "$log" --name "$name" --policy "$p" -- /bin/sh -c \
+		'"$C_F" udp 127.0.0.3 8181 20000 >"$C_T/flood.stop"; exec sleep "$1"' sh "$secs"
+	cp "$log" "$T_DIR/stop.jsonl"
+	expect_rc "audit log full, --audit-failure=stop" 125 || return 1
+	[[ $L_ERR == *"audit log"*"No space left on device"* ]] ||
+		fail "launch's message does not say the audit log is full: $(brief "$L_ERR")" ||
+		return 1
+	[ "$L_MS" -lt 10000 ] || fail "launch took $L_MS ms to stop the job" || return 1
+	[ -s "$log" ] || fail "nothing was written to the audit log" || return 1
+	left=$(c_leftovers "$name" "sleep $secs")
+	[ -z "$left" ] || fail "after the audit failure: $(brief "$left")" || return 1
+
+	launch_next_names
+	launch_raw --audit-log "$ro/audit.jsonl" --name "$L_NAME" --policy "$p" -- \
+		/bin/touch "$T_DIR/ran"
+	expect_rc "read-only audit log" 125 || return 1
+	[[ $L_ERR == *"$ro/audit.jsonl"* ]] ||
+		fail "launch's message does not name the audit log: $(brief "$L_ERR")" || return 1
+	[ ! -e "$T_DIR/ran" ] || fail "the job ran although its audit log is read-only" || return 1
+
+	rm -f "$log"
+	head -c 49152 /dev/zero >"$small/filler" 2>/dev/null
+	log=$small/continue.jsonl
+	launch_bg --audit-failure=continue --audit-log "$log" --policy "$p" -- /bin/sh -c \
+		'"$C_F" udp 127.0.0.3 8181 20000 >"$C_T/flood.cont"
+		while [ ! -e "$C_T/go.cont" ]; do sleep 0.01; done; exit 7'
+	wait_for_file "$T_DIR/flood.cont" 15 || {
+		kill -KILL "$L_PID" 2>/dev/null
+		fail "the job never flooded (stderr: $(brief "$(cat "$L_ERR_FILE")"))"
+		return 1
+	}
+	# Time for the launcher to meet the full disk with what is left of the burst.
+	sleep 0.5
+	[ "$(proc_state "$L_PID")" != Z ] && kill -0 "$L_PID" 2>/dev/null ||
+		fail "launch stopped although --audit-failure=continue" || return 1
+	rm -f "$small/filler"
+	: >"$T_DIR/go.cont"
+	launch_bg_wait 15 || return 1
+	# Kept for the log: the tmpfs goes when the test ends.
+	cp "$log" "$T_DIR/continue.jsonl"
+	expect_rc "audit log full, --audit-failure=continue, job exits 7" 7 || return 1
+	tail -n1 "$log" >"$T_DIR/continue.last"
+	"$IT_PY" -c 'import json, sys; json.loads(open(sys.argv[1]).read())' "$T_DIR/continue.last" \
+		2>/dev/null ||
+		fail "the last line of the audit log is not JSON (a line torn by the full disk, then the rest?): $(brief "$(tail -c 400 "$T_DIR/continue.last")")" ||
+		return 1
+	expect_audit 1 "$T_DIR/continue.last" event=sandbox_exit exit_code=7 sandbox="$L_NAME" \
+		log_failed:int || return 1
+	[ "$(audit_get "$T_DIR/continue.last" event=sandbox_exit -- log_failed)" -gt 0 ] ||
+		fail "sandbox_exit log_failed is 0 although the disk was full" || return 1
+}
+
+test_contain_fail_closed() {
+	local rc
+
+	c_fail_closed_kill || return 1
+	mkdir -p "$T_DIR/small" "$T_DIR/ro"
+	mount -t tmpfs -o size=64k,mode=0755 tmpfs "$T_DIR/small" ||
+		fail "cannot mount a 64 KiB tmpfs" || return 1
+	mount -t tmpfs -o ro,size=64k tmpfs "$T_DIR/ro" || {
+		umount "$T_DIR/small"
+		fail "cannot mount a read-only tmpfs"
+		return 1
+	}
+	c_fail_closed_audit
+	rc=$?
+	umount -l "$T_DIR/small" "$T_DIR/ro"
+	return $rc
+}
+
+# --- 8. no residue ----------------------------------------------------------------------------
+
+# c_expect_clean WHAT NAME MARKER: nothing of sandbox NAME is left (cgroup, pins, lock file,
+# processes whose command line has MARKER).
+c_expect_clean() {
+	local left
+
+	left=$(c_leftovers "$2" "$3")
+	[ -z "$left" ] || fail "$1: left behind: $(brief "$left")"
+}
+
+# Each way a sandbox can end leaves no cgroup, pin, lock or process (the job leaves a daemon
+# behind where it runs at all): normal exit, death by signal, timeout, launcher SIGKILLed (then
+# launch gc), a bad policy, an unusable audit log, a command that cannot be executed.
+test_contain_no_residue() {
+	local p bad secs
+
+	p=$(policy nr '{"name": "nr", "allow": [{"cidr": "127.0.0.2", "ports": [8181]}]}')
+	secs=$((600000 + RANDOM))
+	local daemon='setsid sleep "$0" </dev/null >/dev/null 2>&1 &'
+
+	launch_job --policy "$p" -- /bin/sh -c "$daemon exit 0" "$secs"
+	expect_rc "normal exit" 0 || return 1
+	c_expect_clean "normal exit" "$L_NAME" "sleep $secs" || return 1
+
+	launch_job --policy "$p" -- /bin/sh -c "$daemon kill -TERM \$\$" "$((secs + 1))"
+	expect_rc "job killed by SIGTERM" 143 || return 1
+	c_expect_clean "job killed by a signal" "$L_NAME" "sleep $((secs + 1))" || return 1
+
+	launch_job --timeout 1 --policy "$p" -- /bin/sh -c "$daemon exec sleep 30" "$((secs + 2))"
+	expect_rc "timeout" 124 || return 1
+	c_expect_clean "timeout" "$L_NAME" "sleep $((secs + 2))" || return 1
+
+	launch_bg --policy "$p" -- /bin/sh -c "$daemon"' echo ready >"$1"; exec sleep 30' \
+		"$((secs + 3))" "$T_DIR/ready"
+	wait_for_file "$T_DIR/ready" 10 || {
+		kill -KILL "$L_PID" 2>/dev/null
+		fail "the job never became ready (stderr: $(brief "$(cat "$L_ERR_FILE")"))"
+		return 1
+	}
+	kill -KILL "$L_PID"
+	wait "$L_PID" 2>/dev/null
+	c_lock "$L_NAME" || return 1
+	sleep 0.5
+	c_leftovers "$L_NAME" | grep -qE '^(cgroup|pins):' ||
+		fail "a SIGKILLed launcher left neither cgroup nor pins: nothing for gc to do?" ||
+		return 1
+	c_unlock
+	launch_raw gc
+	expect_rc "launch gc" 0 || return 1
+	c_expect_clean "launcher killed, then launch gc" "$L_NAME" "sleep $((secs + 3))" || return 1
+
+	bad=$(policy bad '{"name": "bad", "allow": [{"cidr": "127.0.0.2", "ports": [70000]}]}')
+	launch_job --policy "$bad" -- /bin/sh -c "$daemon" "$((secs + 4))"
+	expect_rc "bad policy" 125 || return 1
+	c_expect_clean "bad policy" "$L_NAME" "sleep $((secs + 4))" || return 1
+
+	launch_next_names
+	launch_raw --audit-log "$T_DIR/no/such/dir/audit.jsonl" --name "$L_NAME" --policy "$p" -- \
+		/bin/sh -c "$daemon" "$((secs + 5))"
+	expect_rc "audit log in a missing folder" 125 || return 1
+	c_expect_clean "audit log unwritable" "$L_NAME" "sleep $((secs + 5))" || return 1
+	mkdir -p "$T_DIR/adir"
+	launch_next_names
+	launch_raw --audit-log "$T_DIR/adir" --name "$L_NAME" --policy "$p" -- \
+		/bin/sh -c "$daemon" "$((secs + 6))"
+	expect_rc "audit log is a folder" 125 || return 1
+	c_expect_clean "audit log is a folder" "$L_NAME" "sleep $((secs + 6))" || return 1
+
+	launch_job --policy "$p" -- "$T_DIR/no-such-command"
+	expect_rc "command not found" 127 || return 1
+	c_expect_clean "command not found" "$L_NAME" || return 1
+}
+
+# --- 9. many at once --------------------------------------------------------------------------
+
+# 50 sandboxes at once, sandbox i allowed only 127.0.1.i:8080: each reaches its own listener
+# and is refused its neighbour's, and each one's audit lines carry its own sandbox id.
+test_contain_many_at_once() {
+	local n=50 i j p names=() pids=() audits=() outs=() errs=() before=() live bad="" got
+
+	for ((i = 1; i <= n; i++)); do
+		c_outside "OK|\$C_P tcp 127.0.1.$i 8080" >/dev/null || return 1
+	done
+	for ((i = 1; i <= n; i++)); do
+		before[i]=$(received tcp 127.0.1.$i 8080)
+	done
+	mkfifo "$T_DIR/go.fifo"
+	c_env
+	for ((i = 1; i <= n; i++)); do
+		j=$((i % n + 1))
+		p=$(policy "p$i" "{\"name\": \"p$i\", \"allow\": [{\"cidr\": \"127.0.1.$i\", \"ports\": [8080]}]}")
+		# The job opens the fifo for reading, which blocks until the test opens it to write:
+		# every job waits, without polling, for all of them to be up.
+			launch_bg --policy "$p" -- /bin/sh -c 'echo ready >"$C_T/ready.$1"; : <"$C_T/go.fifo"
+			"$C_P" tcp 127.0.1.$1 8080; "$C_P" tcp 127.0.1.$2 8080' sh "$i" "$j"
+		names[i]=$L_NAME
+		errs[i]=$L_ERR_FILE
+		pids[i]=$L_PID
+		audits[i]=$L_AUDIT
+		outs[i]=$L_OUT_FILE
+	done
+	for _ in $(seq 3000); do
+		got=$(find "$T_DIR" -maxdepth 1 -name 'ready.*' | wc -l)
+		[ "$got" -ge "$n" ] && break
+		sleep 0.02
+	done
+	live=0
+	for ((i = 1; i <= n; i++)); do
+		[ -d "$IT_CG2/launch/${names[i]}" ] && live=$((live + 1))
+	done
+	echo "$got jobs ready, $live sandbox cgroups at once"
+	# Held open until every job is done, so that no late reader can miss it.
+	exec 7<>"$T_DIR/go.fifo"
+	for ((i = 1; i <= n; i++)); do
+		wait "${pids[i]}"
+		got=$?
+		[ "$got" = 0 ] ||
+			bad+="${bad:+; }sandbox $i: launch exited $got ($(brief "$(cat "${errs[i]}")"))"
+	done
+	exec 7>&-
+	[ "$live" = "$n" ] || fail "only $live of $n sandboxes existed at the same time" || return 1
+	[ -z "$bad" ] || fail "$bad" || return 1
+	for ((i = 1; i <= n; i++)); do
+		j=$((i % n + 1))
+		got=$(tr '\n' ' ' <"${outs[i]}")
+		[ "$got" = "OK EPERM " ] || bad+="${bad:+; }sandbox $i: '$got'"
+		got=$(($(audit_count "${audits[i]}") - $(audit_count "${audits[i]}" sandbox="${names[i]}")))
+		[ "$got" = 0 ] || bad+="${bad:+; }sandbox $i: $got audit line(s) of another sandbox id"
+		got=$(audit_count "${audits[i]}" event=deny op=connect dst_ip=127.0.1.$j dst_port=8080 \
+			policy="p$i")
+		[ "$got" = 1 ] || bad+="${bad:+; }sandbox $i: $got deny line(s) for 127.0.1.$j"
+		got=$(audit_count "${audits[i]}" event=deny)
+		[ "$got" = 1 ] || bad+="${bad:+; }sandbox $i: $got deny lines"
+		got=$(audit_count "${audits[i]}" event=sandbox_start)
+		[ "$got" = 1 ] || bad+="${bad:+; }sandbox $i: $got sandbox_start lines"
+	done
+	[ -z "$bad" ] || fail "$bad" || return 1
+	for ((i = 1; i <= n; i++)); do
+		expect_received tcp 127.0.1.$i 8080 $((before[i] + 1)) || return 1
+	done
+}
