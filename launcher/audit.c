@@ -420,25 +420,49 @@ void audit_close(struct audit_log *log)
 	}
 }
 
+static size_t count_lines(const char *buf, size_t len)
+{
+	size_t lines = 0;
+
+	for (const char *p = buf; (p = memchr(p, '\n', len - (size_t)(p - buf))); p++)
+		lines++;
+	return lines;
+}
+
+/*
+ * A write that stopped mid-line (a full disk) leaves the start of a line behind. With
+ * O_APPEND our bytes end at our file offset: if nothing was appended after them, cutting the
+ * fragment off leaves only whole lines. Returns false when it could not be cut.
+ */
+static bool audit_cut_torn_line(struct audit_log *log, size_t fragment)
+{
+	off_t end = lseek(log->fd, 0, SEEK_CUR);
+	struct stat st;
+
+	if (end < (off_t)fragment || fstat(log->fd, &st) < 0 || st.st_size != end)
+		return false;
+	return ftruncate(log->fd, end - (off_t)fragment) == 0;
+}
+
 int audit_flush(struct audit_log *log)
 {
 	size_t off = 0;
 
+	/* A fragment could not be cut last time: the next line must at least start afresh. */
+	if (log->torn && log->used) {
+		if (write(log->fd, "\n", 1) != 1)
+			goto failed;
+		log->torn = false;
+	}
 	while (off < log->used) {
 		ssize_t n = write(log->fd, log->buf + off, log->used - off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			int r = n < 0 ? -errno : -EIO;
-
-			/* A short write left a torn line: count what was not fully written. */
-			log->failed_lines += log->pending_lines;
-			log->pending_lines = 0;
-			log->used = 0;
-			if (!log->error)
-				log->error = r;
-			return r;
+			if (n == 0)
+				errno = EIO;
+			goto failed;
 		}
 		off += (size_t)n;
 	}
@@ -446,6 +470,23 @@ int audit_flush(struct audit_log *log)
 	log->pending_lines = 0;
 	log->used = 0;
 	return 0;
+
+failed : {
+	int r = -errno;
+	size_t whole = count_lines(log->buf, off);
+	const char *last_nl = off ? memrchr(log->buf, '\n', off) : NULL;
+	size_t fragment = off - (last_nl ? (size_t)(last_nl - log->buf) + 1 : 0);
+
+	if (fragment && !audit_cut_torn_line(log, fragment))
+		log->torn = true;
+	log->written_lines += whole;
+	log->failed_lines += log->pending_lines - whole;
+	log->pending_lines = 0;
+	log->used = 0;
+	if (!log->error)
+		log->error = r;
+	return r;
+}
 }
 
 int audit_append(struct audit_log *log, const char *line, size_t len)

@@ -85,6 +85,9 @@ int child_lookup_user(const char *name, struct child_config *config)
 	config->uid = pw->pw_uid;
 	config->gid = pw->pw_gid;
 	config->user_name = name;
+	config->ngroups = CHILD_MAX_GROUPS;
+	if (getgrouplist(pw->pw_name, pw->pw_gid, config->groups, &config->ngroups) < 0)
+		return -E2BIG;
 	return 0;
 }
 
@@ -231,8 +234,7 @@ static _Noreturn void child_exec_job(const struct child_config *config, int exec
 					     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
 		child_fail(exec_fd, CHILD_STAGE_SECUREBITS, errno);
 	if (config->set_user) {
-		if (initgroups(config->user_name, config->gid) < 0 &&
-		    setgroups(1, &config->gid) < 0)
+		if (setgroups((size_t)config->ngroups, config->groups) < 0)
 			child_fail(exec_fd, CHILD_STAGE_USER, errno);
 		if (setresgid(config->gid, config->gid, config->gid) < 0 ||
 		    setresuid(config->uid, config->uid, config->uid) < 0)

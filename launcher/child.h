@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#define CHILD_MAX_GROUPS 256
+
 struct child_config {
 	char *const *argv;
 	int cgroup_fd;
@@ -13,6 +15,9 @@ struct child_config {
 	uid_t uid;
 	gid_t gid;
 	const char *user_name;
+	/* Looked up before the job's cgroup exists: NSS may use sockets the sandbox refuses. */
+	gid_t groups[CHILD_MAX_GROUPS];
+	int ngroups;
 };
 
 /* Where the start failed, reported by the sandbox's init. */

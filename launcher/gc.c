@@ -32,15 +32,26 @@ int gc_lock(const char *id)
 		return r;
 	if (mkdir(GC_LOCK_DIR, 0700) < 0 && errno != EEXIST)
 		return -errno;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		r = errno == EWOULDBLOCK ? -EEXIST : -errno;
+	for (;;) {
+		struct stat held, named;
+
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			r = errno == EWOULDBLOCK ? -EEXIST : -errno;
+			close(fd);
+			return r;
+		}
+		/*
+		 * The holder unlinks the file before it lets go: a lock won on a file no longer
+		 * at the path guards nothing. Try again on the file that is there now.
+		 */
+		if (fstat(fd, &held) == 0 && stat(path, &named) == 0 &&
+		    held.st_ino == named.st_ino && held.st_dev == named.st_dev)
+			return fd;
 		close(fd);
-		return r;
 	}
-	return fd;
 }
 
 void gc_unlock(const char *id, int fd)

@@ -128,23 +128,45 @@ static __u16 seccomp_op(const struct seccomp_notif *req)
 	return AUDIT_OP_SOCKET;
 }
 
+/* Reads the caller's thread group, uid and name from /proc, before it is answered. */
+static void seccomp_describe(__u32 tid, struct deny_event *event)
+{
+	char path[64], line[128];
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, event->comm, sizeof(event->comm) - 1);
+
+		if (n > 0 && event->comm[n - 1] == '\n')
+			event->comm[n - 1] = '\0';
+		close(fd);
+	}
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned int value;
+
+		if (sscanf(line, "Tgid: %u", &value) == 1)
+			event->pid = value;
+		else if (sscanf(line, "Uid: %u", &value) == 1)
+			event->uid = value;
+	}
+	if (f)
+		fclose(f);
+}
+
 int seccomp_refuse(int listener_fd, struct deny_event *ret_event)
 {
 	struct seccomp_notif req;
 	struct seccomp_notif_resp resp;
 	struct timespec boot;
-	char path[64];
-	int fd;
 
 	memset(&req, 0, sizeof(req));
 	if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
 		return errno == EINTR || errno == ENOENT ? 0 : -errno;
-	memset(&resp, 0, sizeof(resp));
-	resp.id = req.id;
-	resp.error = -EPERM;
-	/* ENOENT: the caller died meanwhile; the refusal still happened and is logged. */
-	if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
-		return -errno;
 
 	memset(ret_event, 0, sizeof(*ret_event));
 	clock_gettime(CLOCK_BOOTTIME, &boot);
@@ -157,31 +179,21 @@ int seccomp_refuse(int listener_fd, struct deny_event *ret_event)
 		ret_event->sock_type = (__u16)(req.data.args[1] & SOCK_TYPE_MASK);
 		ret_event->protocol = (__u16)req.data.args[2];
 	}
-	/* The notification names a thread; its thread group and uid come from /proc. */
-	snprintf(path, sizeof(path), "/proc/%u/comm", req.pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n = read(fd, ret_event->comm, sizeof(ret_event->comm) - 1);
-
-		if (n > 0 && ret_event->comm[n - 1] == '\n')
-			ret_event->comm[n - 1] = '\0';
-		close(fd);
+	/*
+	 * The caller waits for our answer, so its /proc entry is its own while we read it;
+	 * NOTIF_ID_VALID then proves it did not die (and its pid get reused) meanwhile.
+	 */
+	seccomp_describe(req.pid, ret_event);
+	if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) < 0) {
+		ret_event->comm[0] = '\0';
+		ret_event->uid = (__u32)-1;
 	}
-	snprintf(path, sizeof(path), "/proc/%u/status", req.pid);
-	{
-		FILE *f = fopen(path, "re");
-		char line[128];
 
-		while (f && fgets(line, sizeof(line), f)) {
-			unsigned int value;
-
-			if (sscanf(line, "Tgid: %u", &value) == 1)
-				ret_event->pid = value;
-			else if (sscanf(line, "Uid: %u", &value) == 1)
-				ret_event->uid = value;
-		}
-		if (f)
-			fclose(f);
-	}
+	memset(&resp, 0, sizeof(resp));
+	resp.id = req.id;
+	resp.error = -EPERM;
+	/* ENOENT: the caller died meanwhile; the refusal still happened and is logged. */
+	if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
+		return -errno;
 	return 1;
 }

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +15,15 @@
 #include "test.h"
 
 static struct audit_log test_log;
+
+static long long count_newlines(const char *s)
+{
+	long long n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
 
 static void log_init(void)
 {
@@ -326,6 +336,42 @@ static void test_flush_failure_counted(void)
 	close(pipe_fds[1]);
 }
 
+/*
+ * A file size limit makes write() stop mid-line, as a full disk does: the fragment is cut
+ * off, so the file holds whole lines only, and the lines are counted as written or failed.
+ */
+static void test_short_write_leaves_whole_lines(void)
+{
+	struct deny_event e = connect_event();
+	char path[] = "/tmp/launch-audit-torn.XXXXXX";
+	struct rlimit old, small = { .rlim_cur = 1000, .rlim_max = RLIM_INFINITY };
+	char content[2048];
+	int fd = mkstemp(path);
+	ssize_t n;
+
+	CHECK(fd >= 0);
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	small.rlim_max = old.rlim_max;
+	CHECK_EQ_INT(setrlimit(RLIMIT_FSIZE, &small), 0);
+	log_init();
+	test_log.fd = open(path, O_WRONLY | O_APPEND);
+	for (int i = 0; i < 10; i++)
+		audit_deny(&test_log, &e);
+	CHECK_EQ_INT(audit_flush(&test_log), -EFBIG);
+	setrlimit(RLIMIT_FSIZE, &old);
+	CHECK(test_log.written_lines > 0);
+	CHECK_EQ_INT(test_log.written_lines + test_log.failed_lines, 10);
+	n = pread(fd, content, sizeof(content) - 1, 0);
+	CHECK(n > 0 && n <= 1000);
+	content[n > 0 ? n : 0] = '\0';
+	CHECK(n > 0 && content[n - 1] == '\n');
+	CHECK_EQ_INT(count_newlines(content), test_log.written_lines);
+	close(test_log.fd);
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	RUN(test_deny_connect_ipv4);
@@ -339,5 +385,6 @@ int main(void)
 	RUN(test_time_format);
 	RUN(test_append_flush_whole_lines);
 	RUN(test_flush_failure_counted);
+	RUN(test_short_write_leaves_whole_lines);
 	return test_failures != 0;
 }
