@@ -18,9 +18,9 @@
 #define AUDIT_SCHEMA_VERSION 1
 #define AUDIT_DEFAULT_PATH   "/var/log/launch/audit.jsonl"
 /* Largest line: a deny event with every field escaped at worst is well below this. */
-#define AUDIT_LINE_MAX	     4096
+#define AUDIT_LINE_MAX 4096
 /* Lines are gathered and written together, whole lines only, once per poll round. */
-#define AUDIT_BUFFER_BYTES   (64 * 1024)
+#define AUDIT_BUFFER_BYTES (64 * 1024)
 
 struct audit_log {
 	int fd;
@@ -68,8 +68,7 @@ int audit_format_dns_allow(const struct audit_log *log, const struct audit_dns *
 			   size_t len);
 int audit_format_start(const struct audit_log *log, char *const *argv, int pid, unsigned int uid,
 		       size_t rules, const char *hostname, char *buf, size_t len);
-int audit_format_lost(const struct audit_log *log, unsigned long long count, char *buf,
-		      size_t len);
+int audit_format_lost(const struct audit_log *log, unsigned long long count, char *buf, size_t len);
 /* exit_code >= 0 for a normal exit, else -signal. */
 int audit_format_exit(const struct audit_log *log, int exit_code, long long duration_ms,
 		      unsigned long long denied, unsigned long long lost, unsigned long long failed,

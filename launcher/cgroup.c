@@ -10,56 +10,12 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "mountinfo.h"
 #include "util.h"
-
-/* Undoes the octal escapes (\040 for a space) that mountinfo uses in paths. */
-static void unescape_mountinfo(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*out++ = *s;
-		}
-	}
-	*out = '\0';
-}
 
 int cgroup_find_mount(char *ret_path, size_t len)
 {
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0;
-	FILE *f;
-	int r = -ENOENT;
-
-	f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		char mount_point[PATH_MAX], fstype[64];
-		const char *sep = strstr(line, " - ");
-
-		/* Fields: id parent major:minor root mount-point options ... - fstype source */
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mount_point) != 1 ||
-		    sscanf(sep + 3, "%63s", fstype) != 1)
-			continue;
-		if (strcmp(fstype, "cgroup2") != 0)
-			continue;
-		unescape_mountinfo(mount_point);
-		if (strlen(mount_point) >= len) {
-			r = -ENAMETOOLONG;
-			break;
-		}
-		strcpy(ret_path, mount_point);
-		r = 0;
-		break;
-	}
-	fclose(f);
-	return r;
+	return mountinfo_find("cgroup2", ret_path, len);
 }
 
 int cgroup_create(const char *parent, const char *name, struct sandbox_cgroup *ret_cgroup)

@@ -25,6 +25,7 @@
 #include <linux/securebits.h>
 
 #include "child.h"
+#include "mountinfo.h"
 #include "seccomp.h"
 #include "util.h"
 
@@ -155,13 +156,33 @@ static int child_drop_caps(void)
  * write can move a process out of the sandbox: the hierarchy is not mounted with nsdelegate)
  * and BPF file systems disappear (so no pin can be removed); /proc shows the sandbox only.
  */
+static int child_hide_mount(const struct mount_entry *entry, void *userdata)
+{
+	unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
+
+	(void)userdata;
+	if (strcmp(entry->fstype, "bpf") == 0) {
+		if (umount2(entry->mount_point, MNT_DETACH) < 0 && errno != EINVAL &&
+		    errno != ENOENT)
+			return -errno;
+		return 0;
+	}
+	if (strcmp(entry->fstype, "cgroup2") != 0 && strcmp(entry->fstype, "cgroup") != 0)
+		return 0;
+	/* A bind remount must repeat the flags the kernel locks, or it fails. */
+	if (strstr(entry->options, "nosuid"))
+		flags |= MS_NOSUID;
+	if (strstr(entry->options, "nodev"))
+		flags |= MS_NODEV;
+	if (strstr(entry->options, "noexec"))
+		flags |= MS_NOEXEC;
+	if (mount(NULL, entry->mount_point, NULL, flags, NULL) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
 static int child_setup_mounts(void)
 {
-	_cleanup_free_ char *line = NULL;
-	size_t cap = 0;
-	FILE *f;
-	int r = 0;
-
 	/* Nothing done below may propagate back to the host's mounts. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return -errno;
@@ -174,40 +195,7 @@ static int child_setup_mounts(void)
 	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOSYMFOLLOW,
 		  "mode=1777,size=50%") < 0)
 		return -errno;
-
-	f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return -errno;
-	while (r == 0 && getline(&line, &cap, f) > 0) {
-		char mount_point[PATH_MAX], options[256], fstype[64];
-		const char *sep = strstr(line, " - ");
-		unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
-
-		if (!sep ||
-		    sscanf(line, "%*s %*s %*s %*s %4095s %255s", mount_point, options) != 2 ||
-		    sscanf(sep + 3, "%63s", fstype) != 1)
-			continue;
-		/* Paths with spaces are escaped as \040; none of ours needs unescaping to act. */
-		if (strcmp(fstype, "bpf") == 0) {
-			if (umount2(mount_point, MNT_DETACH) < 0 && errno != EINVAL &&
-			    errno != ENOENT)
-				r = -errno;
-			continue;
-		}
-		if (strcmp(fstype, "cgroup2") != 0 && strcmp(fstype, "cgroup") != 0)
-			continue;
-		/* A bind remount must repeat the flags the kernel locks, or it fails. */
-		if (strstr(options, "nosuid"))
-			flags |= MS_NOSUID;
-		if (strstr(options, "nodev"))
-			flags |= MS_NODEV;
-		if (strstr(options, "noexec"))
-			flags |= MS_NOEXEC;
-		if (mount(NULL, mount_point, NULL, flags, NULL) < 0 && errno != ENOENT)
-			r = -errno;
-	}
-	fclose(f);
-	return r;
+	return mountinfo_foreach(child_hide_mount, NULL);
 }
 
 /* Runs in the job's process, forked by init. Never returns. */
@@ -303,7 +291,7 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 {
 	struct child_msg msg = { .type = CHILD_MSG_EXEC_OK };
 	struct pollfd life = { .fd = INIT_LIFE_FD, .events = POLLIN };
-	int exec_pipe[2];
+	int exec_pipe[2], r;
 	sigset_t set;
 	ssize_t n;
 	pid_t job;
@@ -330,8 +318,9 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	/* Neither the job nor anyone else of its uid may read or trace init's memory. */
 	prctl(PR_SET_DUMPABLE, 0);
 
-	if (child_setup_mounts() < 0)
-		child_fail(INIT_STATUS_FD, CHILD_STAGE_MOUNTS, errno);
+	r = child_setup_mounts();
+	if (r < 0)
+		child_fail(INIT_STATUS_FD, CHILD_STAGE_MOUNTS, -r);
 	/* Now a member of the sandbox's cgroup, whose namespace root this becomes. */
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_CGROUPNS, errno);

@@ -15,6 +15,7 @@
 
 #include "launch.skel.h"
 #include "loader.h"
+#include "mountinfo.h"
 #include "rules.h"
 #include "util.h"
 
@@ -152,24 +153,10 @@ int loader_attach(struct launch_bpf *skel, int cgroup_fd, const char **ret_faile
 
 int loader_bpffs_dir(char *ret_dir, size_t len)
 {
-	_cleanup_free_ char *line = NULL;
 	char mount_point[PATH_MAX] = "";
-	size_t cap = 0;
-	FILE *f;
 
-	f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
-		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		const char *sep = strstr(line, " - ");
-		char fstype[64];
-
-		if (sep && sscanf(sep + 3, "%63s", fstype) == 1 && strcmp(fstype, "bpf") == 0 &&
-		    sscanf(line, "%*s %*s %*s %*s %4095s", mount_point) == 1)
-			break;
+	if (mountinfo_find("bpf", mount_point, sizeof(mount_point)) < 0)
 		mount_point[0] = '\0';
-	}
-	fclose(f);
 	if (!mount_point[0]) {
 		/* What systemd does at boot; hosts without it get the same here. */
 		if (mount("bpf", "/sys/fs/bpf", "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC,

@@ -299,7 +299,8 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		if (!options->allow_unix_unfiltered) {
 			snprintf(errbuf, errlen,
 				 "this kernel has no AF_UNIX cgroup hooks (6.7+), so the job could "
-				 "reach any local socket: refusing to start (--allow-unix-unfiltered "
+				 "reach any local socket: refusing to start "
+				 "(--allow-unix-unfiltered "
 				 "accepts that)");
 			goto out;
 		}

@@ -10,10 +10,10 @@
 #include "rules.h"
 
 /* Exit statuses, as env(1) and timeout(1). */
-#define EXIT_TIMEOUT	  124
-#define EXIT_CANNOT_RUN	  126
-#define EXIT_NOT_FOUND	  127
-#define EXIT_SIGNAL_BASE  128
+#define EXIT_TIMEOUT	 124
+#define EXIT_CANNOT_RUN	 126
+#define EXIT_NOT_FOUND	 127
+#define EXIT_SIGNAL_BASE 128
 
 /* Where launch's own time goes, in microseconds: printed by -v. */
 struct sandbox_timing {
@@ -28,8 +28,8 @@ struct sandbox_options {
 	const char *cgroup_parent; /* the folder under which <id> is made */
 	const char *bpffs_dir;	   /* the folder under which <id>/ holds the pinned links */
 	const char *audit_path;
-	double timeout_s; /* 0: none */
-	bool audit_continue; /* --audit-failure=continue */
+	double timeout_s;	    /* 0: none */
+	bool audit_continue;	    /* --audit-failure=continue */
 	bool allow_unix_unfiltered; /* --allow-unix-unfiltered: run on kernels before 6.7 */
 	bool dns_proxy;		    /* the job's DNS goes to our proxy (docs/dns.md) */
 	struct dnsproxy_config dns;

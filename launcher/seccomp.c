@@ -42,6 +42,11 @@
 #define RET_NOTIFY    RET(SECCOMP_RET_USER_NOTIF)
 #define RET_ERRNO(e)  RET(SECCOMP_RET_ERRNO | (e))
 
+/* A call whose first argument holds clone flags: CLONE_NEWUSER goes to the launcher. */
+#define NO_NEW_USERNS(sysno)                                                          \
+	LOAD(offsetof(struct seccomp_data, nr)), JEQ((sysno), 0, 4), LOAD(ARG_LO(0)), \
+		JSET(CLONE_NEWUSER, 0, 1), RET_NOTIFY, RET_ALLOW
+
 /*
  * Each block loads the syscall number and, on a match, decides within its own body (which
  * always ends in a return); otherwise it skips its body. The counts after each JEQ are the
@@ -66,18 +71,8 @@ static const struct sock_filter SECCOMP_FILTER[] = {
 	JEQ(__NR_io_uring_setup, 0, 1),
 	RET_NOTIFY,
 	/* unshare(flags), clone(flags, ...): no new user namespace. */
-	LOAD(offsetof(struct seccomp_data, nr)),
-	JEQ(__NR_unshare, 0, 4),
-	LOAD(ARG_LO(0)),
-	JSET(CLONE_NEWUSER, 0, 1),
-	RET_NOTIFY,
-	RET_ALLOW,
-	LOAD(offsetof(struct seccomp_data, nr)),
-	JEQ(__NR_clone, 0, 4),
-	LOAD(ARG_LO(0)),
-	JSET(CLONE_NEWUSER, 0, 1),
-	RET_NOTIFY,
-	RET_ALLOW,
+	NO_NEW_USERNS(__NR_unshare),
+	NO_NEW_USERNS(__NR_clone),
 	/* socketpair(family, ...): unix only. */
 	LOAD(offsetof(struct seccomp_data, nr)),
 	JEQ(__NR_socketpair, 0, 4),

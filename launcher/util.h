@@ -28,27 +28,27 @@ static inline void closep(int *fd)
 #define _cleanup_close_ _cleanup_(closep)
 
 /* Hand ownership on: returns the pointer and leaves NULL behind so cleanup skips it. */
-#define TAKE_PTR(p)                                                                                \
-	({                                                                                         \
-		__typeof__(p) _ptr_ = (p);                                                         \
-		(p) = NULL;                                                                        \
-		_ptr_;                                                                             \
+#define TAKE_PTR(p)                        \
+	({                                 \
+		__typeof__(p) _ptr_ = (p); \
+		(p) = NULL;                \
+		_ptr_;                     \
 	})
 
-#define TAKE_FD(fd)                                                                                \
-	({                                                                                         \
-		int _fd_ = (fd);                                                                   \
-		(fd) = -1;                                                                         \
-		_fd_;                                                                              \
+#define TAKE_FD(fd)              \
+	({                       \
+		int _fd_ = (fd); \
+		(fd) = -1;       \
+		_fd_;            \
 	})
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Declares a cleanup function for a type whose destructor accepts NULL. */
-#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                                    \
-	static inline void func##p(type *p)                                                        \
-	{                                                                                          \
-		func(*p);                                                                          \
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func) \
+	static inline void func##p(type *p)     \
+	{                                       \
+		func(*p);                       \
 	}
 
 #endif /* LAUNCH_UTIL_H */
