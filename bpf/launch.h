@@ -54,6 +54,19 @@ struct prefix_key {
 	__u8 addr[16];
 };
 
+/*
+ * With at most this many distinct prefix lengths, prefixes live in a hash map and are looked
+ * up once per length, longest first: a few hash lookups cost less than a walk down an LPM
+ * trie of many entries. With more lengths, the trie it is.
+ */
+#define MAX_HASHED_PREFIX_LENGTHS 8
+
+/* One prefix length and its mask, as four 32-bit words in network byte order. */
+struct prefix_mask {
+	__u32 prefixlen;
+	__u32 mask[4];
+};
+
 enum audit_op {
 	AUDIT_OP_CONNECT = 1,
 	AUDIT_OP_SENDMSG,
@@ -97,7 +110,6 @@ struct dns_orig_dst {
 	__u16 port;    /* host byte order */
 	__u16 pad;
 };
-
 
 /*
  * An allowed AF_UNIX address, as the job passes it to connect() or sendto(): sun_path up

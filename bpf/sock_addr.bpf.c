@@ -19,12 +19,51 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } allow_prefix SEC(".maps");
 
+/* The same prefixes as allow_prefix, when there are few lengths: see prefix_masks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct prefix_key);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} allow_prefix_hash SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
 	__type(value, struct port_set);
 	__uint(max_entries, 1);
 } port_sets SEC(".maps");
+
+/* Written after load: the prefix lengths in allow_prefix_hash, longest first; 0: the trie. */
+struct prefix_mask prefix_masks[MAX_HASHED_PREFIX_LENGTHS] = {};
+__u32 nprefix_masks = 0;
+
+static __always_inline __u32 *prefix_hash_lookup(const struct prefix_key *dst)
+{
+	struct prefix_key key;
+	__u32 words[4], *set_id;
+
+	__builtin_memcpy(words, dst->addr, sizeof(words));
+#pragma unroll
+	for (__u32 i = 0; i < MAX_HASHED_PREFIX_LENGTHS; i++) {
+		const struct prefix_mask *m = &prefix_masks[i];
+		__u32 masked[4];
+
+		if (i >= nprefix_masks)
+			break;
+		key.prefixlen = m->prefixlen;
+		masked[0] = words[0] & m->mask[0];
+		masked[1] = words[1] & m->mask[1];
+		masked[2] = words[2] & m->mask[2];
+		masked[3] = words[3] & m->mask[3];
+		__builtin_memcpy(key.addr, masked, sizeof(key.addr));
+		/* Longest first: the first hit is the longest match, as the trie's would be. */
+		set_id = bpf_map_lookup_elem(&allow_prefix_hash, &key);
+		if (set_id)
+			return set_id;
+	}
+	return NULL;
+}
 
 static __always_inline bool allowlist_allows(const struct prefix_key *dst, __u16 port, __u32 proto)
 {
@@ -34,7 +73,8 @@ static __always_inline bool allowlist_allows(const struct prefix_key *dst, __u16
 	/* Exact addresses (every resolved host) take one hash lookup; the trie is the fallback. */
 	set_id = bpf_map_lookup_elem(&allow_exact, dst->addr);
 	if (!set_id)
-		set_id = bpf_map_lookup_elem(&allow_prefix, dst);
+		set_id = nprefix_masks ? prefix_hash_lookup(dst)
+				       : bpf_map_lookup_elem(&allow_prefix, dst);
 	if (!set_id)
 		return false;
 	set = bpf_map_lookup_elem(&port_sets, set_id);

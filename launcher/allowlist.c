@@ -623,3 +623,27 @@ bool allowlist_allows(const struct allowlist *list, const struct in6_addr *addr,
 	}
 	return set && port_set_allows(set, port, proto);
 }
+
+int allowlist_prefix_masks(const struct allowlist *list, struct prefix_mask *ret_masks, size_t max)
+{
+	bool seen[129] = { false };
+	size_t n = 0;
+
+	for (size_t i = 0; i < list->nprefixes; i++)
+		seen[list->prefixes[i].key.prefixlen] = true;
+	for (int len = 128; len >= 0; len--) {
+		if (!seen[len])
+			continue;
+		if (n == max)
+			return -E2BIG;
+		ret_masks[n].prefixlen = (__u32)len;
+		for (int w = 0; w < 4; w++) {
+			int bits = len - 32 * w;
+
+			bits = bits < 0 ? 0 : bits > 32 ? 32 : bits;
+			ret_masks[n].mask[w] = bits ? htonl(~0u << (32 - bits)) : 0;
+		}
+		n++;
+	}
+	return (int)n;
+}

@@ -54,6 +54,12 @@ int allowlist_build(const struct allow_rule *rules, size_t nrules, struct allowl
 void allowlist_free(struct allowlist *list);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct allowlist *, allowlist_free)
 
+/*
+ * Writes the distinct prefix lengths of list->prefixes, longest first, with their masks.
+ * Returns how many, or -E2BIG when there are more than max (the trie is used then).
+ */
+int allowlist_prefix_masks(const struct allowlist *list, struct prefix_mask *ret_masks, size_t max);
+
 /* The decision the BPF programs make, in user space: for tests and `launch check`. */
 bool allowlist_allows(const struct allowlist *list, const struct in6_addr *addr, uint16_t port,
 		      unsigned int proto);

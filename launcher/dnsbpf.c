@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "../bpf/launch.h" /* before the skeleton, which uses its structs */
 #include "launch.skel.h"
 #include "dnsbpf.h"
 

@@ -13,6 +13,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "../bpf/launch.h" /* before the skeleton, which uses its structs */
 #include "launch.skel.h"
 #include "loader.h"
 #include "mountinfo.h"
@@ -58,7 +59,9 @@ bool loader_kernel_has_unix_hooks(void)
 
 int loader_load(const struct allowlist *list, bool unix_hooks, struct launch_bpf **ret_skel)
 {
+	struct prefix_mask masks[MAX_HASHED_PREFIX_LENGTHS];
 	struct launch_bpf *skel;
+	bool hashed;
 	int r;
 
 	skel = launch_bpf__open();
@@ -73,10 +76,14 @@ int loader_load(const struct allowlist *list, bool unix_hooks, struct launch_bpf
 		bpf_program__set_autoload(skel->progs.launch_connect_unix, false);
 		bpf_program__set_autoload(skel->progs.launch_sendmsg_unix, false);
 	}
+	hashed = allowlist_prefix_masks(list, masks, MAX_HASHED_PREFIX_LENGTHS) >= 0;
 	r = bpf_map__set_max_entries(skel->maps.allow_exact, at_least_one(list->nexact));
 	if (!r)
 		r = bpf_map__set_max_entries(skel->maps.allow_prefix,
-					     at_least_one(list->nprefixes));
+					     at_least_one(hashed ? 0 : list->nprefixes));
+	if (!r)
+		r = bpf_map__set_max_entries(skel->maps.allow_prefix_hash,
+					     at_least_one(hashed ? list->nprefixes : 0));
 	if (!r)
 		r = bpf_map__set_max_entries(skel->maps.port_sets, at_least_one(list->nsets));
 	if (!r)
@@ -103,7 +110,7 @@ static int loader_fill_unix(struct launch_bpf *skel, const struct rules *rules)
 int loader_fill(struct launch_bpf *skel, const struct rules *rules)
 {
 	const struct allowlist *list = rules->list;
-	int r;
+	int r, nmasks;
 	int sets_fd = bpf_map__fd(skel->maps.port_sets);
 	int exact_fd = bpf_map__fd(skel->maps.allow_exact);
 	int prefix_fd = bpf_map__fd(skel->maps.allow_prefix);
@@ -116,10 +123,16 @@ int loader_fill(struct launch_bpf *skel, const struct rules *rules)
 		if (bpf_map_update_elem(exact_fd, &list->exact[i].key, &list->exact[i].set,
 					BPF_NOEXIST) < 0)
 			return -errno;
+	/* Few prefix lengths: one hash lookup per length beats the trie (see launch.h). */
+	nmasks = allowlist_prefix_masks(list, skel->bss->prefix_masks, MAX_HASHED_PREFIX_LENGTHS);
+	if (nmasks >= 0)
+		prefix_fd = bpf_map__fd(skel->maps.allow_prefix_hash);
 	for (size_t i = 0; i < list->nprefixes; i++)
 		if (bpf_map_update_elem(prefix_fd, &list->prefixes[i].key, &list->prefixes[i].set,
 					BPF_NOEXIST) < 0)
 			return -errno;
+	/* Last: the programs use the hash map from the moment this is non-zero. */
+	skel->bss->nprefix_masks = nmasks > 0 ? (__u32)nmasks : 0;
 	r = loader_fill_unix(skel, rules);
 	if (r < 0)
 		return r;

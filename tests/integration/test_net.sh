@@ -246,6 +246,21 @@ test_cidr_nested() {
 		"OK tcp 127.0.1.5 8080" "EPERM tcp 127.0.1.5 8081" || return 1
 }
 
+# More distinct prefix lengths than the hashed lookup takes (MAX_HASHED_PREFIX_LENGTHS, 8):
+# the kernel side then walks the LPM trie; the decisions must be the same.
+test_cidr_many_lengths() {
+	local p entries="" len
+
+	for len in 16 17 18 19 20 21 22 23 24; do
+		entries="$entries{\"cidr\": \"127.0.0.0/$len\", \"ports\": [8080]},"
+	done
+	p=$(policy lengths "{\"name\": \"lengths\", \"allow\": [$entries
+		{\"cidr\": \"127.0.0.0/25\", \"ports\": [8081]}]}")
+	outside "OK tcp 127.0.1.5 8081" || return 1
+	inside --policy "$p" -- "OK tcp 127.0.0.5 8080" "OK tcp 127.0.0.5 8081" \
+		"OK tcp 127.0.1.5 8080" "EPERM tcp 127.0.1.5 8081" || return 1
+}
+
 test_policy_union() {
 	local p1 p2
 

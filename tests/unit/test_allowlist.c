@@ -768,6 +768,41 @@ static void test_large_build(void)
 	CHECK_EQ_INT(mismatches, 0);
 }
 
+/* Distinct prefix lengths, longest first, with masks in network byte order. */
+static void test_prefix_masks(void)
+{
+	struct allow_rule rules[3] = { 0 };
+	struct prefix_mask masks[MAX_HASHED_PREFIX_LENGTHS];
+	struct port_range all = { .lo = 0, .hi = 65535 };
+	struct allowlist *list = NULL;
+	char err[256];
+
+	for (int i = 0; i < 3; i++) {
+		rules[i].ports = &all;
+		rules[i].nports = 1;
+		rules[i].protos = PROTO_TCP;
+	}
+	CHECK_EQ_INT(policy_parse_cidr("10.0.0.0/8", &rules[0].addr, &rules[0].prefixlen), 0);
+	CHECK_EQ_INT(policy_parse_cidr("10.1.0.0/16", &rules[1].addr, &rules[1].prefixlen), 0);
+	CHECK_EQ_INT(policy_parse_cidr("2001:db8::/33", &rules[2].addr, &rules[2].prefixlen), 0);
+	CHECK_EQ_INT(allowlist_build(rules, 3, &list, err, sizeof(err)), 0);
+	if (!list)
+		return;
+	CHECK_EQ_INT(allowlist_prefix_masks(list, masks, MAX_HASHED_PREFIX_LENGTHS), 3);
+	CHECK_EQ_INT(masks[0].prefixlen, 112);
+	CHECK_EQ_INT(masks[0].mask[3], htonl(0xffff0000));
+	CHECK_EQ_INT(masks[1].prefixlen, 104);
+	CHECK_EQ_INT(masks[1].mask[2], htonl(0xffffffff));
+	CHECK_EQ_INT(masks[1].mask[3], htonl(0xff000000));
+	CHECK_EQ_INT(masks[2].prefixlen, 33);
+	CHECK_EQ_INT(masks[2].mask[0], htonl(0xffffffff));
+	CHECK_EQ_INT(masks[2].mask[1], htonl(0x80000000));
+	CHECK_EQ_INT(masks[2].mask[2], 0);
+	/* More lengths than room: the caller falls back to the trie. */
+	CHECK_EQ_INT(allowlist_prefix_masks(list, masks, 2), -E2BIG);
+	allowlist_free(list);
+}
+
 int main(void)
 {
 	RUN(test_empty);
@@ -787,5 +822,6 @@ int main(void)
 	RUN(test_limit_entries);
 	RUN(test_random_against_brute_force);
 	RUN(test_large_build);
+	RUN(test_prefix_masks);
 	return test_failures != 0;
 }
