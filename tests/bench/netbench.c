@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include "../../launcher/util.h"
 
@@ -31,7 +32,8 @@ static const char USAGE[] =
 	"  tcp ADDR PORT COUNT           COUNT blocking connect()s, each on a new socket closed\n"
 	"                                with a reset (no TIME_WAIT)\n"
 	"  udp ADDR PORT COUNT           COUNT sendto()s of one byte on one unconnected socket\n"
-	"  both ADDR PORT COUNT          tcp, then udp\n"
+	"  all ADDR PORT COUNT           tcp, udp, then COUNT getppid() system calls (the cost of\n"
+	"                                any per-syscall filter, such as seccomp)\n"
 	"  flood ADDR PORT SECONDS [RATE]\n"
 	"                                connect()s that the sandbox refuses, from one thread per\n"
 	"                                core, as fast as possible or at RATE per second in all\n"
@@ -249,6 +251,18 @@ static int netbench_udp(const struct netbench_target *target, unsigned long long
 	return 0;
 }
 
+static int netbench_syscalls(unsigned long long count)
+{
+	struct netbench_tally tally = { 0 };
+	uint64_t start = netbench_now_ns();
+
+	/* syscall(2), not getppid(3): nothing may cache the answer. */
+	for (unsigned long long i = 0; i < count; i++)
+		netbench_count(&tally, syscall(SYS_getppid) < 0 ? errno : 0);
+	netbench_print("sys", &tally, count, netbench_now_ns() - start);
+	return 0;
+}
+
 static void *netbench_flood_thread(void *arg)
 {
 	struct netbench_flood *flood = arg;
@@ -358,7 +372,7 @@ int main(int argc, char **argv)
 		    (argc - i == 5 && netbench_parse_number(argv[i + 4], 100000000, &rate) < 0))
 			goto usage;
 	} else if (strcmp(mode, "tcp") == 0 || strcmp(mode, "udp") == 0 ||
-		   strcmp(mode, "both") == 0) {
+		   strcmp(mode, "all") == 0) {
 		if (argc - i != 4 || netbench_parse_number(argv[i + 3], 1ULL << 40, &count) < 0)
 			goto usage;
 	} else {
@@ -385,6 +399,8 @@ int main(int argc, char **argv)
 			r = netbench_tcp(&target, count);
 		if (r >= 0 && strcmp(mode, "tcp") != 0)
 			r = netbench_udp(&target, count);
+		if (r >= 0 && strcmp(mode, "all") == 0)
+			r = netbench_syscalls(count);
 	}
 	if (r < 0) {
 		fprintf(stderr, "netbench %s: %s\n", mode, strerror(-r));
