@@ -16,7 +16,8 @@
 
 /* Version of the line format, in every line as "v"; see docs/audit-log.md. */
 #define AUDIT_SCHEMA_VERSION 1
-#define AUDIT_DEFAULT_PATH   "/var/log/launch/audit.jsonl"
+#define AUDIT_DEFAULT_DIR    "/var/log/launch"
+#define AUDIT_DEFAULT_PATH   AUDIT_DEFAULT_DIR "/audit.jsonl"
 /* Largest line: a deny event with every field escaped at worst is well below this. */
 #define AUDIT_LINE_MAX 4096
 /* Lines are gathered and written together, whole lines only, once per poll round. */

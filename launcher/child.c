@@ -24,7 +24,9 @@
 #include <linux/sched.h>
 #include <linux/securebits.h>
 
+#include "audit.h"
 #include "child.h"
+#include "gc.h"
 #include "mountinfo.h"
 #include "seccomp.h"
 #include "util.h"
@@ -181,8 +183,35 @@ static int child_hide_mount(const struct mount_entry *entry, void *userdata)
 	return 0;
 }
 
-static int child_setup_mounts(void)
+/*
+ * launch's own state: the lock files a sweep trusts and the audit log. A job running as uid 0
+ * has no capability but still owns root's files, so both disappear from its view: an empty,
+ * read-only tmpfs over their folders (the log's, when it is launch's own), /dev/null over a
+ * log file elsewhere.
+ */
+static int child_hide_state(const struct child_config *config)
 {
+	const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+
+	if (mount("tmpfs", GC_LOCK_DIR, "tmpfs", ro, "size=4k,mode=0") < 0 && errno != ENOENT)
+		return -errno;
+	if (!config->audit_path)
+		return 0;
+	if (strncmp(config->audit_path, AUDIT_DEFAULT_DIR "/", strlen(AUDIT_DEFAULT_DIR) + 1) ==
+	    0) {
+		if (mount("tmpfs", AUDIT_DEFAULT_DIR, "tmpfs", ro, "size=4k,mode=0") < 0)
+			return -errno;
+		return 0;
+	}
+	if (mount("/dev/null", config->audit_path, NULL, MS_BIND, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+static int child_setup_mounts(const struct child_config *config)
+{
+	int r;
+
 	/* Nothing done below may propagate back to the host's mounts. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return -errno;
@@ -195,6 +224,9 @@ static int child_setup_mounts(void)
 	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOSYMFOLLOW,
 		  "mode=1777,size=50%") < 0)
 		return -errno;
+	r = child_hide_state(config);
+	if (r < 0)
+		return r;
 	return mountinfo_foreach(child_hide_mount, NULL);
 }
 
@@ -318,7 +350,7 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	/* Neither the job nor anyone else of its uid may read or trace init's memory. */
 	prctl(PR_SET_DUMPABLE, 0);
 
-	r = child_setup_mounts();
+	r = child_setup_mounts(config);
 	if (r < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_MOUNTS, -r);
 	/* Now a member of the sandbox's cgroup, whose namespace root this becomes. */

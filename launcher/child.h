@@ -15,6 +15,7 @@ struct child_config {
 	uid_t uid;
 	gid_t gid;
 	const char *user_name;
+	const char *audit_path; /* hidden from the job; NULL for standard error */
 	/* Looked up before the job's cgroup exists: NSS may use sockets the sandbox refuses. */
 	gid_t groups[CHILD_MAX_GROUPS];
 	int ngroups;

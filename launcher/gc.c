@@ -65,8 +65,33 @@ void gc_unlock(const char *id, int fd)
 	close(fd);
 }
 
+int gc_record(int lock_fd, const char *cgroup_path)
+{
+	size_t len = strlen(cgroup_path);
+
+	if (ftruncate(lock_fd, 0) < 0 || pwrite(lock_fd, cgroup_path, len, 0) != (ssize_t)len)
+		return -errno;
+	return 0;
+}
+
+/*
+ * The cgroup a dead launcher recorded, accepted only if it is a directory named after the
+ * sandbox: the sweep kills what is in it.
+ */
+static bool gc_recorded_cgroup(int lock_fd, const char *id, char *path, size_t len)
+{
+	ssize_t n = pread(lock_fd, path, len - 1, 0);
+	const char *base;
+
+	if (n <= 0)
+		return false;
+	path[n] = '\0';
+	base = strrchr(path, '/');
+	return path[0] == '/' && base && strcmp(base + 1, id) == 0 && !strstr(path, "/../");
+}
+
 /* Removes sandbox `id` if no live launcher holds its lock. Returns 1 when removed. */
-static int gc_sweep_one(const char *cgroup_parent, const char *bpffs_dir, const char *id)
+static int gc_sweep_one(const char *bpffs_dir, const char *id)
 {
 	struct sandbox_cgroup cgroup = { .dir_fd = -1 };
 	char pins[PATH_MAX];
@@ -75,15 +100,14 @@ static int gc_sweep_one(const char *cgroup_parent, const char *bpffs_dir, const 
 	fd = gc_lock(id);
 	if (fd < 0)
 		return 0; /* alive */
-	if ((size_t)snprintf(cgroup.path, sizeof(cgroup.path), "%s/%s", cgroup_parent, id) <
-	    sizeof(cgroup.path))
+	if (gc_recorded_cgroup(fd, id, cgroup.path, sizeof(cgroup.path)))
 		cgroup.dir_fd = open(cgroup.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cgroup.dir_fd >= 0) {
 		/* The pins go only once the processes they confine are dead. */
 		if (cgroup_kill(&cgroup, 5000) < 0 || cgroup_destroy(&cgroup) < 0) {
 			if (cgroup.dir_fd >= 0)
 				close(cgroup.dir_fd);
-			gc_unlock(id, fd);
+			close(fd);
 			return 0;
 		}
 		removed = 1;
@@ -98,30 +122,39 @@ static int gc_sweep_one(const char *cgroup_parent, const char *bpffs_dir, const 
 	return removed;
 }
 
-static int gc_sweep_dir(const char *dir, const char *cgroup_parent, const char *bpffs_dir)
+/* Calls gc_sweep_one for each entry of dir whose name, less `suffix`, is a sandbox id. */
+static int gc_sweep_dir(const char *dir, const char *suffix, const char *bpffs_dir)
 {
-	DIR *d;
+	size_t suffix_len = strlen(suffix);
 	struct dirent *de;
 	int removed = 0;
+	DIR *d;
 
-	if (!dir)
-		return 0;
 	d = opendir(dir);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d)))
-		if (de->d_type == DT_DIR && de->d_name[0] != '.')
-			removed += gc_sweep_one(cgroup_parent, bpffs_dir, de->d_name);
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		char id[NAME_MAX + 1];
+
+		if (de->d_name[0] == '.' || len <= suffix_len ||
+		    strcmp(de->d_name + len - suffix_len, suffix) != 0)
+			continue;
+		memcpy(id, de->d_name, len - suffix_len);
+		id[len - suffix_len] = '\0';
+		removed += gc_sweep_one(bpffs_dir, id);
+	}
 	closedir(d);
 	return removed;
 }
 
-int gc_sweep(const char *cgroup_parent, const char *bpffs_dir)
+int gc_sweep(const char *bpffs_dir)
 {
-	int cgroups = gc_sweep_dir(cgroup_parent, cgroup_parent, bpffs_dir);
-	int pins = gc_sweep_dir(bpffs_dir, cgroup_parent, bpffs_dir);
+	/* Only what launch made: sandboxes with a lock file, or pins; never a cgroup by name. */
+	int locks = gc_sweep_dir(GC_LOCK_DIR, ".lock", bpffs_dir);
+	int pins = bpffs_dir ? gc_sweep_dir(bpffs_dir, "", bpffs_dir) : 0;
 
-	if (cgroups < 0)
-		return cgroups;
-	return pins < 0 ? pins : cgroups + pins;
+	if (locks < 0)
+		return locks;
+	return pins < 0 ? pins : locks + pins;
 }

@@ -13,13 +13,18 @@
  * never takes a starting sandbox for a dead one. Returns the lock's fd, or -errno.
  */
 int gc_lock(const char *id);
+/*
+ * Writes the sandbox's cgroup path into its lock file, so that a sweep after the launcher's
+ * death removes exactly that cgroup, wherever --cgroup-parent put it.
+ */
+int gc_record(int lock_fd, const char *cgroup_path);
 /* Removes the lock file and closes fd; call last, when the sandbox is gone. */
 void gc_unlock(const char *id, int fd);
 /*
- * For every sandbox cgroup under cgroup_parent whose launcher is gone (no lock held):
- * kills its processes, removes its cgroup, its pins under bpffs_dir and its lock file.
+ * For every sandbox whose launcher is gone (its lock file is not held): kills the processes
+ * of the cgroup it recorded, removes that cgroup, its pins under bpffs_dir and its lock file.
  * Returns how many were removed, or -errno.
  */
-int gc_sweep(const char *cgroup_parent, const char *bpffs_dir);
+int gc_sweep(const char *bpffs_dir);
 
 #endif /* LAUNCH_GC_H */

@@ -420,7 +420,7 @@ static int cmd_gc(int argc, char **argv)
 		fail("cannot find or mount a BPF file system: %s", strerror(-r));
 		return EXIT_LAUNCH_FAILED;
 	}
-	r = gc_sweep(parent, bpffs);
+	r = gc_sweep(bpffs);
 	if (r < 0) {
 		fail("gc: %s: %s", parent, strerror(-r));
 		return EXIT_LAUNCH_FAILED;
@@ -467,7 +467,7 @@ static int cmd_run(int argc, char **argv)
 		return EXIT_LAUNCH_FAILED;
 	}
 	/* What a killed launcher left behind goes first; a failure here harms no one. */
-	gc_sweep(parent, bpffs);
+	gc_sweep(bpffs);
 	if (arg.name)
 		snprintf(id, sizeof(id), "%s", arg.name);
 	else if (random_id(id, sizeof(id)) < 0) {
@@ -485,6 +485,7 @@ static int cmd_run(int argc, char **argv)
 	options.dns_proxy = !arg.no_dns_proxy;
 	options.dns = arg.dns;
 	options.child.argv = argv + first;
+	options.child.audit_path = strcmp(arg.audit_path, "-") == 0 ? NULL : arg.audit_path;
 	options.timing_out = &timing;
 	r = sandbox_run(&options, rules, &status, errbuf, sizeof(errbuf));
 	if (arg.verbose)

@@ -268,7 +268,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	char hostname[256] = "", line[AUDIT_LINE_MAX];
 	int r, n, audit_code = 0, exit_status = EXIT_LAUNCH_FAILED;
 	bool reaped = false, pinned = false;
-	char pins[PATH_MAX];
+	char pins[PATH_MAX], cgroup_path[PATH_MAX];
 	int lock_fd = -1;
 	siginfo_t info;
 	sigset_t old_mask;
@@ -326,6 +326,22 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		snprintf(errbuf, errlen, "cannot create cgroup %s/%s: %s%s", options->cgroup_parent,
 			 options->id, strerror(-r),
 			 r == -EEXIST ? " (a sandbox of that name is running)" : "");
+		goto out;
+	}
+	/*
+	 * Recorded before anything can run in it, so that a sweep after our death removes
+	 * exactly this cgroup; a death between mkdir and here leaves it empty, and harmless.
+	 */
+	snprintf(line, sizeof(line), "/proc/self/fd/%d", sandbox.cgroup.dir_fd);
+	n = (int)readlink(line, cgroup_path, sizeof(cgroup_path) - 1);
+	r = n > 0 ? 0 : -errno;
+	if (n > 0) {
+		cgroup_path[n] = '\0';
+		r = gc_record(lock_fd, cgroup_path);
+	}
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot record the cgroup in %s/%s.lock: %s", GC_LOCK_DIR,
+			 options->id, strerror(-r));
 		goto out;
 	}
 	r = loader_fill(sandbox.skel, rules);
