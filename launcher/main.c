@@ -44,7 +44,7 @@ static struct {
 static const char USAGE[] =
 	"Usage: launch [OPTIONS] -- COMMAND [ARG...]\n"
 	"       launch check --policy FILE [--policy FILE...] [--resolver ADDR[:PORT]]\n"
-	"       launch gc [--cgroup-parent PATH]\n"
+	"       launch gc\n"
 	"\n"
 	"Runs COMMAND in its own cgroup, where BPF programs let its sockets reach only the\n"
 	"addresses, ports and protocols its policies allow, and write every refusal to a\n"
