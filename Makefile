@@ -48,8 +48,12 @@ all: $(BUILD)/launch helpers
 $(BUILD) $(BUILD)/obj $(BUILD)/unit $(BUILD)/helpers $(BUILD)/bpf:
 	mkdir -p $@
 
+# Only unix.bpf.c reads kernel-internal structs (CO-RE); the others touch UAPI contexts, whose
+# relocations libbpf would otherwise resolve against the kernel's BTF on every launch.
+BPF_CORE_OBJS := unix
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h | $(BUILD)/bpf
-	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(CLANG) $(BPF_CFLAGS) $(if $(filter $(BPF_CORE_OBJS),$*),,-DBPF_NO_PRESERVE_ACCESS_INDEX) \
+		-c $< -o $@
 
 # Every hook group is linked into one object, so the programs share their maps.
 $(BUILD)/launch.bpf.o: $(BPF_OBJS)
