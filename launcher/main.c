@@ -490,9 +490,8 @@ static int cmd_run(int argc, char **argv)
 	r = sandbox_run(&options, rules, &status, errbuf, sizeof(errbuf));
 	if (arg.verbose)
 		fprintf(stderr,
-			"launch: timing: policy %.2f ms, bpf load %.2f ms, attach %.2f ms, exec "
-			"%.2f "
-			"ms, teardown %.2f ms\n",
+			"launch: timing: policy %.2f ms, bpf load %.2f ms, attach %.2f ms, "
+			"exec %.2f ms, teardown %.2f ms\n",
 			policy_us / 1000.0, timing.bpf_load_us / 1000.0, timing.attach_us / 1000.0,
 			timing.exec_us / 1000.0, timing.teardown_us / 1000.0);
 	if (r < 0)
