@@ -74,7 +74,7 @@ $(BUILD)/unit/%: tests/unit/%.c tests/unit/test.h $(PURE_SRCS) $(wildcard launch
 $(BUILD)/unit/%.valgrind: tests/unit/%.c tests/unit/test.h $(PURE_SRCS) | $(BUILD)/unit
 	$(CC) $(CFLAGS) $< $(PURE_SRCS) -o $@ $(shell $(PKG_CONFIG) --libs libcjson)
 
-$(BUILD)/helpers/%: tests/helpers/%.c | $(BUILD)/helpers
+$(BUILD)/helpers/%: tests/helpers/%.c tests/helpers/helpers.h | $(BUILD)/helpers
 	$(CC) $(CFLAGS) $< -o $@ $(if $(filter iouring_connect,$*),-luring) -lpthread
 
 helpers: $(HELPER_BINS)
@@ -117,7 +117,7 @@ bench: all
 
 format:
 	clang-format -i bpf/*.c bpf/*.h launcher/*.c launcher/*.h tests/unit/*.c tests/unit/*.h \
-		tests/helpers/*.c
+		tests/helpers/*.c tests/helpers/*.h
 
 clean:
 	rm -rf $(BUILD)

@@ -9,6 +9,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "helpers.h"
+
 #include "../../launcher/util.h"
 
 /* Distinct errno values reported; more than this many kinds would mean a broken test anyway. */
@@ -34,32 +36,6 @@ static void flood_count(struct flood_tally *tally, size_t *nkinds, int err)
 	}
 }
 
-static int flood_parse(const char *addr, const char *port, struct sockaddr_storage *ret_addr,
-		       socklen_t *ret_len)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)ret_addr;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ret_addr;
-	char *end;
-	long p = strtol(port, &end, 10);
-
-	if (*port == '\0' || *end != '\0' || p < 0 || p > 65535)
-		return -EINVAL;
-	memset(ret_addr, 0, sizeof(*ret_addr));
-	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons((uint16_t)p);
-		*ret_len = sizeof(*sin);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((uint16_t)p);
-		*ret_len = sizeof(*sin6);
-		return 0;
-	}
-	return -EINVAL;
-}
-
 int main(int argc, char **argv)
 {
 	struct flood_tally tally[FLOOD_MAX_KINDS];
@@ -72,7 +48,7 @@ int main(int argc, char **argv)
 	char *end;
 
 	if (argc != 5 || (strcmp(argv[1], "tcp") != 0 && strcmp(argv[1], "udp") != 0) ||
-	    flood_parse(argv[2], argv[3], &dest, &len) < 0) {
+	    helper_parse_dest(argv[2], argv[3], &dest, &len) < 0) {
 		fprintf(stderr,
 			"usage: flood tcp|udp ADDR PORT COUNT  (prints OK=n EPERM=n ...)\n");
 		return 2;

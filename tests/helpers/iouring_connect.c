@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <liburing.h>
 
+#include "helpers.h"
+
 #include "../../launcher/util.h"
 
 /* Exit status for a malformed command line; every operation result exits 0. */
@@ -16,34 +18,6 @@
 #define IOURING_QUEUE_DEPTH 4
 
 static const char IOURING_PAYLOAD[] = "hello\n";
-
-static int iouring_parse_dest(const char *addr, const char *port, struct sockaddr_storage *ret,
-			      socklen_t *ret_len)
-{
-	struct sockaddr_in *sin = (struct sockaddr_in *)ret;
-	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ret;
-	char *end;
-	long p;
-
-	errno = 0;
-	p = strtol(port, &end, 10);
-	if (errno || end == port || *end || p < 0 || p > 65535)
-		return -EINVAL;
-	memset(ret, 0, sizeof(*ret));
-	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons((uint16_t)p);
-		*ret_len = sizeof(*sin);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons((uint16_t)p);
-		*ret_len = sizeof(*sin6);
-		return 0;
-	}
-	return -EINVAL;
-}
 
 /* Submits one prepared request and returns its result (>= 0, or -errno). */
 static int iouring_run_one(struct io_uring *ring)
@@ -104,24 +78,13 @@ out:
 int main(int argc, char **argv)
 {
 	struct sockaddr_storage dest;
-	const char *errname;
 	socklen_t len;
-	int r;
 
-	if (argc != 3 || iouring_parse_dest(argv[1], argv[2], &dest, &len) < 0) {
+	if (argc != 3 || helper_parse_dest(argv[1], argv[2], &dest, &len) < 0) {
 		fprintf(stderr,
 			"usage: iouring_connect ADDR PORT  (prints OK or the errno name)\n");
 		return IOURING_EXIT_USAGE;
 	}
-	r = iouring_connect_send(&dest, len);
-	if (r == 0) {
-		puts("OK");
-		return 0;
-	}
-	errname = strerrorname_np(-r);
-	if (errname)
-		puts(errname);
-	else
-		printf("E%d\n", -r);
+	helper_report(iouring_connect_send(&dest, len));
 	return 0;
 }

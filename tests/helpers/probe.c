@@ -30,6 +30,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "helpers.h"
+
 #include "../../launcher/util.h"
 
 /* Exit status for a malformed command line; every operation result exits 0. */
@@ -777,9 +779,6 @@ static void probe_usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-	const char *errname;
-	int r;
-
 	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
 		probe_usage(stdout);
 		return 0;
@@ -793,16 +792,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "probe: usage: probe %s %s\n", op->name, op->args);
 			return PROBE_EXIT_USAGE;
 		}
-		r = op->run(argv + 2);
-		if (r == 0) {
-			puts("OK");
-			return 0;
-		}
-		errname = strerrorname_np(-r);
-		if (errname)
-			puts(errname);
-		else
-			printf("E%d\n", -r);
+		helper_report(op->run(argv + 2));
 		return 0;
 	}
 	probe_usage(stderr);
