@@ -57,7 +57,8 @@ bool loader_kernel_has_unix_hooks(void)
 	return cached;
 }
 
-int loader_load(const struct allowlist *list, bool unix_hooks, struct launch_bpf **ret_skel)
+int loader_load(const struct allowlist *list, bool unix_hooks, bool dns_proxy,
+		struct launch_bpf **ret_skel)
 {
 	struct prefix_mask masks[MAX_HASHED_PREFIX_LENGTHS];
 	struct launch_bpf *skel;
@@ -86,6 +87,9 @@ int loader_load(const struct allowlist *list, bool unix_hooks, struct launch_bpf
 					     at_least_one(hashed ? list->nprefixes : 0));
 	if (!r)
 		r = bpf_map__set_max_entries(skel->maps.port_sets, at_least_one(list->nsets));
+	/* Without the DNS proxy nothing is ever opened by an answer. */
+	if (!r && !dns_proxy)
+		r = bpf_map__set_max_entries(skel->maps.dns_allow, 1);
 	if (!r)
 		r = launch_bpf__load(skel);
 	if (r) {

@@ -10,10 +10,12 @@
 struct launch_bpf;
 
 /*
- * Opens the skeleton, sizes the maps for `list`, loads (verifies) the programs; without
- * unix_hooks, the AF_UNIX programs are left out (--allow-unix-unfiltered on old kernels).
+ * Opens the skeleton, sizes the maps for `list` (and the DNS map for the proxy, when on),
+ * loads (verifies) the programs; without unix_hooks, the AF_UNIX programs are left out
+ * (--allow-unix-unfiltered on old kernels).
  */
-int loader_load(const struct allowlist *list, bool unix_hooks, struct launch_bpf **ret_skel);
+int loader_load(const struct allowlist *list, bool unix_hooks, bool dns_proxy,
+		struct launch_bpf **ret_skel);
 /* Whether the kernel has the AF_UNIX cgroup hooks (6.7+); probed once. */
 bool loader_kernel_has_unix_hooks(void);
 struct rules;

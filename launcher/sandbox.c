@@ -293,7 +293,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		snprintf(errbuf, errlen, "audit log %s: %s", options->audit_path, strerror(-r));
 		goto out;
 	}
-	r = loader_load(rules->list, true, &sandbox.skel);
+	r = loader_load(rules->list, true, options->dns_proxy, &sandbox.skel);
 	if (r < 0 && !loader_kernel_has_unix_hooks()) {
 		/* Before 6.7 nothing can see AF_UNIX connects: a way out unless accepted. */
 		if (!options->allow_unix_unfiltered) {
@@ -304,7 +304,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 				 "accepts that)");
 			goto out;
 		}
-		r = loader_load(rules->list, false, &sandbox.skel);
+		r = loader_load(rules->list, false, options->dns_proxy, &sandbox.skel);
 	}
 	if (r < 0) {
 		snprintf(errbuf, errlen,
