@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -111,36 +113,70 @@ static int loader_fill_unix(struct launch_bpf *skel, const struct rules *rules)
 	return 0;
 }
 
+/*
+ * Writes n entries of a map from an array of structs holding the key at key_off and the
+ * value at value_off: one bpf() call for the whole batch where the map type allows it
+ * (hash maps; a 100,000-address policy then fills in one call), else one per entry.
+ */
+static int loader_update_all(int fd, const void *entries, size_t n, size_t stride, size_t key_off,
+			     size_t key_size, size_t value_off, size_t value_size, bool batch)
+{
+	_cleanup_free_ char *keys = NULL, *values = NULL;
+	const char *base = entries;
+	__u32 count = (__u32)n;
+
+	if (n == 0)
+		return 0;
+	if (batch) {
+		keys = malloc(n * key_size);
+		values = malloc(n * value_size);
+		if (!keys || !values)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			memcpy(keys + i * key_size, base + i * stride + key_off, key_size);
+			memcpy(values + i * value_size, base + i * stride + value_off, value_size);
+		}
+		if (bpf_map_update_batch(fd, keys, values, &count, NULL) == 0 && count == n)
+			return 0;
+		/* Kernels without batch updates for this map: fall back, entry by entry. */
+	}
+	for (size_t i = 0; i < n; i++)
+		if (bpf_map_update_elem(fd, base + i * stride + key_off,
+					base + i * stride + value_off, BPF_ANY) < 0)
+			return -errno;
+	return 0;
+}
+
 int loader_fill(struct launch_bpf *skel, const struct rules *rules)
 {
 	const struct allowlist *list = rules->list;
-	int r, nmasks;
-	int sets_fd = bpf_map__fd(skel->maps.port_sets);
-	int exact_fd = bpf_map__fd(skel->maps.allow_exact);
-	int prefix_fd = bpf_map__fd(skel->maps.allow_prefix);
+	int r, nmasks, prefix_fd;
 
 	/* Port sets first: an address entry must never point at a set not yet written. */
 	for (__u32 i = 0; i < list->nsets; i++)
-		if (bpf_map_update_elem(sets_fd, &i, &list->sets[i], BPF_ANY) < 0)
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.port_sets), &i, &list->sets[i],
+					BPF_ANY) < 0)
 			return -errno;
-	for (size_t i = 0; i < list->nexact; i++)
-		if (bpf_map_update_elem(exact_fd, &list->exact[i].key, &list->exact[i].set,
-					BPF_NOEXIST) < 0)
-			return -errno;
-	/* Few prefix lengths: one hash lookup per length beats the trie (see launch.h). */
-	nmasks = allowlist_prefix_masks(list, skel->bss->prefix_masks, MAX_HASHED_PREFIX_LENGTHS);
-	if (nmasks >= 0)
-		prefix_fd = bpf_map__fd(skel->maps.allow_prefix_hash);
-	for (size_t i = 0; i < list->nprefixes; i++)
-		if (bpf_map_update_elem(prefix_fd, &list->prefixes[i].key, &list->prefixes[i].set,
-					BPF_NOEXIST) < 0)
-			return -errno;
-	/* Last: the programs use the hash map from the moment this is non-zero. */
-	skel->bss->nprefix_masks = nmasks > 0 ? (__u32)nmasks : 0;
-	r = loader_fill_unix(skel, rules);
+	r = loader_update_all(bpf_map__fd(skel->maps.allow_exact), list->exact, list->nexact,
+			      sizeof(*list->exact), offsetof(struct allow_exact, key),
+			      sizeof(list->exact->key), offsetof(struct allow_exact, set),
+			      sizeof(list->exact->set), true);
 	if (r < 0)
 		return r;
-	return 0;
+	/* Few prefix lengths: one hash lookup per length beats the trie (see launch.h). */
+	nmasks = allowlist_prefix_masks(list, skel->bss->prefix_masks, MAX_HASHED_PREFIX_LENGTHS);
+	prefix_fd = nmasks >= 0 ? bpf_map__fd(skel->maps.allow_prefix_hash)
+				: bpf_map__fd(skel->maps.allow_prefix);
+	/* The LPM trie has no batch operations. */
+	r = loader_update_all(prefix_fd, list->prefixes, list->nprefixes, sizeof(*list->prefixes),
+			      offsetof(struct allow_prefix, key), sizeof(list->prefixes->key),
+			      offsetof(struct allow_prefix, set), sizeof(list->prefixes->set),
+			      nmasks >= 0);
+	if (r < 0)
+		return r;
+	/* Last: the programs use the hash map from the moment this is non-zero. */
+	skel->bss->nprefix_masks = nmasks > 0 ? (__u32)nmasks : 0;
+	return loader_fill_unix(skel, rules);
 }
 
 int loader_attach(struct launch_bpf *skel, int cgroup_fd, const char **ret_failed)
