@@ -37,6 +37,9 @@ struct {
 /* Written after load: the prefix lengths in allow_prefix_hash, longest first; 0: the trie. */
 struct prefix_mask prefix_masks[MAX_HASHED_PREFIX_LENGTHS] = {};
 __u32 nprefix_masks = 0;
+/* Written after load: a policy of prefixes only skips the exact-address lookup's miss. */
+__u32 has_exact = 0;
+__u32 has_prefixes = 0;
 
 static __always_inline __u32 *prefix_hash_lookup(const struct prefix_key *dst)
 {
@@ -71,8 +74,8 @@ static __always_inline bool allowlist_allows(const struct prefix_key *dst, __u16
 	__u32 *set_id;
 
 	/* Exact addresses (every resolved host) take one hash lookup; the trie is the fallback. */
-	set_id = bpf_map_lookup_elem(&allow_exact, dst->addr);
-	if (!set_id)
+	set_id = has_exact ? bpf_map_lookup_elem(&allow_exact, dst->addr) : NULL;
+	if (!set_id && has_prefixes)
 		set_id = nprefix_masks ? prefix_hash_lookup(dst)
 				       : bpf_map_lookup_elem(&allow_prefix, dst);
 	if (!set_id)

@@ -174,8 +174,10 @@ int loader_fill(struct launch_bpf *skel, const struct rules *rules)
 			      nmasks >= 0);
 	if (r < 0)
 		return r;
-	/* Last: the programs use the hash map from the moment this is non-zero. */
+	/* Last, once the maps are full: the programs read these on every call. */
 	skel->bss->nprefix_masks = nmasks > 0 ? (__u32)nmasks : 0;
+	skel->bss->has_exact = list->nexact > 0;
+	skel->bss->has_prefixes = list->nprefixes > 0;
 	return loader_fill_unix(skel, rules);
 }
 
