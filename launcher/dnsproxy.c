@@ -197,6 +197,7 @@ enum dnsproxy_kind {
 enum { LISTEN_UDP4, LISTEN_TCP4, LISTEN_UDP6, LISTEN_TCP6, LISTEN_COUNT };
 
 struct dnsproxy {
+	int fatal; /* a closed address the kernel could not forget: -errno */
 	struct dnsproxy_config config;
 	const struct dnsproxy_ops *ops;
 	void *ops_ctx;
@@ -505,8 +506,15 @@ static void dnsproxy_unclaim(struct dnsproxy *p, struct dnsproxy_name *name, siz
 	if (a) {
 		dnsproxy_addr_drop_name(a, name);
 		if (a->nnames == 0) {
-			/* Only new connections are judged again: established ones go on. */
-			p->ops->close_addr(p->ops_ctx, &a->addr);
+			/*
+			 * Only new connections are judged again: established ones go on. An
+			 * address the kernel would keep allowing after we forgot it fails open:
+			 * remembered, and dnsproxy_process stops the sandbox.
+			 */
+			int r = p->ops->close_addr(p->ops_ctx, &a->addr);
+
+			if (r < 0 && !p->fatal)
+				p->fatal = r;
 			htab_remove(&p->addrs, &a->node);
 			free(a->names);
 			free(a);
@@ -1770,5 +1778,5 @@ int dnsproxy_process(struct dnsproxy *p)
 		}
 	}
 	dnsproxy_arm_timer(p, now_ms);
-	return 0;
+	return p->fatal;
 }
