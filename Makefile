@@ -22,7 +22,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I vmlinux/$(ARCH) 
 # maps.bpf.c defines what the others share; it must come first in the link.
 BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
-SKELS := $(BUILD)/launch.skel.h
+SKELS := $(BUILD)/launch.skel.h $(BUILD)/bpf_version.h
 
 # Modules without libbpf: unit-tested on their own, with ASan/UBSan.
 PURE_SRCS := launcher/policy.c launcher/allowlist.c launcher/resolve.c launcher/dns.c \
@@ -61,6 +61,12 @@ $(BUILD)/launch.bpf.o: $(BPF_OBJS)
 
 $(BUILD)/launch.skel.h: $(BUILD)/launch.bpf.o
 	$(BPFTOOL) gen skeleton $< name launch_bpf > $@.tmp && mv $@.tmp $@
+
+# The programs are loaded once per host and reused by later launches of the same build only:
+# the holder cgroup is named after the object's hash (docs/design.md).
+$(BUILD)/bpf_version.h: $(BUILD)/launch.bpf.o
+	printf '#define LAUNCH_BPF_VERSION "%s"\n' "$$(sha256sum $< | cut -c1-16)" > $@.tmp && \
+		mv $@.tmp $@
 
 $(BUILD)/obj/%.o: launcher/%.c $(wildcard launcher/*.h) bpf/launch.h $(SKELS) | $(BUILD)/obj
 	$(CC) $(CFLAGS) $(shell $(PKG_CONFIG) --cflags $(LIBS_PKG) 2>/dev/null) -c $< -o $@

@@ -19,38 +19,82 @@
 
 #define EPERM 1
 
-struct events_map {
+/*
+ * The programs are loaded once per host and shared by every sandbox (docs/design.md). What
+ * is a sandbox's own is found from the cgroup the hook runs for:
+ * - sandbox_cfgs, its cgroup storage: the slot it holds and its settings;
+ * - sandbox_counters, per-CPU cgroup storage: its refusals;
+ * - the maps-of-maps, at its slot: its allowlist maps and its ring buffer, made by its
+ *   launcher;
+ * - slot_owner, at its slot: its cgroup id, as long as the slot is its own. A cgroup whose
+ *   launcher died and whose slot went to another sandbox finds another id there and refuses
+ *   everything, into nobody's log.
+ *
+ * The programs of every hook group are linked into one object (bpftool gen object), so the
+ * shared maps are defined once, in maps.bpf.c (LAUNCH_DEFINE_SHARED), and declared extern
+ * for the others.
+ */
+struct sandbox_cfgs_map {
+	__uint(type, BPF_MAP_TYPE_CGROUP_STORAGE);
+	__type(key, __u64); /* the cgroup id alone: one storage for every program */
+	__type(value, struct sandbox_cfg);
+};
+
+struct sandbox_counters_map {
+	__uint(type, BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE);
+	__type(key, __u64);
+	__type(value, struct sandbox_counters);
+};
+
+struct slot_owner_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, MAX_SANDBOXES);
+};
+
+/* A sandbox's ring buffer; the launcher makes each at RINGBUF_SIZE_BYTES or its own size. */
+struct events_inner {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, RINGBUF_SIZE_BYTES);
 };
 
-/*
- * The programs of every hook group are linked into one object (bpftool gen object), so the
- * shared maps are defined once, in maps.bpf.c (LAUNCH_DEFINE_SHARED), and declared extern
- * for the others.
- *
- * denied counts every refusal; lost counts refusals whose event found no room in the ring
- * buffer. The launcher reports both, so that denied = logged + lost, exactly.
- */
-/* The policies' "unix" entries (unix.bpf.c). */
-struct unix_allow_map {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct unix_path_key);
-	__type(value, __u8);
-	__uint(max_entries, MAX_UNIX_PATHS);
+struct events_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MAX_SANDBOXES);
+	__type(key, __u32);
+	__array(values, struct events_inner);
 };
 
 #ifdef LAUNCH_DEFINE_SHARED
+struct sandbox_cfgs_map sandbox_cfgs SEC(".maps");
+struct sandbox_counters_map sandbox_counters SEC(".maps");
+struct slot_owner_map slot_owner SEC(".maps");
 struct events_map events SEC(".maps");
-struct unix_allow_map unix_allow SEC(".maps");
-__u64 denied_count = 0;
-__u64 lost_count = 0;
 #else
+extern struct sandbox_cfgs_map sandbox_cfgs SEC(".maps");
+extern struct sandbox_counters_map sandbox_counters SEC(".maps");
+extern struct slot_owner_map slot_owner SEC(".maps");
 extern struct events_map events SEC(".maps");
-extern struct unix_allow_map unix_allow SEC(".maps");
-extern __u64 denied_count;
-extern __u64 lost_count;
 #endif
+
+/*
+ * The configuration of the sandbox whose cgroup the hook runs for, or NULL when that cgroup
+ * is not (or no longer) a running sandbox: the caller refuses then.
+ */
+static __always_inline const struct sandbox_cfg *sandbox_get(void)
+{
+	const struct sandbox_cfg *cfg = bpf_get_local_storage(&sandbox_cfgs, 0);
+	__u32 slot = cfg->slot;
+	__u64 *owner;
+
+	if (!slot)
+		return NULL;
+	owner = bpf_map_lookup_elem(&slot_owner, &slot);
+	if (!owner || *owner != cfg->cgroup_id)
+		return NULL;
+	return cfg;
+}
 
 struct port_match {
 	const struct port_set *set;
@@ -92,20 +136,32 @@ static __always_inline bool port_set_allows(const struct port_set *set, __u16 po
 	return m.allowed;
 }
 
-static __always_inline struct deny_event *audit_reserve(__u16 op, __u16 family)
+/*
+ * Counts a refusal of sandbox cfg and reserves its event in the sandbox's ring buffer; NULL
+ * (and counted as lost) when the ring is full.
+ */
+static __always_inline struct deny_event *audit_reserve(const struct sandbox_cfg *cfg, __u16 op,
+							__u16 family)
 {
-	struct deny_event *event;
+	struct sandbox_counters *counters = bpf_get_local_storage(&sandbox_counters, 0);
+	struct deny_event *event = NULL;
+	__u32 slot = cfg->slot;
 	__u64 pid_tgid, uid_gid;
+	void *ring;
 
-	__sync_fetch_and_add(&denied_count, 1);
-	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+	/* Per CPU, yet atomic: a program may be preempted by another on the same CPU. */
+	__sync_fetch_and_add(&counters->denied, 1);
+	ring = bpf_map_lookup_elem(&events, &slot);
+	if (ring)
+		event = bpf_ringbuf_reserve(ring, sizeof(*event), 0);
 	if (!event) {
-		__sync_fetch_and_add(&lost_count, 1);
+		__sync_fetch_and_add(&counters->lost, 1);
 		return NULL;
 	}
 	pid_tgid = bpf_get_current_pid_tgid();
 	uid_gid = bpf_get_current_uid_gid();
 	event->boot_ns = bpf_ktime_get_boot_ns();
+	event->cgroup_id = cfg->cgroup_id;
 	event->pid = pid_tgid >> 32;
 	event->tid = (__u32)pid_tgid;
 	event->uid = (__u32)uid_gid;

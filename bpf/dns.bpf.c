@@ -10,13 +10,15 @@
  */
 static __always_inline void dns_restore4(struct bpf_sock_addr *ctx, bool getpeername)
 {
+	const struct sandbox_cfg *cfg = sandbox_get();
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 	struct dns_orig_dst *orig;
 	__u32 ip4;
 
-	if (!dns_proxy_enabled || ctx->user_ip4 != bpf_htonl(DNS_LOOPBACK4) || !port)
+	if (!cfg || !(cfg->flags & CFG_DNS_PROXY) || ctx->user_ip4 != bpf_htonl(DNS_LOOPBACK4) ||
+	    !port)
 		return;
-	if (port != dns_udp4_port && !(getpeername && port == dns_tcp4_port))
+	if (port != cfg->dns_udp4_port && !(getpeername && port == cfg->dns_tcp4_port))
 		return;
 	orig = bpf_sk_storage_get(&dns_orig, ctx->sk, 0, 0);
 	if (!orig || !dns_addr_is_v4(orig->addr))
@@ -28,12 +30,13 @@ static __always_inline void dns_restore4(struct bpf_sock_addr *ctx, bool getpeer
 
 static __always_inline void dns_restore6(struct bpf_sock_addr *ctx, bool getpeername)
 {
+	const struct sandbox_cfg *cfg = sandbox_get();
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 	struct dns_orig_dst *orig;
 	__u8 src[16];
 	__u32 word;
 
-	if (!dns_proxy_enabled)
+	if (!cfg || !(cfg->flags & CFG_DNS_PROXY))
 		return;
 	word = ctx->user_ip6[0];
 	__builtin_memcpy(&src[0], &word, 4);
@@ -43,7 +46,8 @@ static __always_inline void dns_restore6(struct bpf_sock_addr *ctx, bool getpeer
 	__builtin_memcpy(&src[8], &word, 4);
 	word = ctx->user_ip6[3];
 	__builtin_memcpy(&src[12], &word, 4);
-	if (!dns_is_proxy(src, port, true) && !(getpeername && dns_is_proxy(src, port, false)))
+	if (!dns_is_proxy(cfg, src, port, true) &&
+	    !(getpeername && dns_is_proxy(cfg, src, port, false)))
 		return;
 	orig = bpf_sk_storage_get(&dns_orig, ctx->sk, 0, 0);
 	if (!orig)

@@ -21,6 +21,12 @@
 #define TASK_COMM_LEN_MAX 16
 /* Default ring buffer size: about 2,700 deny events in flight. */
 #define RINGBUF_SIZE_BYTES (512 * 1024)
+/*
+ * Sandboxes running at once on one host. The programs are verified once and shared by every
+ * sandbox (docs/design.md); each running sandbox holds one slot of the maps-of-maps. Slot 0
+ * is never handed out: a cgroup whose configuration still says 0 refuses everything.
+ */
+#define MAX_SANDBOXES 4096
 
 /* Protocol bits of a port range. */
 #define PROTO_TCP (1u << 0)
@@ -67,6 +73,34 @@ struct prefix_mask {
 	__u32 mask[4];
 };
 
+/* sandbox_cfg.flags */
+#define CFG_HAS_EXACT	 (1u << 0) /* the exact-address map has entries */
+#define CFG_HAS_PREFIXES (1u << 1) /* the prefix hash (nprefix_masks > 0) or trie has entries */
+#define CFG_DNS_PROXY	 (1u << 2) /* port 53 goes to the proxy at the dns_* ports */
+
+/*
+ * One sandbox's settings, in the cgroup storage of its cgroup: written by its launcher after
+ * the programs are attached and before the job starts, never while the job runs, except to
+ * close the sandbox (slot 0) at its end.
+ */
+struct sandbox_cfg {
+	__u64 cgroup_id; /* the cgroup this was written for: its slot must still be its own */
+	__u32 slot;	 /* index into the maps-of-maps; 0: refuse everything */
+	__u32 flags;	 /* CFG_* */
+	__u32 nprefix_masks;
+	/* Where the DNS proxy listens (host byte order); the 6s are 0 when the host has no ::1. */
+	__u16 dns_udp4_port, dns_tcp4_port, dns_udp6_port, dns_tcp6_port;
+	__u32 pad;
+	/* The prefix lengths in the prefix hash, longest first; 0 of them: the trie. */
+	struct prefix_mask prefix_masks[MAX_HASHED_PREFIX_LENGTHS];
+};
+
+/* Refusals of one sandbox, per CPU (the launcher adds them up): denied = logged + lost. */
+struct sandbox_counters {
+	__u64 denied;
+	__u64 lost;
+};
+
 enum audit_op {
 	AUDIT_OP_CONNECT = 1,
 	AUDIT_OP_SENDMSG,
@@ -79,7 +113,8 @@ enum audit_op {
 
 /* One refusal, sent from the kernel to the launcher through the ring buffer. */
 struct deny_event {
-	__u64 boot_ns; /* bpf_ktime_get_boot_ns() at the refusal */
+	__u64 boot_ns;	 /* bpf_ktime_get_boot_ns() at the refusal */
+	__u64 cgroup_id; /* the sandbox's; events of an earlier user of the slot are dropped */
 	__u32 pid;     /* thread group id */
 	__u32 tid;
 	__u32 uid;

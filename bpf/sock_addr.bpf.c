@@ -3,45 +3,76 @@
 #include "common.bpf.h"
 #include "dns.bpf.h"
 
-/* Sizes are set by the launcher before load, to the policy's own counts. */
-struct {
+/*
+ * Each sandbox's allowlist lives in maps its launcher makes at the policy's own sizes; these
+ * maps-of-maps hold them at the sandbox's slot. The inner definitions are the templates the
+ * launcher's maps must match (type, key and value sizes, flags).
+ */
+struct exact_inner {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct addr_key);
-	__type(value, __u32);
-	__uint(max_entries, 1);
-} allow_exact SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__type(key, struct prefix_key);
-	__type(value, __u32);
+	__uint(key_size, sizeof(struct addr_key));
+	__uint(value_size, sizeof(__u32));
 	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
+};
+
+struct prefix_trie_inner {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(key_size, sizeof(struct prefix_key));
+	__uint(value_size, sizeof(__u32));
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+};
+
+struct prefix_hash_inner {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(key_size, sizeof(struct prefix_key));
+	__uint(value_size, sizeof(__u32));
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+};
+
+/* BPF_F_INNER_MAP: each sandbox's array has its own number of sets. */
+struct port_sets_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct port_set));
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_INNER_MAP);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MAX_SANDBOXES);
+	__type(key, __u32);
+	__array(values, struct exact_inner);
+} allow_exact SEC(".maps");
+
+/* Prefixes, when they have more than MAX_HASHED_PREFIX_LENGTHS lengths. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MAX_SANDBOXES);
+	__type(key, __u32);
+	__array(values, struct prefix_trie_inner);
 } allow_prefix SEC(".maps");
 
-/* The same prefixes as allow_prefix, when there are few lengths: see prefix_masks. */
+/* Prefixes, when they have few lengths: see sandbox_cfg.prefix_masks. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, struct prefix_key);
-	__type(value, __u32);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MAX_SANDBOXES);
+	__type(key, __u32);
+	__array(values, struct prefix_hash_inner);
 } allow_prefix_hash SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MAX_SANDBOXES);
 	__type(key, __u32);
-	__type(value, struct port_set);
-	__uint(max_entries, 1);
+	__array(values, struct port_sets_inner);
 } port_sets SEC(".maps");
 
-/* Written after load: the prefix lengths in allow_prefix_hash, longest first; 0: the trie. */
-struct prefix_mask prefix_masks[MAX_HASHED_PREFIX_LENGTHS] = {};
-__u32 nprefix_masks = 0;
-/* Written after load: a policy of prefixes only skips the exact-address lookup's miss. */
-__u32 has_exact = 0;
-__u32 has_prefixes = 0;
-
-static __always_inline __u32 *prefix_hash_lookup(const struct prefix_key *dst)
+static __always_inline __u32 *prefix_hash_lookup(const struct sandbox_cfg *cfg, void *map,
+						 const struct prefix_key *dst)
 {
 	struct prefix_key key;
 	__u32 words[4], *set_id;
@@ -49,10 +80,10 @@ static __always_inline __u32 *prefix_hash_lookup(const struct prefix_key *dst)
 	__builtin_memcpy(words, dst->addr, sizeof(words));
 #pragma unroll
 	for (__u32 i = 0; i < MAX_HASHED_PREFIX_LENGTHS; i++) {
-		const struct prefix_mask *m = &prefix_masks[i];
+		const struct prefix_mask *m = &cfg->prefix_masks[i];
 		__u32 masked[4];
 
-		if (i >= nprefix_masks)
+		if (i >= cfg->nprefix_masks)
 			break;
 		key.prefixlen = m->prefixlen;
 		masked[0] = words[0] & m->mask[0];
@@ -61,26 +92,43 @@ static __always_inline __u32 *prefix_hash_lookup(const struct prefix_key *dst)
 		masked[3] = words[3] & m->mask[3];
 		__builtin_memcpy(key.addr, masked, sizeof(key.addr));
 		/* Longest first: the first hit is the longest match, as the trie's would be. */
-		set_id = bpf_map_lookup_elem(&allow_prefix_hash, &key);
+		set_id = bpf_map_lookup_elem(map, &key);
 		if (set_id)
 			return set_id;
 	}
 	return NULL;
 }
 
-static __always_inline bool allowlist_allows(const struct prefix_key *dst, __u16 port, __u32 proto)
+static __always_inline bool allowlist_allows(const struct sandbox_cfg *cfg,
+					     const struct prefix_key *dst, __u16 port, __u32 proto)
 {
+	__u32 slot = cfg->slot, *set_id = NULL;
 	struct port_set *set;
-	__u32 *set_id;
+	void *map;
 
-	/* Exact addresses (every resolved host) take one hash lookup; the trie is the fallback. */
-	set_id = has_exact ? bpf_map_lookup_elem(&allow_exact, dst->addr) : NULL;
-	if (!set_id && has_prefixes)
-		set_id = nprefix_masks ? prefix_hash_lookup(dst)
-				       : bpf_map_lookup_elem(&allow_prefix, dst);
+	/* Exact addresses (every resolved host) take one hash lookup; prefixes come after. */
+	if (cfg->flags & CFG_HAS_EXACT) {
+		map = bpf_map_lookup_elem(&allow_exact, &slot);
+		if (map)
+			set_id = bpf_map_lookup_elem(map, dst->addr);
+	}
+	if (!set_id && (cfg->flags & CFG_HAS_PREFIXES)) {
+		if (cfg->nprefix_masks) {
+			map = bpf_map_lookup_elem(&allow_prefix_hash, &slot);
+			if (map)
+				set_id = prefix_hash_lookup(cfg, map, dst);
+		} else {
+			map = bpf_map_lookup_elem(&allow_prefix, &slot);
+			if (map)
+				set_id = bpf_map_lookup_elem(map, dst);
+		}
+	}
 	if (!set_id)
 		return false;
-	set = bpf_map_lookup_elem(&port_sets, set_id);
+	map = bpf_map_lookup_elem(&port_sets, &slot);
+	if (!map)
+		return false;
+	set = bpf_map_lookup_elem(map, set_id);
 	return set && port_set_allows(set, port, proto);
 }
 
@@ -91,11 +139,14 @@ static __always_inline bool allowlist_allows(const struct prefix_key *dst, __u16
 static __always_inline int sock_addr_judge(struct bpf_sock_addr *ctx, struct prefix_key *dst,
 					   __u16 family, __u16 op)
 {
+	const struct sandbox_cfg *cfg = sandbox_get();
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 	__u32 type = ctx->type;
 	__u32 proto = 0;
 	struct deny_event *event;
 
+	if (!cfg)
+		return 0;
 	if (type == SOCK_STREAM && ctx->protocol == IPPROTO_TCP)
 		proto = PROTO_TCP;
 	else if (type == SOCK_DGRAM && ctx->protocol == IPPROTO_UDP)
@@ -103,12 +154,13 @@ static __always_inline int sock_addr_judge(struct bpf_sock_addr *ctx, struct pre
 
 	dst->prefixlen = 128;
 	/* DNS goes to the launcher's proxy whatever the address (docs/dns.md). */
-	if (proto && dns_redirect(ctx, dst, family, port, proto))
+	if (proto && dns_redirect(cfg, ctx, dst, family, port, proto))
 		return 1;
-	if (proto && (allowlist_allows(dst, port, proto) || dns_allows(dst, port, proto)))
+	if (proto &&
+	    (allowlist_allows(cfg, dst, port, proto) || dns_allows(cfg, dst, port, proto)))
 		return 1;
 
-	event = audit_reserve(op, family);
+	event = audit_reserve(cfg, op, family);
 	if (event) {
 		event->sock_type = type;
 		event->protocol = ctx->protocol;

@@ -5,6 +5,7 @@
 SEC("cgroup/sock_create")
 int launch_sock_create(struct bpf_sock *sk)
 {
+	const struct sandbox_cfg *cfg;
 	struct deny_event *event;
 
 	/* The kernel has already resolved protocol 0 to the type's default by now. */
@@ -13,7 +14,10 @@ int launch_sock_create(struct bpf_sock *sk)
 	if (sk->type == SOCK_DGRAM && sk->protocol == IPPROTO_UDP)
 		return 1;
 
-	event = audit_reserve(AUDIT_OP_SOCKET, sk->family);
+	cfg = sandbox_get();
+	if (!cfg)
+		return 0;
+	event = audit_reserve(cfg, AUDIT_OP_SOCKET, sk->family);
 	if (event) {
 		event->sock_type = sk->type;
 		event->protocol = sk->protocol;

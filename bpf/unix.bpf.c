@@ -10,6 +10,22 @@ extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
 
 static const char private_prefix[] = UNIX_PRIVATE_PREFIX;
 
+/* The policies' "unix" entries: each sandbox's own map, at its slot (see common.bpf.h). */
+struct unix_allow_inner {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(key_size, sizeof(struct unix_path_key));
+	__uint(value_size, sizeof(__u8));
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MAX_SANDBOXES);
+	__type(key, __u32);
+	__array(values, struct unix_allow_inner);
+} unix_allow SEC(".maps");
+
 struct dotdot_scan {
 	const struct unix_path_key *key;
 	bool found;
@@ -50,11 +66,16 @@ static __always_inline bool unix_private_path(const struct unix_path_key *key)
 static __always_inline int unix_judge(struct bpf_sock_addr *ctx, __u16 op)
 {
 	struct bpf_sock_addr_kern *sa = bpf_cast_to_kern_ctx(ctx);
+	const struct sandbox_cfg *cfg = sandbox_get();
 	struct unix_path_key key = {};
 	struct deny_event *event;
 	__u32 len = sa->uaddrlen;
 	const char *sun_path;
+	void *allow;
+	__u32 slot;
 
+	if (!cfg)
+		return 0;
 	/* uaddrlen counts sun_family (2 bytes) and the path's bytes after it. */
 	len = len > 2 ? len - 2 : 0;
 	if (len > UNIX_PATH_LEN)
@@ -71,10 +92,12 @@ static __always_inline int unix_judge(struct bpf_sock_addr *ctx, __u16 op)
 		/* Abstract: every byte counts, NULs included. */
 		bpf_probe_read_kernel(key.path, len, sun_path);
 	}
-	if (bpf_map_lookup_elem(&unix_allow, &key))
+	slot = cfg->slot;
+	allow = bpf_map_lookup_elem(&unix_allow, &slot);
+	if (allow && bpf_map_lookup_elem(allow, &key))
 		return 1;
 
-	event = audit_reserve(op, AF_UNIX);
+	event = audit_reserve(cfg, op, AF_UNIX);
 	if (event) {
 		event->sock_type = ctx->type;
 		__builtin_memcpy(event->unix_path, key.path, sizeof(event->unix_path));

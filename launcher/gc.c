@@ -91,10 +91,9 @@ static bool gc_recorded_cgroup(int lock_fd, const char *id, char *path, size_t l
 }
 
 /* Removes sandbox `id` if no live launcher holds its lock. Returns 1 when removed. */
-static int gc_sweep_one(const char *bpffs_dir, const char *id)
+static int gc_sweep_one(const char *id)
 {
 	struct sandbox_cgroup cgroup = { .dir_fd = -1 };
-	char pins[PATH_MAX];
 	int fd, removed = 0;
 
 	fd = gc_lock(id);
@@ -103,7 +102,10 @@ static int gc_sweep_one(const char *bpffs_dir, const char *id)
 	if (gc_recorded_cgroup(fd, id, cgroup.path, sizeof(cgroup.path)))
 		cgroup.dir_fd = open(cgroup.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cgroup.dir_fd >= 0) {
-		/* The pins go only once the processes they confine are dead. */
+		/*
+		 * The programs stay attached to the cgroup until it is removed, which happens
+		 * only once the processes they confine are dead.
+		 */
 		if (cgroup_kill(&cgroup, 5000) < 0 || cgroup_destroy(&cgroup) < 0) {
 			if (cgroup.dir_fd >= 0)
 				close(cgroup.dir_fd);
@@ -112,49 +114,56 @@ static int gc_sweep_one(const char *bpffs_dir, const char *id)
 		}
 		removed = 1;
 	}
-	if (bpffs_dir &&
-	    (size_t)snprintf(pins, sizeof(pins), "%s/%s", bpffs_dir, id) < sizeof(pins) &&
-	    access(pins, F_OK) == 0) {
-		loader_unpin_dir(pins);
-		removed = 1;
-	}
 	gc_unlock(id, fd);
 	return removed;
 }
 
-/* Calls gc_sweep_one for each entry of dir whose name, less `suffix`, is a sandbox id. */
-static int gc_sweep_dir(const char *dir, const char *suffix, const char *bpffs_dir)
+int gc_sweep(void)
 {
-	size_t suffix_len = strlen(suffix);
+	/* Only what launch made: sandboxes with a lock file; never a cgroup by name. */
 	struct dirent *de;
 	int removed = 0;
 	DIR *d;
 
-	d = opendir(dir);
+	d = opendir(GC_LOCK_DIR);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name);
+		size_t len = strlen(de->d_name), suffix_len = strlen(".lock");
 		char id[NAME_MAX + 1];
 
+		/* Dot names are the loader's own locks. */
 		if (de->d_name[0] == '.' || len <= suffix_len ||
-		    strcmp(de->d_name + len - suffix_len, suffix) != 0)
+		    strcmp(de->d_name + len - suffix_len, ".lock") != 0)
 			continue;
 		memcpy(id, de->d_name, len - suffix_len);
 		id[len - suffix_len] = '\0';
-		removed += gc_sweep_one(bpffs_dir, id);
+		removed += gc_sweep_one(id);
 	}
 	closedir(d);
 	return removed;
 }
 
-int gc_sweep(const char *bpffs_dir)
+int gc_remove_holders(const char *cgroup_parent, const char *keep)
 {
-	/* Only what launch made: sandboxes with a lock file, or pins; never a cgroup by name. */
-	int locks = gc_sweep_dir(GC_LOCK_DIR, ".lock", bpffs_dir);
-	int pins = bpffs_dir ? gc_sweep_dir(bpffs_dir, "", bpffs_dir) : 0;
+	struct dirent *de;
+	int removed = 0;
+	DIR *d;
 
-	if (locks < 0)
-		return locks;
-	return pins < 0 ? pins : locks + pins;
+	d = opendir(cgroup_parent);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, LOADER_HOLDER_PREFIX, strlen(LOADER_HOLDER_PREFIX)) != 0 ||
+		    (keep && strcmp(de->d_name + strlen(LOADER_HOLDER_PREFIX), keep) == 0))
+			continue;
+		/*
+		 * A holder has no process. Sandboxes still running on its programs keep them:
+		 * each has its own attachment.
+		 */
+		if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
 }

@@ -22,9 +22,14 @@ int gc_record(int lock_fd, const char *cgroup_path);
 void gc_unlock(const char *id, int fd);
 /*
  * For every sandbox whose launcher is gone (its lock file is not held): kills the processes
- * of the cgroup it recorded, removes that cgroup, its pins under bpffs_dir and its lock file.
- * Returns how many were removed, or -errno.
+ * of the cgroup it recorded, removes that cgroup (which detaches its programs) and its lock
+ * file. Returns how many were removed, or -errno.
  */
-int gc_sweep(const char *bpffs_dir);
+int gc_sweep(void);
+/*
+ * Removes the holder cgroups of the shared programs under cgroup_parent (docs/design.md),
+ * but the one of version `keep` (NULL: all of them). Returns how many.
+ */
+int gc_remove_holders(const char *cgroup_parent, const char *keep);
 
 #endif /* LAUNCH_GC_H */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* The BPF skeleton's lifecycle: open, size, load, fill the allowlist, attach to the cgroup. */
-#include <dirent.h>
+/*
+ * The BPF programs: verified once per host and shared by every sandbox, and each sandbox's
+ * own maps, slot and attachment (docs/design.md).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -8,17 +10,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "../bpf/launch.h" /* before the skeleton, which uses its structs */
+#include "bpf_version.h"
+#include "gc.h"
 #include "launch.skel.h"
 #include "loader.h"
-#include "mountinfo.h"
 #include "rules.h"
 #include "util.h"
 
@@ -29,45 +31,176 @@
 #define LAUNCH_BPF_CGROUP_UNIX_CONNECT 49
 #define LAUNCH_BPF_CGROUP_UNIX_SENDMSG 50
 
-static __u32 at_least_one(size_t n)
+static const struct {
+	const char *name; /* as in the skeleton */
+	int attach_type;
+} PROGS[LOADER_NPROGS] = {
+	[LOADER_CONNECT4] = { "launch_connect4", BPF_CGROUP_INET4_CONNECT },
+	[LOADER_CONNECT6] = { "launch_connect6", BPF_CGROUP_INET6_CONNECT },
+	[LOADER_SENDMSG4] = { "launch_sendmsg4", BPF_CGROUP_UDP4_SENDMSG },
+	[LOADER_SENDMSG6] = { "launch_sendmsg6", BPF_CGROUP_UDP6_SENDMSG },
+	[LOADER_RECVMSG4] = { "launch_recvmsg4", BPF_CGROUP_UDP4_RECVMSG },
+	[LOADER_RECVMSG6] = { "launch_recvmsg6", BPF_CGROUP_UDP6_RECVMSG },
+	[LOADER_GETPEERNAME4] = { "launch_getpeername4", BPF_CGROUP_INET4_GETPEERNAME },
+	[LOADER_GETPEERNAME6] = { "launch_getpeername6", BPF_CGROUP_INET6_GETPEERNAME },
+	[LOADER_SOCK_CREATE] = { "launch_sock_create", BPF_CGROUP_INET_SOCK_CREATE },
+	[LOADER_CONNECT_UNIX] = { "launch_connect_unix", LAUNCH_BPF_CGROUP_UNIX_CONNECT },
+	[LOADER_SENDMSG_UNIX] = { "launch_sendmsg_unix", LAUNCH_BPF_CGROUP_UNIX_SENDMSG },
+};
+
+/* The kernel keeps 15 characters of a map's name. */
+static const char *const MAP_NAMES[LOADER_NMAPS] = {
+	[LOADER_MAP_CFGS] = "sandbox_cfgs",
+	[LOADER_MAP_COUNTERS] = "sandbox_counters",
+	[LOADER_MAP_SLOT_OWNER] = "slot_owner",
+	[LOADER_MAP_EVENTS] = "events",
+	[LOADER_MAP_ALLOW_EXACT] = "allow_exact",
+	[LOADER_MAP_ALLOW_PREFIX] = "allow_prefix",
+	[LOADER_MAP_ALLOW_PREFIX_HASH] = "allow_prefix_hash",
+	[LOADER_MAP_PORT_SETS] = "port_sets",
+	[LOADER_MAP_DNS_ALLOW] = "dns_allow",
+	[LOADER_MAP_DNS_PORT_SETS] = "dns_port_sets",
+	[LOADER_MAP_UNIX_ALLOW] = "unix_allow",
+};
+
+const char *loader_version(void)
 {
-	/* A map of 0 entries cannot be created; an unused slot matches nothing. */
-	return n ? (__u32)n : 1;
+	return LAUNCH_BPF_VERSION;
+}
+
+static bool is_unix_prog(int i)
+{
+	return i == LOADER_CONNECT_UNIX || i == LOADER_SENDMSG_UNIX;
+}
+
+void loader_shared_init(struct loader_shared *shared)
+{
+	memset(shared, 0, sizeof(*shared));
+	for (int i = 0; i < LOADER_NPROGS; i++)
+		shared->prog_fd[i] = -1;
+	for (int i = 0; i < LOADER_NMAPS; i++)
+		shared->map_fd[i] = -1;
+}
+
+void loader_shared_close(struct loader_shared *shared)
+{
+	for (int i = 0; i < LOADER_NPROGS; i++)
+		if (shared->prog_fd[i] >= 0)
+			close(shared->prog_fd[i]);
+	for (int i = 0; i < LOADER_NMAPS; i++)
+		if (shared->map_fd[i] >= 0)
+			close(shared->map_fd[i]);
+	loader_shared_init(shared);
 }
 
 bool loader_kernel_has_unix_hooks(void)
 {
 	static int cached = -1;
-	struct btf *btf;
+	__u32 count = 0;
+	int fd;
 
 	if (cached >= 0)
 		return cached;
-	/* The attach type exists in the running kernel's BTF from 6.7 on. */
-	btf = btf__load_vmlinux_btf();
-	cached = 0;
-	if (btf) {
-		const struct btf_type *t;
-		__s32 id = btf__find_by_name_kind(btf, "bpf_attach_type", BTF_KIND_ENUM);
-
-		t = id > 0 ? btf__type_by_id(btf, id) : NULL;
-		for (int i = 0; t && i < btf_vlen(t); i++)
-			if (strcmp(btf__name_by_offset(btf, btf_enum(t)[i].name_off),
-				   "BPF_CGROUP_UNIX_CONNECT") == 0)
-				cached = 1;
-		btf__free(btf);
+	/* A kernel before 6.7 does not know the attach type: EINVAL, not an empty list. */
+	fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	cached = 1;
+	if (fd >= 0) {
+		cached = !(bpf_prog_query(fd, LAUNCH_BPF_CGROUP_UNIX_CONNECT, 0, NULL, NULL,
+					  &count) < 0 &&
+			   errno == EINVAL);
+		close(fd);
 	}
 	return cached;
 }
 
-int loader_load(const struct allowlist *list, bool unix_hooks, bool dns_proxy,
-		struct launch_bpf **ret_skel)
+/* Takes the map fds of the program's maps that have one of our names. */
+static int shared_take_maps(struct loader_shared *shared, int prog_fd)
 {
-	struct prefix_mask masks[MAX_HASHED_PREFIX_LENGTHS];
-	struct launch_bpf *skel;
-	bool hashed;
+	__u32 ids[64];
+	struct bpf_prog_info info = { .nr_map_ids = ARRAY_SIZE(ids), .map_ids = (uintptr_t)ids };
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) < 0)
+		return -errno;
+	for (__u32 i = 0; i < info.nr_map_ids && i < ARRAY_SIZE(ids); i++) {
+		struct bpf_map_info map_info = { 0 };
+		__u32 map_len = sizeof(map_info);
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd < 0)
+			return -errno;
+		if (bpf_obj_get_info_by_fd(fd, &map_info, &map_len) < 0) {
+			close(fd);
+			return -errno;
+		}
+		for (int m = 0; m < LOADER_NMAPS; m++)
+			if (shared->map_fd[m] < 0 &&
+			    strncmp(map_info.name, MAP_NAMES[m], BPF_OBJ_NAME_LEN - 1) == 0) {
+				shared->map_fd[m] = fd;
+				fd = -1;
+				break;
+			}
+		if (fd >= 0)
+			close(fd);
+	}
+	return 0;
+}
+
+/*
+ * Takes the programs attached to the holder and their maps. -ENOENT when the holder is
+ * missing or incomplete: the programs must be loaded.
+ */
+static int shared_find(const char *holder, struct loader_shared *shared)
+{
+	_cleanup_close_ int fd = open(holder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int r;
 
-	skel = launch_bpf__open();
+	loader_shared_init(shared);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : -errno;
+	shared->unix_hooks = loader_kernel_has_unix_hooks();
+	for (int i = 0; i < LOADER_NPROGS; i++) {
+		__u32 id = 0, count = 1;
+
+		if (is_unix_prog(i) && !shared->unix_hooks)
+			continue;
+		if (bpf_prog_query(fd, PROGS[i].attach_type, 0, NULL, &id, &count) < 0) {
+			r = -errno;
+			goto fail;
+		}
+		if (count != 1) {
+			r = -ENOENT;
+			goto fail;
+		}
+		shared->prog_fd[i] = bpf_prog_get_fd_by_id(id);
+		if (shared->prog_fd[i] < 0) {
+			/* Replaced or detached under us: load again. */
+			r = errno == ENOENT ? -ENOENT : -errno;
+			goto fail;
+		}
+		r = shared_take_maps(shared, shared->prog_fd[i]);
+		if (r < 0)
+			goto fail;
+	}
+	for (int m = 0; m < LOADER_NMAPS; m++)
+		if (shared->map_fd[m] < 0 &&
+		    (m != LOADER_MAP_UNIX_ALLOW || shared->unix_hooks)) {
+			r = -ENOENT;
+			goto fail;
+		}
+	return 0;
+fail:
+	loader_shared_close(shared);
+	return r;
+}
+
+/* Loads (verifies) the programs and attaches them to the holder, replacing what is there. */
+static int shared_load(const char *holder, bool unix_hooks)
+{
+	struct launch_bpf *skel = launch_bpf__open();
+	_cleanup_close_ int fd = -1;
+	int r;
+
 	if (!skel)
 		return -errno;
 	/* Attach types libbpf 1.1 has no section names for (kernel 6.7+). */
@@ -79,37 +212,190 @@ int loader_load(const struct allowlist *list, bool unix_hooks, bool dns_proxy,
 		bpf_program__set_autoload(skel->progs.launch_connect_unix, false);
 		bpf_program__set_autoload(skel->progs.launch_sendmsg_unix, false);
 	}
-	hashed = allowlist_prefix_masks(list, masks, MAX_HASHED_PREFIX_LENGTHS) >= 0;
-	r = bpf_map__set_max_entries(skel->maps.allow_exact, at_least_one(list->nexact));
-	if (!r)
-		r = bpf_map__set_max_entries(skel->maps.allow_prefix,
-					     at_least_one(hashed ? 0 : list->nprefixes));
-	if (!r)
-		r = bpf_map__set_max_entries(skel->maps.allow_prefix_hash,
-					     at_least_one(hashed ? list->nprefixes : 0));
-	if (!r)
-		r = bpf_map__set_max_entries(skel->maps.port_sets, at_least_one(list->nsets));
-	/* Without the DNS proxy nothing is ever opened by an answer. */
-	if (!r && !dns_proxy)
-		r = bpf_map__set_max_entries(skel->maps.dns_allow, 1);
-	if (!r)
-		r = launch_bpf__load(skel);
-	if (r) {
-		launch_bpf__destroy(skel);
-		return r < 0 ? r : -EINVAL;
+	r = launch_bpf__load(skel);
+	if (r)
+		goto out;
+	if (mkdir(holder, 0700) < 0 && errno != EEXIST) {
+		r = -errno;
+		goto out;
 	}
-	*ret_skel = skel;
+	fd = open(holder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	for (int i = 0; i < LOADER_NPROGS; i++) {
+		struct bpf_program *prog =
+			bpf_object__find_program_by_name(skel->obj, PROGS[i].name);
+
+		if (!prog || !bpf_program__autoload(prog))
+			continue;
+		/* Without BPF_F_ALLOW_MULTI one program per hook: a second attach replaces. */
+		if (bpf_prog_attach(bpf_program__fd(prog), fd, PROGS[i].attach_type, 0) < 0) {
+			r = -errno;
+			goto out;
+		}
+	}
+out:
+	/* The holder's attachments keep the programs, and through them the maps. */
+	launch_bpf__destroy(skel);
+	return r < 0 ? r : (r ? -EINVAL : 0);
+}
+
+int loader_shared_get(const char *cgroup_parent, struct loader_shared *ret)
+{
+	char holder[PATH_MAX], lock_path[PATH_MAX];
+	_cleanup_close_ int lock_fd = -1;
+	int r;
+
+	if ((size_t)snprintf(holder, sizeof(holder), "%s/%s%s", cgroup_parent,
+			     LOADER_HOLDER_PREFIX, LAUNCH_BPF_VERSION) >= sizeof(holder))
+		return -ENAMETOOLONG;
+	r = shared_find(holder, ret);
+	if (r != -ENOENT)
+		return r;
+
+	/* The first launch of this build: one launcher loads, the others wait for it. */
+	snprintf(lock_path, sizeof(lock_path), "%s/%s", GC_LOCK_DIR, LOADER_LOAD_LOCK);
+	if (mkdir(GC_LOCK_DIR, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (lock_fd < 0 || flock(lock_fd, LOCK_EX) < 0)
+		return -errno;
+	r = shared_find(holder, ret);
+	if (r != -ENOENT)
+		return r;
+	if (mkdir(cgroup_parent, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	r = shared_load(holder, loader_kernel_has_unix_hooks());
+	if (r < 0)
+		return r;
+	r = shared_find(holder, ret);
+	if (r == 0)
+		ret->loaded_now = true;
+	return r;
+}
+
+/* Takes the lowest free slot: a write lock on its byte of the slots file. */
+static int slot_take(struct loader_sandbox *sb)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", GC_LOCK_DIR, LOADER_SLOTS_FILE);
+	if (mkdir(GC_LOCK_DIR, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	sb->slots_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (sb->slots_fd < 0)
+		return -errno;
+	for (uint32_t slot = 1; slot < MAX_SANDBOXES; slot++) {
+		/* An open file description's lock: it goes when the launcher dies, whatever. */
+		struct flock lock = {
+			.l_type = F_WRLCK,
+			.l_whence = SEEK_SET,
+			.l_start = slot,
+			.l_len = 1,
+		};
+
+		if (fcntl(sb->slots_fd, F_OFD_SETLK, &lock) == 0) {
+			sb->slot = slot;
+			return 0;
+		}
+		if (errno != EAGAIN && errno != EACCES)
+			return -errno;
+	}
+	return -EUSERS;
+}
+
+/* Gives up a slot's ownership: a cgroup still configured with it refuses all from now on. */
+static int slot_disown(const struct loader_shared *shared, uint32_t slot)
+{
+	__u64 none = 0;
+
+	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &none, BPF_ANY) < 0)
+		return -errno;
 	return 0;
 }
 
-static int loader_fill_unix(struct launch_bpf *skel, const struct rules *rules)
+/* Removes every entry of a hash map (a slot's map of an earlier sandbox). */
+static int hash_clear(int fd, __u32 key_size, __u32 value_size)
 {
-	int fd = bpf_map__fd(skel->maps.unix_allow);
-	__u8 yes = 1;
+	enum { BATCH = 256 };
+	_cleanup_free_ char *keys = NULL, *values = NULL;
+	char first[UNIX_PATH_LEN];
+	__u64 batch = 0;
 
-	for (size_t i = 0; i < rules->nunix; i++)
-		if (bpf_map_update_elem(fd, &rules->unix_allows[i].key, &yes, BPF_ANY) < 0)
+	if (bpf_map_get_next_key(fd, NULL, first) < 0)
+		return errno == ENOENT ? 0 : -errno; /* empty already: the usual case */
+	keys = malloc((size_t)BATCH * key_size);
+	values = malloc((size_t)BATCH * value_size);
+	if (!keys || !values)
+		return -ENOMEM;
+	for (bool more = true; more;) {
+		__u32 count = BATCH;
+		int r = bpf_map_lookup_and_delete_batch(fd, batch ? &batch : NULL, &batch, keys,
+							values, &count, NULL);
+
+		if (r < 0 && errno != ENOENT)
 			return -errno;
+		more = r == 0;
+	}
+	return 0;
+}
+
+/* Whether a map has no entry; a trie is emptied by replacing it (no batch delete). */
+static bool map_is_empty(int fd)
+{
+	char key[UNIX_PATH_LEN];
+
+	return bpf_map_get_next_key(fd, NULL, key) < 0 && errno == ENOENT;
+}
+
+/*
+ * The slot's map of one kind, emptied, with room for n entries: each slot keeps its maps for
+ * the sandboxes that take it later. Putting a new map into a map-of-maps costs a full RCU
+ * grace period (milliseconds) in the kernel, so that happens only the first time a slot is
+ * used, or when a sandbox needs a bigger map than the slot has.
+ */
+static int slot_map(struct loader_sandbox *sb, enum loader_map kind, enum bpf_map_type type,
+		    const char *name, __u32 key_size, __u32 value_size, __u32 n, __u32 flags)
+{
+	int outer = sb->shared->map_fd[kind], fd = -1, r;
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
+	__u32 id, slot = sb->slot;
+
+	if (bpf_map_lookup_elem(outer, &slot, &id) == 0) {
+		struct bpf_map_info info = { 0 };
+		__u32 len = sizeof(info);
+
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
+		    info.max_entries >= n) {
+			if (type == BPF_MAP_TYPE_HASH)
+				r = hash_clear(fd, key_size, value_size);
+			else if (type == BPF_MAP_TYPE_LPM_TRIE)
+				r = map_is_empty(fd) ? 0 : -ENOTEMPTY;
+			else
+				r = 0; /* arrays are overwritten where used; ring buffers drained */
+			if (r == 0) {
+				sb->inner_fd[kind] = fd;
+				return 0;
+			}
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	/* Rounded up, so that slightly bigger policies later find room. */
+	if (type == BPF_MAP_TYPE_HASH || type == BPF_MAP_TYPE_LPM_TRIE)
+		n = n <= 64 ? 64 : 1u << (32 - __builtin_clz(n - 1));
+	fd = bpf_map_create(type, name, key_size, value_size, n, &opts);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(outer, &slot, &fd, BPF_ANY) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	sb->inner_fd[kind] = fd;
 	return 0;
 }
 
@@ -147,135 +433,216 @@ static int loader_update_all(int fd, const void *entries, size_t n, size_t strid
 	return 0;
 }
 
-int loader_fill(struct launch_bpf *skel, const struct rules *rules)
+/* The allowlist's maps, with room for the policy, and the sandbox's settings for them. */
+static int sandbox_fill_allowlist(struct loader_sandbox *sb, const struct allowlist *list)
 {
-	const struct allowlist *list = rules->list;
-	int r, nmasks, prefix_fd;
+	int r, nmasks, kind;
 
-	/* Port sets first: an address entry must never point at a set not yet written. */
-	for (__u32 i = 0; i < list->nsets; i++)
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.port_sets), &i, &list->sets[i],
+	r = slot_map(sb, LOADER_MAP_PORT_SETS, BPF_MAP_TYPE_ARRAY, "launch_ports", sizeof(__u32),
+		     sizeof(struct port_set), list->nsets ? (__u32)list->nsets : 1,
+		     BPF_F_INNER_MAP);
+	for (__u32 i = 0; r == 0 && i < list->nsets; i++)
+		if (bpf_map_update_elem(sb->inner_fd[LOADER_MAP_PORT_SETS], &i, &list->sets[i],
 					BPF_ANY) < 0)
-			return -errno;
-	r = loader_update_all(bpf_map__fd(skel->maps.allow_exact), list->exact, list->nexact,
-			      sizeof(*list->exact), offsetof(struct allow_exact, key),
-			      sizeof(list->exact->key), offsetof(struct allow_exact, set),
-			      sizeof(list->exact->set), true);
-	if (r < 0)
+			r = -errno;
+	if (r == 0 && list->nexact)
+		r = slot_map(sb, LOADER_MAP_ALLOW_EXACT, BPF_MAP_TYPE_HASH, "launch_exact",
+			     sizeof(struct addr_key), sizeof(__u32), (__u32)list->nexact,
+			     BPF_F_NO_PREALLOC);
+	if (r == 0 && list->nexact)
+		r = loader_update_all(sb->inner_fd[LOADER_MAP_ALLOW_EXACT], list->exact,
+				      list->nexact, sizeof(*list->exact),
+				      offsetof(struct allow_exact, key), sizeof(list->exact->key),
+				      offsetof(struct allow_exact, set), sizeof(list->exact->set),
+				      true);
+	if (r == 0 && list->nexact)
+		sb->cfg.flags |= CFG_HAS_EXACT;
+	if (r < 0 || !list->nprefixes)
 		return r;
 	/* Few prefix lengths: one hash lookup per length beats the trie (see launch.h). */
-	nmasks = allowlist_prefix_masks(list, skel->bss->prefix_masks, MAX_HASHED_PREFIX_LENGTHS);
-	prefix_fd = nmasks >= 0 ? bpf_map__fd(skel->maps.allow_prefix_hash)
-				: bpf_map__fd(skel->maps.allow_prefix);
-	/* The LPM trie has no batch operations. */
-	r = loader_update_all(prefix_fd, list->prefixes, list->nprefixes, sizeof(*list->prefixes),
-			      offsetof(struct allow_prefix, key), sizeof(list->prefixes->key),
-			      offsetof(struct allow_prefix, set), sizeof(list->prefixes->set),
-			      nmasks >= 0);
+	nmasks = allowlist_prefix_masks(list, sb->cfg.prefix_masks, MAX_HASHED_PREFIX_LENGTHS);
+	kind = nmasks >= 0 ? LOADER_MAP_ALLOW_PREFIX_HASH : LOADER_MAP_ALLOW_PREFIX;
+	r = slot_map(sb, kind, nmasks >= 0 ? BPF_MAP_TYPE_HASH : BPF_MAP_TYPE_LPM_TRIE,
+		     nmasks >= 0 ? "launch_prefixh" : "launch_prefix", sizeof(struct prefix_key),
+		     sizeof(__u32), (__u32)list->nprefixes, BPF_F_NO_PREALLOC);
 	if (r < 0)
 		return r;
-	/* Last, once the maps are full: the programs read these on every call. */
-	skel->bss->nprefix_masks = nmasks > 0 ? (__u32)nmasks : 0;
-	skel->bss->has_exact = list->nexact > 0;
-	skel->bss->has_prefixes = list->nprefixes > 0;
-	return loader_fill_unix(skel, rules);
-}
-
-int loader_attach(struct launch_bpf *skel, int cgroup_fd, const char **ret_failed)
-{
-	const struct bpf_object_skeleton *s = skel->skeleton;
-
-	for (int i = 0; i < s->prog_cnt; i++) {
-		struct bpf_program *prog = *s->progs[i].prog;
-		struct bpf_link *link;
-
-		if (!bpf_program__autoload(prog))
-			continue;
-		link = bpf_program__attach_cgroup(prog, cgroup_fd);
-
-		if (!link) {
-			int r = -errno;
-
-			*ret_failed = bpf_program__section_name(prog);
-			launch_bpf__detach(skel);
-			return r;
-		}
-		/* Stored in the skeleton, which detaches and frees it on destroy. */
-		*s->progs[i].link = link;
-	}
-	return 0;
-}
-
-int loader_bpffs_dir(char *ret_dir, size_t len)
-{
-	char mount_point[PATH_MAX] = "";
-
-	if (mountinfo_find("bpf", mount_point, sizeof(mount_point)) < 0)
-		mount_point[0] = '\0';
-	if (!mount_point[0]) {
-		/* What systemd does at boot; hosts without it get the same here. */
-		if (mount("bpf", "/sys/fs/bpf", "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-			  "mode=0700") < 0)
-			return -errno;
-		strcpy(mount_point, "/sys/fs/bpf");
-	}
-	if ((size_t)snprintf(ret_dir, len, "%s/launch", mount_point) >= len)
-		return -ENAMETOOLONG;
-	if (mkdir(ret_dir, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-int loader_pin(struct launch_bpf *skel, const char *dir)
-{
-	const struct bpf_object_skeleton *s = skel->skeleton;
-	char path[PATH_MAX];
-
-	if (mkdir(dir, 0700) < 0)
-		return -errno;
-	for (int i = 0; i < s->prog_cnt; i++) {
-		if (!*s->progs[i].link)
-			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, s->progs[i].name) >=
-		    sizeof(path))
-			return -ENAMETOOLONG;
-		if (bpf_link__pin(*s->progs[i].link, path) < 0)
-			return -errno;
-	}
-	return 0;
-}
-
-int loader_unpin_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int r = 0;
-
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.' && unlinkat(dirfd(d), de->d_name, 0) < 0)
-			r = -errno;
-	closedir(d);
-	if (rmdir(dir) < 0 && errno != ENOENT)
-		r = -errno;
+	/* The LPM trie has no batch operations. */
+	r = loader_update_all(sb->inner_fd[kind], list->prefixes, list->nprefixes,
+			      sizeof(*list->prefixes), offsetof(struct allow_prefix, key),
+			      sizeof(list->prefixes->key), offsetof(struct allow_prefix, set),
+			      sizeof(list->prefixes->set), nmasks >= 0);
+	sb->cfg.nprefix_masks = nmasks > 0 ? (__u32)nmasks : 0;
+	sb->cfg.flags |= CFG_HAS_PREFIXES;
 	return r;
 }
 
-void loader_counters(const struct launch_bpf *skel, unsigned long long *ret_denied,
-		     unsigned long long *ret_lost)
+int loader_sandbox_new(const struct loader_shared *shared, const struct rules *rules,
+		       bool dns_proxy, struct loader_sandbox *sb)
 {
-	*ret_denied = __atomic_load_n(&skel->bss->denied_count, __ATOMIC_RELAXED);
-	*ret_lost = __atomic_load_n(&skel->bss->lost_count, __ATOMIC_RELAXED);
+	__u8 yes = 1;
+	int r;
+
+	memset(sb, 0, sizeof(*sb));
+	sb->shared = shared;
+	sb->slots_fd = -1;
+	for (int m = 0; m < LOADER_NMAPS; m++)
+		sb->inner_fd[m] = -1;
+	r = slot_take(sb);
+	/* Whoever had the slot before is shut out before its maps are emptied for us. */
+	if (r == 0)
+		r = slot_disown(shared, sb->slot);
+	if (r == 0)
+		r = slot_map(sb, LOADER_MAP_EVENTS, BPF_MAP_TYPE_RINGBUF, "launch_events", 0, 0,
+			     RINGBUF_SIZE_BYTES, 0);
+	if (r == 0)
+		r = sandbox_fill_allowlist(sb, rules->list);
+	if (r == 0 && shared->map_fd[LOADER_MAP_UNIX_ALLOW] >= 0 && rules->nunix) {
+		r = slot_map(sb, LOADER_MAP_UNIX_ALLOW, BPF_MAP_TYPE_HASH, "launch_unix",
+			     sizeof(struct unix_path_key), sizeof(__u8), MAX_UNIX_PATHS,
+			     BPF_F_NO_PREALLOC);
+		for (size_t i = 0; r == 0 && i < rules->nunix; i++)
+			if (bpf_map_update_elem(sb->inner_fd[LOADER_MAP_UNIX_ALLOW],
+						&rules->unix_allows[i].key, &yes, BPF_ANY) < 0)
+				r = -errno;
+	}
+	if (r == 0 && dns_proxy)
+		r = slot_map(sb, LOADER_MAP_DNS_ALLOW, BPF_MAP_TYPE_HASH, "launch_dns",
+			     sizeof(struct addr_key), sizeof(__u32), MAX_DNS_ALLOW_ENTRIES,
+			     BPF_F_NO_PREALLOC);
+	if (r == 0 && dns_proxy)
+		r = slot_map(sb, LOADER_MAP_DNS_PORT_SETS, BPF_MAP_TYPE_ARRAY, "launch_dnsports",
+			     sizeof(__u32), sizeof(struct port_set), MAX_DNS_PORT_SETS, 0);
+	return r;
 }
 
-int loader_events_fd(const struct launch_bpf *skel)
+int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgroup_id,
+			  const char **ret_failed)
 {
-	return bpf_map__fd(skel->maps.events);
+	const struct loader_shared *shared = sb->shared;
+	__u64 owner = cgroup_id;
+	__u32 slot = sb->slot;
+
+	/*
+	 * Attached while the cgroup is empty, without BPF_F_ALLOW_MULTI, so nothing below can
+	 * add to them, and with no link: they go only with the cgroup, whatever happens to the
+	 * launcher. Its storage starts zeroed (slot 0): everything is refused until the end.
+	 */
+	for (int i = 0; i < LOADER_NPROGS; i++) {
+		if (shared->prog_fd[i] < 0)
+			continue;
+		if (bpf_prog_attach(shared->prog_fd[i], cgroup_fd, PROGS[i].attach_type, 0) < 0) {
+			*ret_failed = PROGS[i].name;
+			return -errno;
+		}
+	}
+	sb->cgroup_id = cgroup_id;
+	/* The slot becomes ours: its maps (of the kinds the flags name) are this sandbox's. */
+	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &owner, BPF_ANY) < 0)
+		goto fail;
+	/* Last: with its slot set, the cgroup's own allowlist applies. */
+	sb->cfg.cgroup_id = cgroup_id;
+	sb->cfg.slot = slot;
+	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_CFGS], &owner, &sb->cfg, BPF_ANY) < 0)
+		goto fail;
+	return 0;
+fail:
+	*ret_failed = "the sandbox's maps";
+	return -errno;
 }
 
-void loader_destroy(struct launch_bpf *skel)
+void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long *ret_denied,
+			     unsigned long long *ret_lost)
 {
-	if (skel)
-		launch_bpf__destroy(skel);
+	int ncpus = libbpf_num_possible_cpus();
+	__u64 key = sb->cgroup_id;
+	struct sandbox_counters *per_cpu;
+
+	*ret_denied = 0;
+	*ret_lost = 0;
+	if (!sb->cgroup_id || ncpus <= 0)
+		return;
+	per_cpu = calloc((size_t)ncpus, sizeof(*per_cpu));
+	if (!per_cpu)
+		return;
+	if (bpf_map_lookup_elem(sb->shared->map_fd[LOADER_MAP_COUNTERS], &key, per_cpu) == 0)
+		for (int i = 0; i < ncpus; i++) {
+			*ret_denied += per_cpu[i].denied;
+			*ret_lost += per_cpu[i].lost;
+		}
+	free(per_cpu);
+}
+
+int loader_sandbox_events_fd(const struct loader_sandbox *sb)
+{
+	return sb->inner_fd[LOADER_MAP_EVENTS];
+}
+
+int loader_sandbox_close(struct loader_sandbox *sb)
+{
+	int r = 0;
+
+	if (!sb->shared)
+		return 0; /* loader_sandbox_new never ran: nothing is ours */
+	if (sb->cgroup_id) {
+		struct sandbox_cfg closed = { 0 };
+		__u64 key = sb->cgroup_id;
+
+		/* The cgroup refuses everything from now on, whether or not rmdir follows. */
+		if (bpf_map_update_elem(sb->shared->map_fd[LOADER_MAP_CFGS], &key, &closed,
+					BPF_ANY) < 0 &&
+		    errno != ENOENT)
+			r = -errno;
+	}
+	/* Its maps stay in the slot, for the next sandbox to empty and fill. */
+	if (sb->slot) {
+		int c = slot_disown(sb->shared, sb->slot);
+
+		if (r == 0)
+			r = c;
+	}
+	for (int m = 0; m < LOADER_NMAPS; m++)
+		if (sb->inner_fd[m] >= 0)
+			close(sb->inner_fd[m]);
+	/* Closing the file lets the slot go. */
+	if (sb->slots_fd >= 0)
+		close(sb->slots_fd);
+	memset(sb, 0, sizeof(*sb));
+	sb->slots_fd = -1;
+	for (int m = 0; m < LOADER_NMAPS; m++)
+		sb->inner_fd[m] = -1;
+	return r;
+}
+
+int loader_release_stale_slots(const struct loader_shared *shared)
+{
+	_cleanup_close_ int fd = -1;
+	char path[PATH_MAX];
+	int released = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", GC_LOCK_DIR, LOADER_SLOTS_FILE);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	for (uint32_t slot = 1; slot < MAX_SANDBOXES; slot++) {
+		struct flock lock = {
+			.l_type = F_WRLCK,
+			.l_whence = SEEK_SET,
+			.l_start = slot,
+			.l_len = 1,
+		};
+		__u64 owner = 0;
+
+		if (bpf_map_lookup_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &owner) < 0 ||
+		    !owner)
+			continue;
+		/* Held by us for the moment: no launcher can take it while we disown it. */
+		if (fcntl(fd, F_OFD_SETLK, &lock) < 0)
+			continue;
+		if (slot_disown(shared, slot) == 0)
+			released++;
+		lock.l_type = F_UNLCK;
+		fcntl(fd, F_OFD_SETLK, &lock);
+	}
+	return released;
 }

@@ -1,52 +1,123 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The BPF skeleton's lifecycle: open, size, load, fill the allowlist, attach to the cgroup. */
+/*
+ * The BPF programs: verified once per host and shared by every sandbox, and each sandbox's
+ * own maps, slot and attachment (docs/design.md).
+ */
 #ifndef LAUNCH_LOADER_H
 #define LAUNCH_LOADER_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-#include "allowlist.h"
+#include "../bpf/launch.h"
 
-struct launch_bpf;
+/* The shared programs, by the hook each is attached to. */
+enum loader_prog {
+	LOADER_CONNECT4,
+	LOADER_CONNECT6,
+	LOADER_SENDMSG4,
+	LOADER_SENDMSG6,
+	LOADER_RECVMSG4,
+	LOADER_RECVMSG6,
+	LOADER_GETPEERNAME4,
+	LOADER_GETPEERNAME6,
+	LOADER_SOCK_CREATE,
+	LOADER_CONNECT_UNIX, /* kernel 6.7+ */
+	LOADER_SENDMSG_UNIX, /* kernel 6.7+ */
+	LOADER_NPROGS,
+};
+
+/* The shared maps the launcher writes. */
+enum loader_map {
+	LOADER_MAP_CFGS,     /* cgroup storage: struct sandbox_cfg */
+	LOADER_MAP_COUNTERS, /* per-CPU cgroup storage: struct sandbox_counters */
+	LOADER_MAP_SLOT_OWNER,
+	/* Maps-of-maps, indexed by slot; the sandbox's own map of each kind goes there. */
+	LOADER_MAP_EVENTS,
+	LOADER_MAP_ALLOW_EXACT,
+	LOADER_MAP_ALLOW_PREFIX,
+	LOADER_MAP_ALLOW_PREFIX_HASH,
+	LOADER_MAP_PORT_SETS,
+	LOADER_MAP_DNS_ALLOW,
+	LOADER_MAP_DNS_PORT_SETS,
+	LOADER_MAP_UNIX_ALLOW,
+	LOADER_NMAPS,
+};
+
+#define LOADER_FIRST_OUTER LOADER_MAP_EVENTS
+
+struct loader_shared {
+	int prog_fd[LOADER_NPROGS]; /* -1: not loaded (the unix ones before kernel 6.7) */
+	int map_fd[LOADER_NMAPS];
+	bool loaded_now; /* this launch loaded and verified them: the first since boot/upgrade */
+	bool unix_hooks; /* the kernel has the AF_UNIX hooks */
+};
+
+/* Version of the BPF object, from its hash: programs of another build are never reused. */
+const char *loader_version(void);
 
 /*
- * Opens the skeleton, sizes the maps for `list` (and the DNS map for the proxy, when on),
- * loads (verifies) the programs; without unix_hooks, the AF_UNIX programs are left out
- * (--allow-unix-unfiltered on old kernels).
+ * Finds the shared programs attached to the holder cgroup <cgroup_parent>/.bpf-<version>;
+ * the first launch after boot or upgrade loads (verifies) them and attaches them there, under
+ * a lock that other launchers wait on. Nothing is pinned: the holder's attachment keeps the
+ * programs alive, and rmdir of the holder (launch gc --unload) frees them.
  */
-int loader_load(const struct allowlist *list, bool unix_hooks, bool dns_proxy,
-		struct launch_bpf **ret_skel);
-/* Whether the kernel has the AF_UNIX cgroup hooks (6.7+); probed once. */
-bool loader_kernel_has_unix_hooks(void);
+int loader_shared_get(const char *cgroup_parent, struct loader_shared *ret);
+/* Sets every fd to -1, as loader_shared_close leaves it. */
+void loader_shared_init(struct loader_shared *shared);
+void loader_shared_close(struct loader_shared *shared);
+
 struct rules;
 
+/* What one sandbox holds: its slot, its maps, its configuration. */
+struct loader_sandbox {
+	const struct loader_shared *shared;
+	uint32_t slot;	/* 0: none held */
+	int slots_fd;	/* its lock on byte `slot` of the slots file holds the slot */
+	uint64_t cgroup_id; /* 0: not attached */
+	int inner_fd[LOADER_NMAPS]; /* the sandbox's own maps; -1 for kinds it has none of */
+	struct sandbox_cfg cfg;
+};
+
+#define LOADER_SANDBOX_INIT { .slots_fd = -1 }
+
 /*
- * Writes the allowlist and the allowed AF_UNIX addresses into the maps. Must succeed before
- * attach: an empty map refuses all.
+ * Takes a free slot and makes the sandbox's maps, filled from rules. Call
+ * loader_sandbox_close whatever it returns.
  */
-int loader_fill(struct launch_bpf *skel, const struct rules *rules);
+int loader_sandbox_new(const struct loader_shared *shared, const struct rules *rules,
+		       bool dns_proxy, struct loader_sandbox *sb);
 /*
- * Attaches every program to the cgroup with bpf_link. On failure nothing stays attached.
- * ret_failed names the program that could not be attached.
+ * Attaches the shared programs to the (empty) cgroup, puts the sandbox's maps at its slot
+ * and writes its configuration; from then on the cgroup is confined. ret_failed names the
+ * hook that could not be attached.
  */
-int loader_attach(struct launch_bpf *skel, int cgroup_fd, const char **ret_failed);
-/*
- * Finds a mounted BPF file system, mounting one at /sys/fs/bpf when there is none, and
- * writes <mount>/launch to ret_dir.
- */
-int loader_bpffs_dir(char *ret_dir, size_t len);
-/*
- * Pins every link under dir (created 0700), so that the programs stay attached even if the
- * launcher is killed: the job must never outlive its confinement.
- */
-int loader_pin(struct launch_bpf *skel, const char *dir);
-/* Removes the pins and their folder; harmless when there are none. */
-int loader_unpin_dir(const char *dir);
+int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgroup_id,
+			  const char **ret_failed);
 /* Refusals counted by the kernel: all of them, and those whose event was lost. */
-void loader_counters(const struct launch_bpf *skel, unsigned long long *ret_denied,
-		     unsigned long long *ret_lost);
-int loader_events_fd(const struct launch_bpf *skel);
-/* Detaches and frees everything; accepts NULL. */
-void loader_destroy(struct launch_bpf *skel);
+void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long *ret_denied,
+			     unsigned long long *ret_lost);
+int loader_sandbox_events_fd(const struct loader_sandbox *sb);
+/*
+ * Closes the sandbox (its cgroup refuses everything from now on), empties its slot and
+ * lets it go. Call before the cgroup is removed.
+ */
+int loader_sandbox_close(struct loader_sandbox *sb);
+
+/*
+ * Empties the slots no running launcher holds, which launchers that were killed left
+ * filled. Returns how many.
+ */
+int loader_release_stale_slots(const struct loader_shared *shared);
+
+/* Whether the kernel has the AF_UNIX cgroup hooks (6.7+). */
+bool loader_kernel_has_unix_hooks(void);
+
+/* Lock files of the loader, in GC_LOCK_DIR; dot names, which the sweep passes over. */
+#define LOADER_LOAD_LOCK  ".bpf-load.lock"
+#define LOADER_SLOTS_FILE ".slots"
+/* The holder cgroup's name: LOADER_HOLDER_PREFIX<version>. */
+#define LOADER_HOLDER_PREFIX ".bpf-"
 
 #endif /* LAUNCH_LOADER_H */

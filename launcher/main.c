@@ -44,7 +44,7 @@ static struct {
 static const char USAGE[] =
 	"Usage: launch [OPTIONS] -- COMMAND [ARG...]\n"
 	"       launch check --policy FILE [--policy FILE...] [--resolver ADDR[:PORT]]\n"
-	"       launch gc\n"
+	"       launch gc [--unload]\n"
 	"\n"
 	"Runs COMMAND in its own cgroup, where BPF programs let its sockets reach only the\n"
 	"addresses, ports and protocols its policies allow, and write every refusal to a\n"
@@ -100,8 +100,12 @@ static const char USAGE[] =
 	"\n"
 	"launch check validates the policies and prints the effective allowlist, with the\n"
 	"addresses each host resolves to, without running anything.\n"
-	"launch gc removes the cgroups and pinned BPF links of sandboxes whose launcher was\n"
-	"killed (every launch run does this too).\n";
+	"The BPF programs are verified once per host and build, and shared: the first launch\n"
+	"attaches them to the cgroup <cgroup parent>/.bpf-<version>, which keeps them loaded\n"
+	"for the next ones (docs/design.md).\n"
+	"launch gc removes the cgroups of sandboxes whose launcher was killed (every launch\n"
+	"run does this too), empties their BPF slots, and unloads the programs of other\n"
+	"builds; with --unload, this build's too.\n";
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
@@ -404,9 +408,20 @@ static int cgroup_parent_dir(char *parent, size_t len)
 
 static int cmd_gc(int argc, char **argv)
 {
-	char parent[PATH_MAX], bpffs[PATH_MAX];
-	int first = parse_options(argc, argv, false), r;
+	struct loader_shared shared;
+	char parent[PATH_MAX], holder[PATH_MAX];
+	bool unload = false;
+	int first, r, slots = 0, holders;
 
+	/* gc's own option, taken out before the common ones are parsed. */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--unload") == 0) {
+			unload = true;
+			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof(*argv));
+			argc--;
+			break;
+		}
+	first = parse_options(argc, argv, false);
 	if (first < 0)
 		return EXIT_LAUNCH_FAILED;
 	if (first < argc) {
@@ -415,17 +430,22 @@ static int cmd_gc(int argc, char **argv)
 	}
 	if (check_system() < 0 || cgroup_parent_dir(parent, sizeof(parent)) < 0)
 		return EXIT_LAUNCH_FAILED;
-	r = loader_bpffs_dir(bpffs, sizeof(bpffs));
+	r = gc_sweep();
 	if (r < 0) {
-		fail("cannot find or mount a BPF file system: %s", strerror(-r));
+		fail("gc: %s: %s", GC_LOCK_DIR, strerror(-r));
 		return EXIT_LAUNCH_FAILED;
 	}
-	r = gc_sweep(bpffs);
-	if (r < 0) {
-		fail("gc: %s: %s", parent, strerror(-r));
-		return EXIT_LAUNCH_FAILED;
+	/* The slots of killed launchers, if this build's programs are loaded at all. */
+	if ((size_t)snprintf(holder, sizeof(holder), "%s/%s%s", parent, LOADER_HOLDER_PREFIX,
+			     loader_version()) < sizeof(holder) &&
+	    access(holder, F_OK) == 0 && loader_shared_get(parent, &shared) == 0) {
+		slots = loader_release_stale_slots(&shared);
+		loader_shared_close(&shared);
 	}
-	printf("removed %d sandbox%s left behind\n", r, r == 1 ? "" : "es");
+	holders = gc_remove_holders(parent, unload ? NULL : loader_version());
+	printf("removed %d sandbox%s left behind, emptied %d slot%s, unloaded %d program set%s\n",
+	       r, r == 1 ? "" : "es", slots > 0 ? slots : 0, slots == 1 ? "" : "s",
+	       holders > 0 ? holders : 0, holders == 1 ? "" : "s");
 	return EXIT_SUCCESS;
 }
 
@@ -436,7 +456,7 @@ static int cmd_run(int argc, char **argv)
 	struct sandbox_timing timing = { 0 };
 	struct timespec t0, t1;
 	double policy_us;
-	char id[SANDBOX_NAME_MAX + 1], parent[PATH_MAX], bpffs[PATH_MAX], errbuf[PATH_MAX + 512];
+	char id[SANDBOX_NAME_MAX + 1], parent[PATH_MAX], errbuf[PATH_MAX + 512];
 	int first, status, r;
 
 	first = parse_options(argc, argv, true);
@@ -460,14 +480,8 @@ static int cmd_run(int argc, char **argv)
 
 	if (cgroup_parent_dir(parent, sizeof(parent)) < 0)
 		return EXIT_LAUNCH_FAILED;
-	r = loader_bpffs_dir(bpffs, sizeof(bpffs));
-	if (r < 0) {
-		fail("cannot find or mount a BPF file system for the sandbox's pins: %s",
-		     strerror(-r));
-		return EXIT_LAUNCH_FAILED;
-	}
 	/* What a killed launcher left behind goes first; a failure here harms no one. */
-	gc_sweep(bpffs);
+	options.release_stale_slots = gc_sweep() > 0;
 	if (arg.name)
 		snprintf(id, sizeof(id), "%s", arg.name);
 	else if (random_id(id, sizeof(id)) < 0) {
@@ -477,7 +491,6 @@ static int cmd_run(int argc, char **argv)
 
 	options.id = id;
 	options.cgroup_parent = parent;
-	options.bpffs_dir = bpffs;
 	options.audit_path = arg.audit_path;
 	options.timeout_s = arg.timeout_s;
 	options.audit_continue = arg.audit_continue;
@@ -490,9 +503,10 @@ static int cmd_run(int argc, char **argv)
 	r = sandbox_run(&options, rules, &status, errbuf, sizeof(errbuf));
 	if (arg.verbose)
 		fprintf(stderr,
-			"launch: timing: policy %.2f ms, bpf load %.2f ms, attach %.2f ms, "
+			"launch: timing: policy %.2f ms, bpf %s %.2f ms, attach %.2f ms, "
 			"exec %.2f ms, teardown %.2f ms\n",
-			policy_us / 1000.0, timing.bpf_load_us / 1000.0, timing.attach_us / 1000.0,
+			policy_us / 1000.0, timing.bpf_loaded ? "load" : "reuse",
+			timing.bpf_load_us / 1000.0, timing.attach_us / 1000.0,
 			timing.exec_us / 1000.0, timing.teardown_us / 1000.0);
 	if (r < 0)
 		fail("%s", errbuf);

@@ -28,7 +28,8 @@ static const int FORWARDED_SIGNALS[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUS
 
 struct sandbox {
 	struct sandbox_cgroup cgroup;
-	struct launch_bpf *skel;
+	struct loader_shared shared; /* the programs every sandbox shares */
+	struct loader_sandbox bpf;   /* this sandbox's slot, maps and configuration */
 	struct ring_buffer *ringbuf;
 	struct audit_log *log;
 	struct child child;
@@ -74,6 +75,9 @@ static int sandbox_on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(struct deny_event))
 		return 0;
+	/* Left in the slot's ring by the cgroup that had the slot before: not ours to log. */
+	if (((const struct deny_event *)data)->cgroup_id != sandbox->cgroup.id)
+		return 0;
 	/* A write error is kept in the log and acted on after the round. */
 	audit_deny_name(sandbox->log, data, sandbox_dst_name(sandbox, data));
 	return 0;
@@ -86,7 +90,7 @@ static void sandbox_report_lost(struct sandbox *sandbox)
 	char line[AUDIT_LINE_MAX];
 	int n;
 
-	loader_counters(sandbox->skel, &denied, &lost);
+	loader_sandbox_counters(&sandbox->bpf, &denied, &lost);
 	if (lost == sandbox->lost_reported)
 		return;
 	n = audit_format_lost(sandbox->log, lost - sandbox->lost_reported, line, sizeof(line));
@@ -252,6 +256,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	static struct audit_log log; /* 64 KiB buffer: kept off the stack */
 	struct sandbox sandbox = {
 		.cgroup = { .dir_fd = -1 },
+		.bpf = LOADER_SANDBOX_INIT,
 		.log = &log,
 		.child = { .pid = -1, .pidfd = -1, .status_fd = -1, .life_fd = -1 },
 		.epoll_fd = -1,
@@ -267,13 +272,14 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	const char *failed_prog = NULL;
 	char hostname[256] = "", line[AUDIT_LINE_MAX];
 	int r, n, audit_code = 0, exit_status = EXIT_LAUNCH_FAILED;
-	bool reaped = false, pinned = false;
-	char pins[PATH_MAX], cgroup_path[PATH_MAX];
+	bool reaped = false;
+	char cgroup_path[PATH_MAX];
 	int lock_fd = -1;
 	siginfo_t info;
 	sigset_t old_mask;
 
 	log.fd = -1;
+	loader_shared_init(&sandbox.shared);
 	/* Locked before anything of the sandbox exists: `launch gc` leaves it alone. */
 	lock_fd = gc_lock(options->id);
 	if (lock_fd < 0) {
@@ -282,44 +288,31 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 			 strerror(-r), r == -EEXIST ? " (a sandbox of that name is running)" : "");
 		goto out;
 	}
-	if ((size_t)snprintf(pins, sizeof(pins), "%s/%s", options->bpffs_dir, options->id) >=
-	    sizeof(pins)) {
-		r = -ENAMETOOLONG;
-		snprintf(errbuf, errlen, "pin path too long");
-		goto out;
-	}
 	r = audit_open(&log, options->audit_path, options->id, rules->names);
 	if (r < 0) {
 		snprintf(errbuf, errlen, "audit log %s: %s", options->audit_path, strerror(-r));
 		goto out;
 	}
-	r = loader_load(rules->list, true, options->dns_proxy, &sandbox.skel);
-	if (r < 0 && !loader_kernel_has_unix_hooks()) {
-		/* Before 6.7 nothing can see AF_UNIX connects: a way out unless accepted. */
-		if (!options->allow_unix_unfiltered) {
-			snprintf(errbuf, errlen,
-				 "this kernel has no AF_UNIX cgroup hooks (6.7+), so the job could "
-				 "reach any local socket: refusing to start "
-				 "(--allow-unix-unfiltered "
-				 "accepts that)");
-			goto out;
-		}
-		r = loader_load(rules->list, false, options->dns_proxy, &sandbox.skel);
-	}
+	r = loader_shared_get(options->cgroup_parent, &sandbox.shared);
 	if (r < 0) {
 		snprintf(errbuf, errlen,
 			 "cannot load the BPF programs: %s (run with -v for the verifier's log)",
 			 strerror(-r));
 		goto out;
 	}
-	sandbox.ringbuf =
-		ring_buffer__new(loader_events_fd(sandbox.skel), sandbox_on_event, &sandbox, NULL);
-	if (!sandbox.ringbuf) {
-		r = -errno;
-		snprintf(errbuf, errlen, "cannot open the event ring buffer: %s", strerror(-r));
+	if (!sandbox.shared.unix_hooks && !options->allow_unix_unfiltered) {
+		/* Before 6.7 nothing can see AF_UNIX connects: a way out unless accepted. */
+		r = -EOPNOTSUPP;
+		snprintf(errbuf, errlen,
+			 "this kernel has no AF_UNIX cgroup hooks (6.7+), so the job could "
+			 "reach any local socket: refusing to start (--allow-unix-unfiltered "
+			 "accepts that)");
 		goto out;
 	}
+	if (options->release_stale_slots)
+		loader_release_stale_slots(&sandbox.shared);
 	timing->bpf_load_us = monotonic_us() - stage_us;
+	timing->bpf_loaded = sandbox.shared.loaded_now;
 	stage_us = monotonic_us();
 	r = cgroup_create(options->cgroup_parent, options->id, &sandbox.cgroup);
 	if (r < 0) {
@@ -344,35 +337,37 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 			 options->id, strerror(-r));
 		goto out;
 	}
-	r = loader_fill(sandbox.skel, rules);
+	r = loader_sandbox_new(&sandbox.shared, rules, options->dns_proxy, &sandbox.bpf);
 	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot fill the allowlist maps: %s", strerror(-r));
+		snprintf(errbuf, errlen, "cannot make the sandbox's maps: %s%s", strerror(-r),
+			 r == -EUSERS ? " (every slot is taken: too many sandboxes at once)" : "");
+		goto out;
+	}
+	sandbox.ringbuf = ring_buffer__new(loader_sandbox_events_fd(&sandbox.bpf),
+					   sandbox_on_event, &sandbox, NULL);
+	if (!sandbox.ringbuf) {
+		r = -errno;
+		snprintf(errbuf, errlen, "cannot open the event ring buffer: %s", strerror(-r));
 		goto out;
 	}
 	/* Before attach: the job's first look-up must already find the proxy. */
-	r = dnsproxy_new(&options->dns, rules, &dnsbpf_ops, sandbox.skel, &log, &sandbox.dns);
+	r = dnsproxy_new(&options->dns, rules, &dnsbpf_ops, &sandbox.bpf, &log, &sandbox.dns);
 	if (r == 0 && options->dns_proxy) {
 		struct dnsproxy_ports ports;
 
 		r = dnsproxy_listen(sandbox.dns, &ports);
 		if (r == 0)
-			dnsbpf_configure(sandbox.skel, &ports);
+			dnsbpf_configure(&sandbox.bpf, &ports);
 	}
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot start the DNS proxy: %s", strerror(-r));
 		goto out;
 	}
-	r = loader_attach(sandbox.skel, sandbox.cgroup.dir_fd, &failed_prog);
+	r = loader_sandbox_attach(&sandbox.bpf, sandbox.cgroup.dir_fd, sandbox.cgroup.id,
+				  &failed_prog);
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot attach %s to %s: %s", failed_prog,
 			 sandbox.cgroup.path, strerror(-r));
-		goto out;
-	}
-	pinned = true;
-	r = loader_pin(sandbox.skel, pins);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot pin the BPF links under %s: %s", pins,
-			 strerror(-r));
 		goto out;
 	}
 
@@ -468,7 +463,7 @@ out:
 		/* The last refusals, made by processes now dead, are still in the ring. */
 		ring_buffer__consume(sandbox.ringbuf);
 		sandbox_report_lost(&sandbox);
-		loader_counters(sandbox.skel, &denied, &lost);
+		loader_sandbox_counters(&sandbox.bpf, &denied, &lost);
 		denied += sandbox.seccomp_denied;
 		if (reaped)
 			exit_status = sandbox_exit_status(&sandbox, &info, &audit_code);
@@ -485,12 +480,13 @@ out:
 		snprintf(errbuf, errlen, "audit log %s: %s", options->audit_path, strerror(-r));
 	}
 	ring_buffer__free(sandbox.ringbuf);
-	if (pinned && loader_unpin_dir(pins) < 0 && r == 0) {
-		r = -EBUSY;
-		snprintf(errbuf, errlen, "cannot remove the pins under %s", pins);
-	}
 	dnsproxy_free(sandbox.dns);
-	loader_destroy(sandbox.skel);
+	/* Before rmdir: the cgroup is closed (refuses all) even if it cannot be removed. */
+	if (loader_sandbox_close(&sandbox.bpf) < 0 && r == 0) {
+		r = -EBUSY;
+		snprintf(errbuf, errlen, "cannot empty the sandbox's BPF slot");
+	}
+	loader_shared_close(&sandbox.shared);
 	if (cgroup_destroy(&sandbox.cgroup) < 0 && r == 0) {
 		r = -EBUSY;
 		snprintf(errbuf, errlen, "cannot remove cgroup %s", sandbox.cgroup.path);

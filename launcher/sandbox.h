@@ -17,21 +17,22 @@
 
 /* Where launch's own time goes, in microseconds: printed by -v. */
 struct sandbox_timing {
-	long long bpf_load_us; /* audit log open, BPF open/load (verification) */
-	long long attach_us;   /* cgroup, maps filled, links attached and pinned, event loop */
+	long long bpf_load_us; /* audit log open; finding the shared programs (or loading them) */
+	long long attach_us;   /* cgroup, slot, maps made and filled, attach, event loop */
 	long long exec_us;     /* clone3 to the job's exec, namespaces and mounts included */
-	long long teardown_us; /* kill, drain, unpin, detach, rmdir */
+	long long teardown_us; /* kill, drain, slot emptied, rmdir */
+	bool bpf_loaded;       /* the programs were loaded (verified) by this launch */
 };
 
 struct sandbox_options {
 	const char *id;
 	const char *cgroup_parent; /* the folder under which <id> is made */
-	const char *bpffs_dir;	   /* the folder under which <id>/ holds the pinned links */
 	const char *audit_path;
 	double timeout_s;	    /* 0: none */
 	bool audit_continue;	    /* --audit-failure=continue */
 	bool allow_unix_unfiltered; /* --allow-unix-unfiltered: run on kernels before 6.7 */
 	bool dns_proxy;		    /* the job's DNS goes to our proxy (docs/dns.md) */
+	bool release_stale_slots;   /* a killed launcher's sandbox was swept: empty its slot */
 	struct dnsproxy_config dns;
 	struct child_config child;
 	struct sandbox_timing *timing_out; /* filled in by sandbox_run */
