@@ -178,9 +178,12 @@ static int shared_find(const char *holder, struct loader_shared *shared)
 			r = errno == ENOENT ? -ENOENT : -errno;
 			goto fail;
 		}
-		r = shared_take_maps(shared, shared->prog_fd[i]);
-		if (r < 0)
-			goto fail;
+		/* connect4 uses every map but unix_allow, which the unix programs use. */
+		if (i == LOADER_CONNECT4 || i == LOADER_CONNECT_UNIX) {
+			r = shared_take_maps(shared, shared->prog_fd[i]);
+			if (r < 0)
+				goto fail;
+		}
 	}
 	for (int m = 0; m < LOADER_NMAPS; m++)
 		if (shared->map_fd[m] < 0 &&

@@ -186,7 +186,14 @@ static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 				if (r < 0)
 					return r;
 			} else if (fd == sandbox->child.seccomp_fd) {
-				sandbox_seccomp(sandbox);
+				/*
+				 * Hung up: no process is left under the filter. Watching it on would
+				 * wake this loop without end until init exits.
+				 */
+				if (evs[i].events & EPOLLHUP)
+					epoll_ctl(sandbox->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+				else
+					sandbox_seccomp(sandbox);
 			} else if (fd == dnsproxy_fd(sandbox->dns)) {
 				r = dnsproxy_process(sandbox->dns);
 				if (r < 0)
@@ -439,8 +446,10 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		r = r < 0 ? r : -msg.error;
 	}
 	timing->exec_us = monotonic_us() - stage_us;
+	stage_us = monotonic_us();
 	if (r == 0) {
 		r = sandbox_supervise(&sandbox, &info);
+		timing->job_us = monotonic_us() - stage_us;
 		if (r == 0)
 			reaped = true;
 		else

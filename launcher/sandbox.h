@@ -20,6 +20,7 @@ struct sandbox_timing {
 	long long bpf_load_us; /* audit log open; finding the shared programs (or loading them) */
 	long long attach_us;   /* cgroup, slot, maps made and filled, attach, event loop */
 	long long exec_us;     /* clone3 to the job's exec, namespaces and mounts included */
+	long long job_us;      /* the job's run, from its exec to its init's exit */
 	long long teardown_us; /* kill, drain, slot emptied, rmdir */
 	bool bpf_loaded;       /* the programs were loaded (verified) by this launch */
 };
