@@ -576,8 +576,8 @@ static int probe_op_remount_rw(char **argv)
 	return mount(NULL, argv[0], NULL, flags, NULL) < 0 ? -errno : 0;
 }
 
-/* The first BPF link of the system, by id: the handle to detach or update it with. */
-static int probe_op_bpf_link_next(char **argv)
+/* The first BPF program of the system, by id: the handle to attach it elsewhere with. */
+static int probe_op_bpf_prog_next(char **argv)
 {
 	union bpf_attr attr;
 	int fd;
@@ -585,15 +585,32 @@ static int probe_op_bpf_link_next(char **argv)
 	(void)argv;
 	memset(&attr, 0, sizeof(attr));
 	attr.start_id = 0;
-	if (syscall(__NR_bpf, BPF_LINK_GET_NEXT_ID, &attr, sizeof(attr)) < 0)
+	if (syscall(__NR_bpf, BPF_PROG_GET_NEXT_ID, &attr, sizeof(attr)) < 0)
 		return -errno;
-	attr.link_id = attr.next_id;
+	attr.prog_id = attr.next_id;
 	attr.next_id = 0;
-	fd = (int)syscall(__NR_bpf, BPF_LINK_GET_FD_BY_ID, &attr, sizeof(attr));
+	fd = (int)syscall(__NR_bpf, BPF_PROG_GET_FD_BY_ID, &attr, sizeof(attr));
 	if (fd < 0)
 		return -errno;
 	close(fd);
 	return 0;
+}
+
+/* Detaches the connect4 program of cgroup CGROUP (attached without a link, as launch does). */
+static int probe_op_bpf_detach(char **argv)
+{
+	union bpf_attr attr;
+	int fd = open(argv[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	memset(&attr, 0, sizeof(attr));
+	attr.target_fd = (__u32)fd;
+	attr.attach_type = BPF_CGROUP_INET4_CONNECT;
+	if (syscall(__NR_bpf, BPF_PROG_DETACH, &attr, sizeof(attr)) < 0)
+		r = -errno;
+	close(fd);
+	return r;
 }
 
 static int probe_parse_pid(const char *text, pid_t *ret_pid)
@@ -761,7 +778,8 @@ static const struct probe_op probe_ops[] = {
 	{ "readlink", "PATH", 1, probe_op_readlink, probe_valid_any },
 	{ "mount-cgroup2", "DIR", 1, probe_op_mount_cgroup2, probe_valid_any },
 	{ "remount-rw", "PATH", 1, probe_op_remount_rw, probe_valid_any },
-	{ "bpf-link-next", "", 0, probe_op_bpf_link_next, probe_valid_any },
+	{ "bpf-prog-next", "", 0, probe_op_bpf_prog_next, probe_valid_any },
+	{ "bpf-detach", "CGROUP", 1, probe_op_bpf_detach, probe_valid_any },
 	{ "kill0", "PID", 1, probe_op_kill0, probe_valid_pid },
 	{ "ptrace", "PID", 1, probe_op_ptrace, probe_valid_pid },
 	{ "readmem", "PID", 1, probe_op_readmem, probe_valid_pid },

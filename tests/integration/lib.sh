@@ -355,3 +355,14 @@ it_run_test() {
 	fi
 	[ ! -s "$T_REASON" ]
 }
+
+# Everything under any bpffs whose name contains NAME: launch pins nothing, so there must be
+# none.
+bpffs_named() {
+	local m
+
+	for m in $(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "bpf") print $5; break } }' \
+		/proc/self/mountinfo); do
+		find "$m" -name "*$1*" 2>/dev/null
+	done
+}

@@ -170,23 +170,20 @@ c_expect_deny_ip() {
 		fail "audit log: $got deny line(s) op=$2 protocol=$3 to $4 port $5, expected $want"
 }
 
-# The bpffs folder under which launch pins each sandbox's links (as loader_bpffs_dir finds it).
-c_pins_dir() {
-	local m
-
-	m=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "bpf") print $5; break } }' \
-		/proc/self/mountinfo | head -n1)
-	echo "${m:-/sys/fs/bpf}/launch"
+# Whether BPF programs are attached to cgroup DIR for its connect4 hook (launch attaches them
+# without a link: they go only with the cgroup).
+c_attached() {
+	bpftool cgroup show "$1" 2>/dev/null | grep -q connect4
 }
 
-# What of sandbox NAME is left: its cgroup, pins, lock file, and processes whose command line
-# contains MARKER (if given). Prints one word per leftover; nothing when clean.
+# What of sandbox NAME is left: its cgroup, anything in bpffs, its lock file, and processes
+# whose command line contains MARKER (if given). Prints one word per leftover; nothing when
+# clean.
 c_leftovers() {
-	local name=$1 marker=${2:-} pins d
+	local name=$1 marker=${2:-} d p
 
-	pins=$(c_pins_dir)
 	[ ! -e "$IT_CG2/launch/$name" ] || echo "cgroup:$IT_CG2/launch/$name"
-	[ ! -e "$pins/$name" ] || echo "pins:$pins/$name"
+	for p in $(bpffs_named "$name"); do echo "pins:$p"; done
 	[ ! -e "/run/launch/$name.lock" ] || echo "lock:/run/launch/$name.lock"
 	[ -n "$marker" ] || return 0
 	for d in $(pgrep -f -- "$marker"); do
@@ -541,7 +538,8 @@ test_contain_local_doors() {
 # The job, uid 0 without capabilities, tries to move itself into the root, parent and a
 # sibling cgroup (every cgroup.procs write works outside, as the issue measured: the hierarchy
 # has no nsdelegate), to make a child cgroup, to mount a fresh cgroup2 or make the mount
-# writable, to unlink a pin, to get a handle on a BPF link, and to gain privilege in a new
+# writable, to detach its cgroup's programs, to get a handle on a BPF program, and to gain
+# privilege in a new
 # user namespace (unshare(1), unshare(2), clone(2); clone3 is not available at all). After
 # all that it is still in its sandbox's cgroup.
 test_contain_cgroup_exit() {
@@ -557,14 +555,13 @@ test_contain_cgroup_exit() {
 }
 
 c_cgroup_exit_run() {
-	local sib=$1 mk=$2 root=$3 p pins pid cg mounts
+	local sib=$1 mk=$2 root=$3 p pid cg mounts
 	# Counts writable cgroup (v1 or v2) mounts and bpffs mounts in mountinfo.
 	local mounts_awk='{ for (i = 7; i <= NF; i++) if ($i == "-") {
 		if ($(i + 1) ~ /^cgroup2?$/ && $6 ~ /(^|,)rw(,|$)/) rw++
 		if ($(i + 1) == "bpf") bpf++
 		break } } END { print rw + 0, bpf + 0 }'
 
-	pins=$(c_pins_dir)
 	mounts=$(awk "$mounts_awk" /proc/self/mountinfo)
 	echo "outside: writable cgroup mounts, bpffs mounts: $mounts"
 	[[ $mounts =~ ^[1-9][0-9]*\ [1-9] ]] ||
@@ -572,7 +569,7 @@ c_cgroup_exit_run() {
 	c_outside "OK|\$C_P write $root/cgroup.procs 0" "OK|\$C_P write $sib/cgroup.procs 0" \
 		"OK|\$C_P mkdir $mk" "OK|\$C_P mount-cgroup2 $T_DIR/cgmnt" \
 		"OK|\$C_P remount-rw $root" 'OK|$C_P userns-unshare' 'OK|$C_P userns-clone' \
-		'OK|$C_P userns-clone3' '0|unshare -U /bin/true; echo $?' || return 1
+		'OK|$C_P userns-clone3' '0|unshare -U /bin/true; echo $?' 'OK|$C_P bpf-prog-next' || return 1
 
 	p=$(policy cg '{"name": "cg", "allow": [{"cidr": "127.0.0.2", "ports": [8181]}]}')
 	# The name launch_bg will draw (launch_next_names), needed in the job's commands.
@@ -584,15 +581,15 @@ c_cgroup_exit_run() {
 		"EROFS|\$C_P write $root/launch/$name/cgroup.procs 0" \
 		"EROFS|\$C_P mkdir $root/launch/$name/escape" "EROFS|\$C_P mkdir $mk" \
 		"EPERM|\$C_P mount-cgroup2 /tmp" "EPERM|\$C_P remount-rw $root" \
-		"ENOENT|\$C_P unlink $pins/$name/launch_connect4" 'EPERM|$C_P bpf-link-next' \
+		"EPERM|\$C_P bpf-detach $root/launch/$name" 'EPERM|$C_P bpf-prog-next' \
 		'EPERM|$C_P userns-unshare' 'EPERM|$C_P userns-clone' 'ENOSYS|$C_P userns-clone3' \
 		'1|unshare -U /bin/true; echo $?' '0::/|grep "^0::" /proc/self/cgroup' \
 		"0 0|awk '$mounts_awk' /proc/self/mountinfo"
 	[ "$L_NAME" = "$name" ] || fail "internal: sandbox name $L_NAME, expected $name" || return 1
 	c_gate_wait ready || return 1
-	# While the sandbox runs: its pins exist, and a BPF link can be had from outside.
-	[ -e "$pins/$name/launch_connect4" ] || fail "no pin $pins/$name/launch_connect4" || return 1
-	c_outside 'OK|$C_P bpf-link-next' || return 1
+	# While the sandbox runs, its programs are attached to its cgroup.
+	c_attached "$root/launch/$name" || fail "no program attached to $root/launch/$name" ||
+		return 1
 	: >"$T_DIR/go"
 	c_gate_wait "done" || return 1
 	pid=$(find_pids sh "$name/escape")
@@ -683,9 +680,10 @@ test_contain_inherited_power() {
 
 # SIGKILL to the launcher while the job keeps trying a refused destination (TCP connects from
 # fresh processes, UDP floods): nothing reaches the listeners, every process of the job is
-# gone within a second, the pinned programs stay until `launch gc`, which leaves nothing.
+# gone within a second, the programs stay attached to the cgroup until `launch gc`, which
+# leaves nothing.
 c_fail_closed_kill() {
-	local p t3 u3 secs pins name start ms gone=0 left n
+	local p t3 u3 secs name start ms gone=0 left n
 
 	p=$(policy fc '{"name": "fc", "allow": [{"cidr": "127.0.0.2", "ports": [8181]}]}')
 	c_outside 'OK|$C_P tcp 127.0.0.3 8181' 'OK=1|$C_F udp 127.0.0.3 8181 1' || return 1
@@ -704,8 +702,7 @@ c_fail_closed_kill() {
 	done
 	n=$(wc -l 2>/dev/null <"$T_DIR/tries" || echo 0)
 	[ "$n" -ge 40 ] || fail "the job's loop did not get going ($n results)" || return 1
-	pins=$(c_pins_dir)
-	[ -e "$pins/$name/launch_connect4" ] || fail "no pin $pins/$name/launch_connect4" || return 1
+	c_attached "$IT_CG2/launch/$name" || fail "no program attached to sandbox $name" || return 1
 
 	start=$EPOCHREALTIME
 	kill -KILL "$L_PID"
@@ -731,9 +728,9 @@ c_fail_closed_kill() {
 		return 1
 	c_expect_bytes tcp 127.0.0.3 8181 "$t3" || return 1
 	c_expect_bytes udp 127.0.0.3 8181 "$u3" || return 1
-	# The programs stay attached through their pins until gc.
-	[ -e "$pins/$name/launch_connect4" ] ||
-		fail "the pins of the killed sandbox are gone before launch gc" || return 1
+	# The programs stay attached to the cgroup, with no launcher and no pin, until gc.
+	c_attached "$IT_CG2/launch/$name" ||
+		fail "the programs of the killed sandbox are detached before launch gc" || return 1
 	[ -d "$IT_CG2/launch/$name" ] || fail "the killed sandbox's cgroup is gone before gc" ||
 		return 1
 
@@ -872,8 +869,8 @@ test_contain_no_residue() {
 	wait "$L_PID" 2>/dev/null
 	c_lock "$L_NAME" || return 1
 	sleep 0.5
-	c_leftovers "$L_NAME" | grep -qE '^(cgroup|pins):' ||
-		fail "a SIGKILLed launcher left neither cgroup nor pins: nothing for gc to do?" ||
+	c_leftovers "$L_NAME" | grep -qE '^cgroup:' ||
+		fail "a SIGKILLed launcher left no cgroup: nothing for gc to do?" ||
 		return 1
 	c_unlock
 	launch_raw gc

@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The BPF programs are verified once and shared (docs/design.md): a holder cgroup keeps them,
+# each sandbox attaches them to its own cgroup and has its own slot; `launch gc --unload`
+# frees them. Nothing is ever pinned.
+
+listeners tcp:127.0.0.2:8282 tcp:127.0.0.3:8282
+
+SHARED_POLICY='{"name": "shared", "allow": [{"cidr": "127.0.0.2", "ports": [8282]}]}'
+
+# The holder cgroups of the shared programs: <cgroup2>/launch/.bpf-<version>.
+s_holders() {
+	find "$IT_CG2/launch" -mindepth 1 -maxdepth 1 -type d -name '.bpf-*' 2>/dev/null | sort
+}
+
+# The "bpf load|reuse" word of launch -v's timing line.
+s_bpf_mode() {
+	sed -n 's/.*timing: .*bpf \(load\|reuse\) .*/\1/p' "$L_ERR_FILE"
+}
+
+# Runs a sandbox whose job reaches the allowed address and is refused the other one.
+s_run_checked() {
+	launch_job -v --policy "$1" -- /bin/sh -c \
+		'"$0" tcp 127.0.0.2 8282; "$0" tcp 127.0.0.3 8282' "$IT_PROBE"
+	expect_rc "sandbox" 0 || return 1
+	expect_eq "the job's two connects" "$(printf 'OK\nEPERM')" "$L_OUT" || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_port=8282 || return 1
+}
+
+# The second of two launches reuses what the first loaded: the timing line says so, one holder
+# cgroup has the programs attached, and no BPF object is pinned anywhere.
+test_shared_verified_once() {
+	local p holders mode
+
+	p=$(policy shared "$SHARED_POLICY")
+	s_run_checked "$p" || return 1
+	s_run_checked "$p" || return 1
+	mode=$(s_bpf_mode)
+	expect_eq "the second launch's BPF stage" reuse "$mode" || return 1
+	holders=$(s_holders)
+	[ "$(echo "$holders" | grep -c .)" = 1 ] ||
+		fail "expected one holder cgroup, found: $(brief "$holders")" || return 1
+	bpftool cgroup show "$holders" | grep -q connect4 ||
+		fail "no program attached to the holder $holders" || return 1
+	[ -z "$(cat "$holders/cgroup.procs")" ] || fail "the holder $holders has processes" ||
+		return 1
+	[ -z "$(bpffs_named launch_)" ] ||
+		fail "launch pinned something: $(brief "$(bpffs_named launch_)")" || return 1
+}
+
+# gc --unload removes the holder (the programs go once no sandbox uses them); the next launch
+# loads and verifies them again, and confines as before.
+test_shared_unload() {
+	local p holder mode
+
+	p=$(policy shared "$SHARED_POLICY")
+	s_run_checked "$p" || return 1
+	holder=$(s_holders)
+	[ -n "$holder" ] || fail "no holder cgroup after a launch" || return 1
+	launch_raw gc --unload
+	expect_rc "launch gc --unload" 0 || return 1
+	[[ $L_OUT == *"unloaded 1 program set"* ]] ||
+		fail "launch gc --unload said '$L_OUT', expected 'unloaded 1 program set'" || return 1
+	[ ! -e "$holder" ] || fail "$holder still exists after gc --unload" || return 1
+	s_run_checked "$p" || return 1
+	mode=$(s_bpf_mode)
+	expect_eq "the BPF stage after gc --unload" load "$mode" || return 1
+	[ "$(s_holders)" = "$holder" ] || fail "the holder is not back at $holder" || return 1
+}
+
+# A holder of another build is removed by launch gc, and this build's stays.
+test_shared_gc_old_versions() {
+	local old=$IT_CG2/launch/.bpf-0000000000000000 p
+
+	p=$(policy shared "$SHARED_POLICY")
+	s_run_checked "$p" || return 1
+	mkdir "$old" || fail "cannot make $old" || return 1
+	launch_raw gc
+	expect_rc "launch gc" 0 || return 1
+	[ ! -e "$old" ] || {
+		rmdir "$old"
+		fail "launch gc left the holder of another build"
+		return 1
+	}
+	[ -n "$(s_holders)" ] || fail "launch gc removed this build's holder" || return 1
+}
