@@ -154,22 +154,25 @@ static int child_drop_caps(void)
 }
 
 /*
- * In the job's mount namespace, cgroup file systems become read-only (so no cgroup.procs
- * write can move a process out of the sandbox: the hierarchy is not mounted with nsdelegate)
- * and BPF file systems disappear (so no pin can be removed); /proc shows the sandbox only.
+ * In the job's mount namespace, cgroup v2 and BPF file systems disappear and cgroup v1 ones
+ * become read-only; /proc shows the sandbox only. No cgroup v2 directory can be opened then:
+ * the kernel lets anyone holding a cgroup's directory detach the programs attached to it
+ * without a link (BPF_PROG_DETACH checks no capability), as launch attaches them, and a
+ * cgroup.procs write could move a process out (the hierarchy has no nsdelegate). v1
+ * hierarchies carry no BPF programs.
  */
 static int child_hide_mount(const struct mount_entry *entry, void *userdata)
 {
 	unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
 
 	(void)userdata;
-	if (strcmp(entry->fstype, "bpf") == 0) {
+	if (strcmp(entry->fstype, "bpf") == 0 || strcmp(entry->fstype, "cgroup2") == 0) {
 		if (umount2(entry->mount_point, MNT_DETACH) < 0 && errno != EINVAL &&
 		    errno != ENOENT)
 			return -errno;
 		return 0;
 	}
-	if (strcmp(entry->fstype, "cgroup2") != 0 && strcmp(entry->fstype, "cgroup") != 0)
+	if (strcmp(entry->fstype, "cgroup") != 0)
 		return 0;
 	/* A bind remount must repeat the flags the kernel locks, or it fails. */
 	if (strstr(entry->options, "nosuid"))

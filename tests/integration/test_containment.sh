@@ -538,8 +538,9 @@ test_contain_local_doors() {
 # The job, uid 0 without capabilities, tries to move itself into the root, parent and a
 # sibling cgroup (every cgroup.procs write works outside, as the issue measured: the hierarchy
 # has no nsdelegate), to make a child cgroup, to mount a fresh cgroup2 or make the mount
-# writable, to detach its cgroup's programs, to get a handle on a BPF program, and to gain
-# privilege in a new
+# writable, to detach its cgroup's programs (BPF_PROG_DETACH asks for no capability, only the
+# cgroup's directory: the job's mount namespace has no cgroup2 mount at all), to get a handle
+# on a BPF program, and to gain privilege in a new
 # user namespace (unshare(1), unshare(2), clone(2); clone3 is not available at all). After
 # all that it is still in its sandbox's cgroup.
 test_contain_cgroup_exit() {
@@ -575,13 +576,13 @@ c_cgroup_exit_run() {
 	# The name launch_bg will draw (launch_next_names), needed in the job's commands.
 	local name=it$IT_RUNID-$BASHPID-$((L_N + 1))
 	c_inside_gated --policy "$p" -- \
-		"EROFS|\$C_P write $root/cgroup.procs 0" \
-		"EROFS|\$C_P write $root/launch/cgroup.procs 0" \
-		"EROFS|\$C_P write $sib/cgroup.procs 0" \
-		"EROFS|\$C_P write $root/launch/$name/cgroup.procs 0" \
-		"EROFS|\$C_P mkdir $root/launch/$name/escape" "EROFS|\$C_P mkdir $mk" \
+		"ENOENT|\$C_P write $root/cgroup.procs 0" \
+		"ENOENT|\$C_P write $root/launch/cgroup.procs 0" \
+		"ENOENT|\$C_P write $sib/cgroup.procs 0" \
+		"ENOENT|\$C_P write $root/launch/$name/cgroup.procs 0" \
+		"ENOENT|\$C_P mkdir $root/launch/$name/escape" \
 		"EPERM|\$C_P mount-cgroup2 /tmp" "EPERM|\$C_P remount-rw $root" \
-		"EPERM|\$C_P bpf-detach $root/launch/$name" 'EPERM|$C_P bpf-prog-next' \
+		"ENOENT|\$C_P bpf-detach $root/launch/$name" 'EPERM|$C_P bpf-prog-next' \
 		'EPERM|$C_P userns-unshare' 'EPERM|$C_P userns-clone' 'ENOSYS|$C_P userns-clone3' \
 		'1|unshare -U /bin/true; echo $?' '0::/|grep "^0::" /proc/self/cgroup' \
 		"0 0|awk '$mounts_awk' /proc/self/mountinfo"
@@ -601,10 +602,30 @@ c_cgroup_exit_run() {
 	expect_eq "the job's cgroup after its attempts" "/launch/$name" "$cg" || return 1
 	c_compare "$L_OUT_FILE" || return 1
 	[ ! -e "$mk" ] || fail "$mk exists" || return 1
+	c_detach_outside || return 1
 	audit_check || return 1
 	expect_audit 1 "$L_AUDIT" event=deny op=userns comm=unshare || return 1
 	expect_audit 2 "$L_AUDIT" event=deny op=userns comm=probe || return 1
 	expect_audit 3 "$L_AUDIT" event=deny || return 1
+}
+
+# Why the job may see no cgroup2 mount: outside, a process without any capability (uid 0 with
+# the securebits that keep root from regaining them) detaches launch's connect4 program,
+# attached without a link as launch attaches it, from a scratch cgroup it can open.
+c_detach_outside() {
+	local scratch=$IT_CG2/launch-it-$IT_RUNID-detach holder id got
+
+	holder=$(find "$IT_CG2/launch" -mindepth 1 -maxdepth 1 -name '.bpf-*' | head -n1)
+	id=$(bpftool cgroup show "$holder" | awk '$2 == "cgroup_inet4_connect" { print $1 }')
+	[ -n "$id" ] || fail "no connect4 program on the holder '$holder'" || return 1
+	mkdir "$scratch" && bpftool cgroup attach "$scratch" connect4 id "$id" ||
+		fail "cannot attach program $id to $scratch" || return 1
+	got=$(setpriv --securebits +noroot,+noroot_locked,+no_setuid_fixup --bounding-set -all \
+		--inh-caps -all --ambient-caps -all -- "$IT_PROBE" bpf-detach "$scratch")
+	echo "outside, without capabilities: bpf-detach $scratch -> $got"
+	bpftool cgroup show "$scratch" | grep -q connect4 && got="$got, still attached"
+	rmdir "$scratch"
+	expect_eq "bpf-detach without capabilities, outside" OK "$got"
 }
 
 # --- 6. inherited power -----------------------------------------------------------------------
