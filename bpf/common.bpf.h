@@ -22,28 +22,23 @@
 /*
  * The programs are loaded once per host and shared by every sandbox (docs/design.md). What
  * is a sandbox's own is found from the cgroup the hook runs for:
- * - sandbox_cfgs, its cgroup storage: the slot it holds and its settings;
- * - sandbox_counters, per-CPU cgroup storage: its refusals;
+ * - sandbox_states, its per-CPU cgroup storage: the slot it holds, its settings and its
+ *   refusals;
  * - the maps-of-maps, at its slot: its allowlist maps and its ring buffer, made by its
  *   launcher;
- * - slot_owner, at its slot: its cgroup id, as long as the slot is its own. A cgroup whose
- *   launcher died and whose slot went to another sandbox finds another id there and refuses
- *   everything, into nobody's log.
+ * - slot_owner, at its slot: its cgroup id, as long as the slot is its own. Before a slot
+ *   whose launcher died goes to another sandbox, the new launcher empties the dead one's
+ *   cgroup (loader.c); events of a cgroup that is not the slot's owner go to nobody's log.
  *
  * The programs of every hook group are linked into one object (bpftool gen object), so the
  * shared maps are defined once, in maps.bpf.c (LAUNCH_DEFINE_SHARED), and declared extern
  * for the others.
  */
-struct sandbox_cfgs_map {
-	__uint(type, BPF_MAP_TYPE_CGROUP_STORAGE);
-	__type(key, __u64); /* the cgroup id alone: one storage for every program */
-	__type(value, struct sandbox_cfg);
-};
-
-struct sandbox_counters_map {
+/* Per-CPU cgroup storage: the bigger value is written once, and read without a reference. */
+struct sandbox_states_map {
 	__uint(type, BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE);
-	__type(key, __u64);
-	__type(value, struct sandbox_counters);
+	__type(key, __u64); /* the cgroup id alone: one storage for every program */
+	__type(value, struct sandbox_state);
 };
 
 struct slot_owner_map {
@@ -67,33 +62,26 @@ struct events_map {
 };
 
 #ifdef LAUNCH_DEFINE_SHARED
-struct sandbox_cfgs_map sandbox_cfgs SEC(".maps");
-struct sandbox_counters_map sandbox_counters SEC(".maps");
+struct sandbox_states_map sandbox_states SEC(".maps");
 struct slot_owner_map slot_owner SEC(".maps");
 struct events_map events SEC(".maps");
 #else
-extern struct sandbox_cfgs_map sandbox_cfgs SEC(".maps");
-extern struct sandbox_counters_map sandbox_counters SEC(".maps");
+extern struct sandbox_states_map sandbox_states SEC(".maps");
 extern struct slot_owner_map slot_owner SEC(".maps");
 extern struct events_map events SEC(".maps");
 #endif
 
 /*
  * The configuration of the sandbox whose cgroup the hook runs for, or NULL when that cgroup
- * is not (or no longer) a running sandbox: the caller refuses then.
+ * is not (or no longer) a running sandbox: the caller refuses then. A slot is handed to
+ * another sandbox only once no process is left in the cgroup that had it (loader.c), so the
+ * slot alone is trusted here, on the path of every call.
  */
 static __always_inline const struct sandbox_cfg *sandbox_get(void)
 {
-	const struct sandbox_cfg *cfg = bpf_get_local_storage(&sandbox_cfgs, 0);
-	__u32 slot = cfg->slot;
-	__u64 *owner;
+	struct sandbox_state *state = bpf_get_local_storage(&sandbox_states, 0);
 
-	if (!slot)
-		return NULL;
-	owner = bpf_map_lookup_elem(&slot_owner, &slot);
-	if (!owner || *owner != cfg->cgroup_id)
-		return NULL;
-	return cfg;
+	return state->cfg.slot ? &state->cfg : NULL;
 }
 
 struct port_match {
@@ -143,14 +131,21 @@ static __always_inline bool port_set_allows(const struct port_set *set, __u16 po
 static __always_inline struct deny_event *audit_reserve(const struct sandbox_cfg *cfg, __u16 op,
 							__u16 family)
 {
-	struct sandbox_counters *counters = bpf_get_local_storage(&sandbox_counters, 0);
+	/* cfg is this CPU's sandbox_state's (sandbox_get), which migration cannot change. */
+	struct sandbox_counters *counters = &((struct sandbox_state *)cfg)->counters;
 	struct deny_event *event = NULL;
 	__u32 slot = cfg->slot;
-	__u64 pid_tgid, uid_gid;
+	__u64 pid_tgid, uid_gid, *owner;
 	void *ring;
 
 	/* Per CPU, yet atomic: a program may be preempted by another on the same CPU. */
 	__sync_fetch_and_add(&counters->denied, 1);
+	/* A slot being handed over: its ring is not (or no longer) this sandbox's. */
+	owner = bpf_map_lookup_elem(&slot_owner, &slot);
+	if (!owner || *owner != cfg->cgroup_id) {
+		__sync_fetch_and_add(&counters->lost, 1);
+		return NULL;
+	}
 	ring = bpf_map_lookup_elem(&events, &slot);
 	if (ring)
 		event = bpf_ringbuf_reserve(ring, sizeof(*event), 0);

@@ -47,6 +47,15 @@ struct port_set {
 };
 
 /*
+ * The value of an allowlist entry (exact address or prefix): its port set, and that set's
+ * range when it has only one, so that the common case decides without a second lookup.
+ */
+struct allow_value {
+	__u32 set;		 /* index into the sandbox's port sets */
+	struct port_range range; /* the set's only range; protos 0 when it has several */
+};
+
+/*
  * Addresses are kept as IPv6; IPv4 is mapped to ::ffff:a.b.c.d, so an IPv4 rule of
  * prefix length N is stored with prefix length 96 + N and an IPv4-mapped IPv6
  * destination is judged by the IPv4 rules without a second code path.
@@ -101,6 +110,15 @@ struct sandbox_counters {
 	__u64 lost;
 };
 
+/*
+ * What a sandbox's cgroup storage holds, per CPU: one storage lookup gives the programs both.
+ * The launcher writes the same configuration for every CPU.
+ */
+struct sandbox_state {
+	struct sandbox_cfg cfg;
+	struct sandbox_counters counters;
+};
+
 enum audit_op {
 	AUDIT_OP_CONNECT = 1,
 	AUDIT_OP_SENDMSG,
@@ -115,7 +133,7 @@ enum audit_op {
 struct deny_event {
 	__u64 boot_ns;	 /* bpf_ktime_get_boot_ns() at the refusal */
 	__u64 cgroup_id; /* the sandbox's; events of an earlier user of the slot are dropped */
-	__u32 pid;     /* thread group id */
+	__u32 pid;	 /* thread group id */
 	__u32 tid;
 	__u32 uid;
 	__u16 op;	 /* enum audit_op */

@@ -11,7 +11,7 @@
 struct exact_inner {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(key_size, sizeof(struct addr_key));
-	__uint(value_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct allow_value));
 	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 };
@@ -19,7 +19,7 @@ struct exact_inner {
 struct prefix_trie_inner {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(key_size, sizeof(struct prefix_key));
-	__uint(value_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct allow_value));
 	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 };
@@ -27,7 +27,7 @@ struct prefix_trie_inner {
 struct prefix_hash_inner {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(key_size, sizeof(struct prefix_key));
-	__uint(value_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct allow_value));
 	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 };
@@ -71,11 +71,12 @@ struct {
 	__array(values, struct port_sets_inner);
 } port_sets SEC(".maps");
 
-static __always_inline __u32 *prefix_hash_lookup(const struct sandbox_cfg *cfg, void *map,
-						 const struct prefix_key *dst)
+static __always_inline struct allow_value *
+prefix_hash_lookup(const struct sandbox_cfg *cfg, void *map, const struct prefix_key *dst)
 {
+	struct allow_value *value;
 	struct prefix_key key;
-	__u32 words[4], *set_id;
+	__u32 words[4];
 
 	__builtin_memcpy(words, dst->addr, sizeof(words));
 #pragma unroll
@@ -92,9 +93,9 @@ static __always_inline __u32 *prefix_hash_lookup(const struct sandbox_cfg *cfg, 
 		masked[3] = words[3] & m->mask[3];
 		__builtin_memcpy(key.addr, masked, sizeof(key.addr));
 		/* Longest first: the first hit is the longest match, as the trie's would be. */
-		set_id = bpf_map_lookup_elem(map, &key);
-		if (set_id)
-			return set_id;
+		value = bpf_map_lookup_elem(map, &key);
+		if (value)
+			return value;
 	}
 	return NULL;
 }
@@ -102,7 +103,8 @@ static __always_inline __u32 *prefix_hash_lookup(const struct sandbox_cfg *cfg, 
 static __always_inline bool allowlist_allows(const struct sandbox_cfg *cfg,
 					     const struct prefix_key *dst, __u16 port, __u32 proto)
 {
-	__u32 slot = cfg->slot, *set_id = NULL;
+	struct allow_value *value = NULL;
+	__u32 slot = cfg->slot;
 	struct port_set *set;
 	void *map;
 
@@ -110,25 +112,29 @@ static __always_inline bool allowlist_allows(const struct sandbox_cfg *cfg,
 	if (cfg->flags & CFG_HAS_EXACT) {
 		map = bpf_map_lookup_elem(&allow_exact, &slot);
 		if (map)
-			set_id = bpf_map_lookup_elem(map, dst->addr);
+			value = bpf_map_lookup_elem(map, dst->addr);
 	}
-	if (!set_id && (cfg->flags & CFG_HAS_PREFIXES)) {
+	if (!value && (cfg->flags & CFG_HAS_PREFIXES)) {
 		if (cfg->nprefix_masks) {
 			map = bpf_map_lookup_elem(&allow_prefix_hash, &slot);
 			if (map)
-				set_id = prefix_hash_lookup(cfg, map, dst);
+				value = prefix_hash_lookup(cfg, map, dst);
 		} else {
 			map = bpf_map_lookup_elem(&allow_prefix, &slot);
 			if (map)
-				set_id = bpf_map_lookup_elem(map, dst);
+				value = bpf_map_lookup_elem(map, dst);
 		}
 	}
-	if (!set_id)
+	if (!value)
 		return false;
+	/* One range (a single port, or all of them): decided here. */
+	if (value->range.protos)
+		return port >= value->range.lo && port <= value->range.hi &&
+		       (value->range.protos & proto);
 	map = bpf_map_lookup_elem(&port_sets, &slot);
 	if (!map)
 		return false;
-	set = bpf_map_lookup_elem(map, set_id);
+	set = bpf_map_lookup_elem(map, &value->set);
 	return set && port_set_allows(set, port, proto);
 }
 
@@ -156,8 +162,7 @@ static __always_inline int sock_addr_judge(struct bpf_sock_addr *ctx, struct pre
 	/* DNS goes to the launcher's proxy whatever the address (docs/dns.md). */
 	if (proto && dns_redirect(cfg, ctx, dst, family, port, proto))
 		return 1;
-	if (proto &&
-	    (allowlist_allows(cfg, dst, port, proto) || dns_allows(cfg, dst, port, proto)))
+	if (proto && (allowlist_allows(cfg, dst, port, proto) || dns_allows(cfg, dst, port, proto)))
 		return 1;
 
 	event = audit_reserve(cfg, op, family);

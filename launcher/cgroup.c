@@ -2,8 +2,10 @@
 /* The sandbox's cgroup v2: find the hierarchy, create, kill every member, remove. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -139,5 +141,33 @@ int cgroup_destroy(struct sandbox_cgroup *cgroup)
 		if (r == 0)
 			cgroup->path[0] = '\0';
 	}
+	return r;
+}
+
+int cgroup_empty_by_id(uint64_t id, int timeout_ms)
+{
+	/* A cgroup v2 file handle (kernfs) is its 64-bit id, type FILEID_KERNFS. */
+	enum { FILEID_KERNFS = 0xfe };
+	struct sandbox_cgroup cgroup = { .dir_fd = -1 };
+	_cleanup_free_ struct file_handle *handle = NULL;
+	_cleanup_close_ int mount_fd = -1;
+	char mount[PATH_MAX];
+	int r;
+
+	r = cgroup_find_mount(mount, sizeof(mount));
+	if (r < 0)
+		return r;
+	mount_fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	handle = malloc(sizeof(*handle) + sizeof(id));
+	if (mount_fd < 0 || !handle)
+		return mount_fd < 0 ? -errno : -ENOMEM;
+	handle->handle_bytes = sizeof(id);
+	handle->handle_type = FILEID_KERNFS;
+	memcpy(handle->f_handle, &id, sizeof(id));
+	cgroup.dir_fd = open_by_handle_at(mount_fd, handle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cgroup.dir_fd < 0)
+		return errno == ESTALE || errno == ENOENT ? 0 : -errno; /* removed already */
+	r = cgroup_kill(&cgroup, timeout_ms);
+	close(cgroup.dir_fd);
 	return r;
 }

@@ -25,6 +25,11 @@ int cgroup_create(const char *parent, const char *name, struct sandbox_cgroup *r
 int cgroup_kill(const struct sandbox_cgroup *cgroup, int timeout_ms);
 /* Removes the (empty) cgroup and closes its fd; harmless on a cgroup never created. */
 int cgroup_destroy(struct sandbox_cgroup *cgroup);
+/*
+ * Kills every process of the cgroup with this id, wherever it is, and waits for it to be
+ * empty, at most timeout_ms. 0 when it is empty or exists no more.
+ */
+int cgroup_empty_by_id(uint64_t id, int timeout_ms);
 /* True when no process is left in the cgroup (cgroup.events: populated 0). */
 bool cgroup_is_empty(const struct sandbox_cgroup *cgroup);
 

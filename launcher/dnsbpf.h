@@ -13,7 +13,8 @@ struct loader_sandbox;
  */
 void dnsbpf_configure(struct loader_sandbox *sb, const struct dnsproxy_ports *ports);
 
-/* The proxy's operations on the maps dns_allow and dns_port_sets; ctx is the struct loader_sandbox. */
+/* The proxy's operations on the maps dns_allow and dns_port_sets; ctx is the struct loader_sandbox.
+ */
 extern const struct dnsproxy_ops dnsbpf_ops;
 
 #endif /* LAUNCH_DNSBPF_H */

@@ -32,6 +32,25 @@ int gc_lock(const char *id)
 		return r;
 	if (mkdir(GC_LOCK_DIR, 0700) < 0 && errno != EEXIST)
 		return -errno;
+	/*
+	 * A new lock file appears locked: made unnamed (O_TMPFILE), locked, then linked into
+	 * place. A sweep running at the same time never finds it unlocked, takes it for a dead
+	 * sandbox's and removes it under the starting launcher.
+	 */
+	fd = open(GC_LOCK_DIR, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		char proc[64];
+
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+		    linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0)
+			return fd;
+		r = errno;
+		close(fd);
+		if (r != EEXIST)
+			return -r;
+		/* The name exists: a live sandbox's lock, or a dead one's to take over. */
+	}
 	for (;;) {
 		struct stat held, named;
 

@@ -18,6 +18,7 @@
 
 #include "../bpf/launch.h" /* before the skeleton, which uses its structs */
 #include "bpf_version.h"
+#include "cgroup.h"
 #include "gc.h"
 #include "launch.skel.h"
 #include "loader.h"
@@ -50,8 +51,7 @@ static const struct {
 
 /* The kernel keeps 15 characters of a map's name. */
 static const char *const MAP_NAMES[LOADER_NMAPS] = {
-	[LOADER_MAP_CFGS] = "sandbox_cfgs",
-	[LOADER_MAP_COUNTERS] = "sandbox_counters",
+	[LOADER_MAP_STATES] = "sandbox_states",
 	[LOADER_MAP_SLOT_OWNER] = "slot_owner",
 	[LOADER_MAP_EVENTS] = "events",
 	[LOADER_MAP_ALLOW_EXACT] = "allow_exact",
@@ -186,8 +186,7 @@ static int shared_find(const char *holder, struct loader_shared *shared)
 		}
 	}
 	for (int m = 0; m < LOADER_NMAPS; m++)
-		if (shared->map_fd[m] < 0 &&
-		    (m != LOADER_MAP_UNIX_ALLOW || shared->unix_hooks)) {
+		if (shared->map_fd[m] < 0 && (m != LOADER_MAP_UNIX_ALLOW || shared->unix_hooks)) {
 			r = -ENOENT;
 			goto fail;
 		}
@@ -236,6 +235,8 @@ static int shared_load(const char *holder, bool unix_hooks)
 		/* Without BPF_F_ALLOW_MULTI one program per hook: a second attach replaces. */
 		if (bpf_prog_attach(bpf_program__fd(prog), fd, PROGS[i].attach_type, 0) < 0) {
 			r = -errno;
+			/* Nothing half-made stays: removing the holder detaches what it got. */
+			rmdir(holder);
 			goto out;
 		}
 	}
@@ -251,8 +252,8 @@ int loader_shared_get(const char *cgroup_parent, struct loader_shared *ret)
 	_cleanup_close_ int lock_fd = -1;
 	int r;
 
-	if ((size_t)snprintf(holder, sizeof(holder), "%s/%s%s", cgroup_parent,
-			     LOADER_HOLDER_PREFIX, LAUNCH_BPF_VERSION) >= sizeof(holder))
+	if ((size_t)snprintf(holder, sizeof(holder), "%s/%s%s", cgroup_parent, LOADER_HOLDER_PREFIX,
+			     LAUNCH_BPF_VERSION) >= sizeof(holder))
 		return -ENAMETOOLONG;
 	r = shared_find(holder, ret);
 	if (r != -ENOENT)
@@ -299,12 +300,27 @@ static int slot_take(struct loader_sandbox *sb)
 			.l_len = 1,
 		};
 
-		if (fcntl(sb->slots_fd, F_OFD_SETLK, &lock) == 0) {
-			sb->slot = slot;
-			return 0;
+		__u64 prev = 0;
+
+		if (fcntl(sb->slots_fd, F_OFD_SETLK, &lock) < 0) {
+			if (errno != EAGAIN && errno != EACCES)
+				return -errno;
+			continue;
 		}
-		if (errno != EAGAIN && errno != EACCES)
-			return -errno;
+		/*
+		 * Still owned: its launcher died before giving it up. The programs judge a call by
+		 * the slot in its cgroup's storage alone, so nothing may be left running in that
+		 * cgroup before the slot's maps become ours.
+		 */
+		if (bpf_map_lookup_elem(sb->shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &prev) ==
+			    0 &&
+		    prev && cgroup_empty_by_id(prev, 5000) < 0) {
+			lock.l_type = F_UNLCK;
+			fcntl(sb->slots_fd, F_OFD_SETLK, &lock);
+			continue;
+		}
+		sb->slot = slot;
+		return 0;
 	}
 	return -EUSERS;
 }
@@ -402,36 +418,49 @@ static int slot_map(struct loader_sandbox *sb, enum loader_map kind, enum bpf_ma
 	return 0;
 }
 
-/*
- * Writes n entries of a map from an array of structs holding the key at key_off and the
- * value at value_off: one bpf() call for the whole batch where the map type allows it
- * (hash maps; a 100,000-address policy then fills in one call), else one per entry.
- */
-static int loader_update_all(int fd, const void *entries, size_t n, size_t stride, size_t key_off,
-			     size_t key_size, size_t value_off, size_t value_size, bool batch)
+/* An entry's value: its port set, and the set's range inline when it is the only one. */
+static struct allow_value allow_value_of(const struct allowlist *list, __u32 set)
 {
-	_cleanup_free_ char *keys = NULL, *values = NULL;
+	struct allow_value value = { .set = set };
+
+	if (list->sets[set].nranges == 1)
+		value.range = list->sets[set].ranges[0];
+	return value;
+}
+
+/*
+ * Writes n allowlist entries, taking the key at key_off of each struct of the array
+ * `entries` and the port set index at set_off: one bpf() call for the whole batch where the
+ * map type allows it (hash maps; a 100,000-address policy then fills in one call), else one
+ * per entry.
+ */
+static int loader_fill_entries(int fd, const struct allowlist *list, const void *entries, size_t n,
+			       size_t stride, size_t key_off, size_t key_size, size_t set_off,
+			       bool batch)
+{
+	_cleanup_free_ struct allow_value *values = NULL;
+	_cleanup_free_ char *keys = NULL;
 	const char *base = entries;
 	__u32 count = (__u32)n;
 
 	if (n == 0)
 		return 0;
-	if (batch) {
-		keys = malloc(n * key_size);
-		values = malloc(n * value_size);
-		if (!keys || !values)
-			return -ENOMEM;
-		for (size_t i = 0; i < n; i++) {
-			memcpy(keys + i * key_size, base + i * stride + key_off, key_size);
-			memcpy(values + i * value_size, base + i * stride + value_off, value_size);
-		}
-		if (bpf_map_update_batch(fd, keys, values, &count, NULL) == 0 && count == n)
-			return 0;
-		/* Kernels without batch updates for this map: fall back, entry by entry. */
+	keys = malloc(n * key_size);
+	values = malloc(n * sizeof(*values));
+	if (!keys || !values)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		__u32 set;
+
+		memcpy(keys + i * key_size, base + i * stride + key_off, key_size);
+		memcpy(&set, base + i * stride + set_off, sizeof(set));
+		values[i] = allow_value_of(list, set);
 	}
+	if (batch && bpf_map_update_batch(fd, keys, values, &count, NULL) == 0 && count == n)
+		return 0;
+	/* The trie, or kernels without batch updates for this map: entry by entry. */
 	for (size_t i = 0; i < n; i++)
-		if (bpf_map_update_elem(fd, base + i * stride + key_off,
-					base + i * stride + value_off, BPF_ANY) < 0)
+		if (bpf_map_update_elem(fd, keys + i * key_size, &values[i], BPF_ANY) < 0)
 			return -errno;
 	return 0;
 }
@@ -450,14 +479,13 @@ static int sandbox_fill_allowlist(struct loader_sandbox *sb, const struct allowl
 			r = -errno;
 	if (r == 0 && list->nexact)
 		r = slot_map(sb, LOADER_MAP_ALLOW_EXACT, BPF_MAP_TYPE_HASH, "launch_exact",
-			     sizeof(struct addr_key), sizeof(__u32), (__u32)list->nexact,
-			     BPF_F_NO_PREALLOC);
+			     sizeof(struct addr_key), sizeof(struct allow_value),
+			     (__u32)list->nexact, BPF_F_NO_PREALLOC);
 	if (r == 0 && list->nexact)
-		r = loader_update_all(sb->inner_fd[LOADER_MAP_ALLOW_EXACT], list->exact,
-				      list->nexact, sizeof(*list->exact),
-				      offsetof(struct allow_exact, key), sizeof(list->exact->key),
-				      offsetof(struct allow_exact, set), sizeof(list->exact->set),
-				      true);
+		r = loader_fill_entries(sb->inner_fd[LOADER_MAP_ALLOW_EXACT], list, list->exact,
+					list->nexact, sizeof(*list->exact),
+					offsetof(struct allow_exact, key), sizeof(list->exact->key),
+					offsetof(struct allow_exact, set), true);
 	if (r == 0 && list->nexact)
 		sb->cfg.flags |= CFG_HAS_EXACT;
 	if (r < 0 || !list->nprefixes)
@@ -467,14 +495,14 @@ static int sandbox_fill_allowlist(struct loader_sandbox *sb, const struct allowl
 	kind = nmasks >= 0 ? LOADER_MAP_ALLOW_PREFIX_HASH : LOADER_MAP_ALLOW_PREFIX;
 	r = slot_map(sb, kind, nmasks >= 0 ? BPF_MAP_TYPE_HASH : BPF_MAP_TYPE_LPM_TRIE,
 		     nmasks >= 0 ? "launch_prefixh" : "launch_prefix", sizeof(struct prefix_key),
-		     sizeof(__u32), (__u32)list->nprefixes, BPF_F_NO_PREALLOC);
+		     sizeof(struct allow_value), (__u32)list->nprefixes, BPF_F_NO_PREALLOC);
 	if (r < 0)
 		return r;
 	/* The LPM trie has no batch operations. */
-	r = loader_update_all(sb->inner_fd[kind], list->prefixes, list->nprefixes,
-			      sizeof(*list->prefixes), offsetof(struct allow_prefix, key),
-			      sizeof(list->prefixes->key), offsetof(struct allow_prefix, set),
-			      sizeof(list->prefixes->set), nmasks >= 0);
+	r = loader_fill_entries(sb->inner_fd[kind], list, list->prefixes, list->nprefixes,
+				sizeof(*list->prefixes), offsetof(struct allow_prefix, key),
+				sizeof(list->prefixes->key), offsetof(struct allow_prefix, set),
+				nmasks >= 0);
 	sb->cfg.nprefix_masks = nmasks > 0 ? (__u32)nmasks : 0;
 	sb->cfg.flags |= CFG_HAS_PREFIXES;
 	return r;
@@ -519,12 +547,33 @@ int loader_sandbox_new(const struct loader_shared *shared, const struct rules *r
 	return r;
 }
 
+/* Writes the cgroup's storage: cfg for every CPU, the counters zeroed. */
+static int state_write(const struct loader_shared *shared, uint64_t cgroup_id,
+		       const struct sandbox_cfg *cfg)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	_cleanup_free_ struct sandbox_state *per_cpu = NULL;
+	__u64 key = cgroup_id;
+
+	if (ncpus <= 0)
+		return ncpus < 0 ? ncpus : -EINVAL;
+	per_cpu = calloc((size_t)ncpus, sizeof(*per_cpu));
+	if (!per_cpu)
+		return -ENOMEM;
+	for (int i = 0; i < ncpus; i++)
+		per_cpu[i].cfg = *cfg;
+	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_STATES], &key, per_cpu, BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
 int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgroup_id,
 			  const char **ret_failed)
 {
 	const struct loader_shared *shared = sb->shared;
 	__u64 owner = cgroup_id;
 	__u32 slot = sb->slot;
+	int r;
 
 	/*
 	 * Attached while the cgroup is empty, without BPF_F_ALLOW_MULTI, so nothing below can
@@ -541,17 +590,18 @@ int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgr
 	}
 	sb->cgroup_id = cgroup_id;
 	/* The slot becomes ours: its maps (of the kinds the flags name) are this sandbox's. */
-	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &owner, BPF_ANY) < 0)
-		goto fail;
+	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &owner, BPF_ANY) <
+	    0) {
+		*ret_failed = "the sandbox's slot";
+		return -errno;
+	}
 	/* Last: with its slot set, the cgroup's own allowlist applies. */
 	sb->cfg.cgroup_id = cgroup_id;
 	sb->cfg.slot = slot;
-	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_CFGS], &owner, &sb->cfg, BPF_ANY) < 0)
-		goto fail;
-	return 0;
-fail:
-	*ret_failed = "the sandbox's maps";
-	return -errno;
+	r = state_write(shared, cgroup_id, &sb->cfg);
+	if (r < 0)
+		*ret_failed = "the sandbox's configuration";
+	return r;
 }
 
 void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long *ret_denied,
@@ -559,7 +609,7 @@ void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long
 {
 	int ncpus = libbpf_num_possible_cpus();
 	__u64 key = sb->cgroup_id;
-	struct sandbox_counters *per_cpu;
+	struct sandbox_state *per_cpu;
 
 	*ret_denied = 0;
 	*ret_lost = 0;
@@ -568,10 +618,10 @@ void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long
 	per_cpu = calloc((size_t)ncpus, sizeof(*per_cpu));
 	if (!per_cpu)
 		return;
-	if (bpf_map_lookup_elem(sb->shared->map_fd[LOADER_MAP_COUNTERS], &key, per_cpu) == 0)
+	if (bpf_map_lookup_elem(sb->shared->map_fd[LOADER_MAP_STATES], &key, per_cpu) == 0)
 		for (int i = 0; i < ncpus; i++) {
-			*ret_denied += per_cpu[i].denied;
-			*ret_lost += per_cpu[i].lost;
+			*ret_denied += per_cpu[i].counters.denied;
+			*ret_lost += per_cpu[i].counters.lost;
 		}
 	free(per_cpu);
 }
@@ -588,14 +638,12 @@ int loader_sandbox_close(struct loader_sandbox *sb)
 	if (!sb->shared)
 		return 0; /* loader_sandbox_new never ran: nothing is ours */
 	if (sb->cgroup_id) {
-		struct sandbox_cfg closed = { 0 };
-		__u64 key = sb->cgroup_id;
+		static const struct sandbox_cfg closed;
 
 		/* The cgroup refuses everything from now on, whether or not rmdir follows. */
-		if (bpf_map_update_elem(sb->shared->map_fd[LOADER_MAP_CFGS], &key, &closed,
-					BPF_ANY) < 0 &&
-		    errno != ENOENT)
-			r = -errno;
+		r = state_write(sb->shared, sb->cgroup_id, &closed);
+		if (r == -ENOENT)
+			r = 0;
 	}
 	/* Its maps stay in the slot, for the next sandbox to empty and fill. */
 	if (sb->slot) {

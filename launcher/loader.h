@@ -30,8 +30,7 @@ enum loader_prog {
 
 /* The shared maps the launcher writes. */
 enum loader_map {
-	LOADER_MAP_CFGS,     /* cgroup storage: struct sandbox_cfg */
-	LOADER_MAP_COUNTERS, /* per-CPU cgroup storage: struct sandbox_counters */
+	LOADER_MAP_STATES, /* per-CPU cgroup storage: struct sandbox_state */
 	LOADER_MAP_SLOT_OWNER,
 	/* Maps-of-maps, indexed by slot; the sandbox's own map of each kind goes there. */
 	LOADER_MAP_EVENTS,
@@ -73,14 +72,17 @@ struct rules;
 /* What one sandbox holds: its slot, its maps, its configuration. */
 struct loader_sandbox {
 	const struct loader_shared *shared;
-	uint32_t slot;	/* 0: none held */
-	int slots_fd;	/* its lock on byte `slot` of the slots file holds the slot */
-	uint64_t cgroup_id; /* 0: not attached */
+	uint32_t slot;		    /* 0: none held */
+	int slots_fd;		    /* its lock on byte `slot` of the slots file holds the slot */
+	uint64_t cgroup_id;	    /* 0: not attached */
 	int inner_fd[LOADER_NMAPS]; /* the sandbox's own maps; -1 for kinds it has none of */
 	struct sandbox_cfg cfg;
 };
 
-#define LOADER_SANDBOX_INIT { .slots_fd = -1 }
+#define LOADER_SANDBOX_INIT    \
+	{                      \
+		.slots_fd = -1 \
+	}
 
 /*
  * Takes a free slot and makes the sandbox's maps, filled from rules. Call

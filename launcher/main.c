@@ -507,7 +507,8 @@ static int cmd_run(int argc, char **argv)
 			"exec %.2f ms, job %.2f ms, teardown %.2f ms\n",
 			policy_us / 1000.0, timing.bpf_loaded ? "load" : "reuse",
 			timing.bpf_load_us / 1000.0, timing.attach_us / 1000.0,
-			timing.exec_us / 1000.0, timing.job_us / 1000.0, timing.teardown_us / 1000.0);
+			timing.exec_us / 1000.0, timing.job_us / 1000.0,
+			timing.teardown_us / 1000.0);
 	if (r < 0)
 		fail("%s", errbuf);
 	return status;

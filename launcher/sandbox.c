@@ -187,8 +187,8 @@ static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 					return r;
 			} else if (fd == sandbox->child.seccomp_fd) {
 				/*
-				 * Hung up: no process is left under the filter. Watching it on would
-				 * wake this loop without end until init exits.
+				 * Hung up: no process is left under the filter. Watching it on
+				 * would wake this loop without end until init exits.
 				 */
 				if (evs[i].events & EPOLLHUP)
 					epoll_ctl(sandbox->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
@@ -350,8 +350,8 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 			 r == -EUSERS ? " (every slot is taken: too many sandboxes at once)" : "");
 		goto out;
 	}
-	sandbox.ringbuf = ring_buffer__new(loader_sandbox_events_fd(&sandbox.bpf),
-					   sandbox_on_event, &sandbox, NULL);
+	sandbox.ringbuf = ring_buffer__new(loader_sandbox_events_fd(&sandbox.bpf), sandbox_on_event,
+					   &sandbox, NULL);
 	if (!sandbox.ringbuf) {
 		r = -errno;
 		snprintf(errbuf, errlen, "cannot open the event ring buffer: %s", strerror(-r));

@@ -10,22 +10,22 @@ static int test_failures;
 static const char *test_current = "?";
 static int test_current_failed;
 
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			printf("  %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);          \
-			test_current_failed = 1;                                                   \
-		}                                                                                  \
+#define CHECK(cond)                                                                       \
+	do {                                                                              \
+		if (!(cond)) {                                                            \
+			printf("  %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			test_current_failed = 1;                                          \
+		}                                                                         \
 	} while (0)
 
-#define CHECK_EQ_INT(a, b)                                                                         \
-	do {                                                                                       \
-		long long _a = (long long)(a), _b = (long long)(b);                                \
-		if (_a != _b) {                                                                    \
-			printf("  %s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__,   \
-			       #a, _a, #b, _b);                                                    \
-			test_current_failed = 1;                                                   \
-		}                                                                                  \
+#define CHECK_EQ_INT(a, b)                                                                       \
+	do {                                                                                     \
+		long long _a = (long long)(a), _b = (long long)(b);                              \
+		if (_a != _b) {                                                                  \
+			printf("  %s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, \
+			       #a, _a, #b, _b);                                                  \
+			test_current_failed = 1;                                                 \
+		}                                                                                \
 	} while (0)
 
 #define CHECK_EQ_STR(a, b)                                                                         \
@@ -38,14 +38,14 @@ static int test_current_failed;
 		}                                                                                  \
 	} while (0)
 
-#define CHECK_CONTAINS(haystack, needle)                                                           \
-	do {                                                                                       \
-		const char *_h = (haystack), *_n = (needle);                                       \
-		if (!_h || !strstr(_h, _n)) {                                                      \
-			printf("  %s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__,    \
-			       _h ? _h : "(null)", _n);                                            \
-			test_current_failed = 1;                                                   \
-		}                                                                                  \
+#define CHECK_CONTAINS(haystack, needle)                                                        \
+	do {                                                                                    \
+		const char *_h = (haystack), *_n = (needle);                                    \
+		if (!_h || !strstr(_h, _n)) {                                                   \
+			printf("  %s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__, \
+			       _h ? _h : "(null)", _n);                                         \
+			test_current_failed = 1;                                                \
+		}                                                                               \
 	} while (0)
 
 static inline void test_run(const char *name, void (*fn)(void))
