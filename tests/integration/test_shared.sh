@@ -83,3 +83,44 @@ test_shared_gc_old_versions() {
 	}
 	[ -n "$(s_holders)" ] || fail "launch gc removed this build's holder" || return 1
 }
+
+# A launcher killed while a process it did not start sits in its cgroup (moved there from
+# outside, so the job's death does not take it along), and whose lock a sweep cannot take: the
+# next sandbox that gets the dead one's slot first empties that cgroup, since the programs
+# trust the slot in a cgroup's storage alone.
+test_shared_slot_of_dead_sandbox() {
+	local p name pid secs
+
+	p=$(policy shared "$SHARED_POLICY")
+	secs=$((600000 + RANDOM))
+	# shellcheck disable=SC2016
+	launch_bg --policy "$p" -- /bin/sh -c 'echo ready >"$0/ready"; exec sleep 1000' "$T_DIR"
+	name=$L_NAME
+	wait_for_file "$T_DIR/ready" 10 || fail "sandbox $name never became ready" || return 1
+	sleep "$secs" &
+	pid=$!
+	track_pid "$pid"
+	echo "$pid" >"$IT_CG2/launch/$name/cgroup.procs" ||
+		fail "cannot move pid $pid into $name" || return 1
+	kill -KILL "$L_PID"
+	wait "$L_PID" 2>/dev/null
+	# Held as a live launcher would hold it: the sweep of the next launch leaves it alone.
+	exec 8<>"/run/launch/$name.lock"
+	flock -n 8 || fail "cannot take the dead sandbox's lock" || return 1
+	sleep 0.2
+	proc_running "$pid" "sleep $secs" || {
+		exec 8>&-
+		fail "the moved process died with the launcher: nothing left to test"
+		return 1
+	}
+	s_run_checked "$p"
+	local rc=$?
+	exec 8>&-
+	[ "$rc" = 0 ] || return 1
+	! proc_running "$pid" "sleep $secs" ||
+		fail "pid $pid still runs in the dead sandbox's cgroup after its slot was reused" ||
+		return 1
+	launch_raw gc
+	expect_rc "launch gc" 0 || return 1
+	[ ! -e "$IT_CG2/launch/$name" ] || fail "launch gc left $IT_CG2/launch/$name" || return 1
+}
