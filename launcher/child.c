@@ -35,6 +35,8 @@
 #define INIT_STATUS_FD 3
 #define INIT_LIFE_FD   4
 
+#define CHILD_CGROUP_HOME "/sys/fs/cgroup"
+
 static const int INIT_FORWARDED[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
 const char *child_stage_name(int stage)
@@ -118,9 +120,14 @@ static int child_send_fd(int fd, const struct child_msg *msg, int pass_fd)
 	return sendmsg(fd, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
+/* On the status socket or the exec pipe: write(), since sendmsg() fails on a pipe. */
 static void child_send(int fd, const struct child_msg *msg)
 {
-	child_send_fd(fd, msg, -1);
+	ssize_t n;
+
+	do
+		n = write(fd, msg, sizeof(*msg));
+	while (n < 0 && errno == EINTR);
 }
 
 static _Noreturn void child_fail(int fd, int stage, int error)
@@ -231,6 +238,13 @@ static int child_setup_mounts(const struct child_config *config)
 	r = child_hide_state(config);
 	if (r < 0)
 		return r;
+	/*
+	 * The home of the cgroup file systems goes in one detach, with everything mounted below
+	 * it (a hybrid host has a dozen cgroup mounts there); the walk below deals with any
+	 * mounted elsewhere. EINVAL: not a mount point.
+	 */
+	if (umount2(CHILD_CGROUP_HOME, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+		return -errno;
 	return mountinfo_foreach(child_hide_mount, NULL);
 }
 
@@ -361,6 +375,13 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_CGROUPNS, errno);
 
+	/* Set up while the launcher confines the cgroup: the job starts only once it is. */
+	do
+		n = read(INIT_STATUS_FD, &msg, sizeof(msg));
+	while (n < 0 && errno == EINTR);
+	if (n != sizeof(msg) || msg.type != CHILD_MSG_GO)
+		_exit(125);
+
 	if (pipe2(exec_pipe, O_CLOEXEC) < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_FORK, errno);
 	job = fork();
@@ -426,6 +447,19 @@ int child_spawn(const struct child_config *config, struct child *ret_child)
 	ret_child->status_fd = status_pipe[0];
 	ret_child->seccomp_fd = -1;
 	ret_child->life_fd = life_pipe[1];
+	return 0;
+}
+
+int child_start(struct child *child)
+{
+	const struct child_msg msg = { .type = CHILD_MSG_GO };
+	ssize_t n;
+
+	do
+		n = send(child->status_fd, &msg, sizeof(msg), MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno != EPIPE && errno != ECONNRESET)
+		return -errno;
 	return 0;
 }
 

@@ -37,12 +37,13 @@ enum child_stage {
 	CHILD_STAGE_EXEC,
 };
 
-/* Messages from the sandbox's init to the launcher, on the status pipe. */
+/* Messages between the launcher and the sandbox's init, on the status socket. */
 enum child_msg_type {
 	CHILD_MSG_EXEC_OK = 1, /* the job runs */
 	CHILD_MSG_FAILED,      /* stage and error say why it does not */
 	CHILD_MSG_EXITED,      /* the job ended with wait status `status` */
 	CHILD_MSG_SECCOMP,     /* from the job itself: its seccomp listener, as SCM_RIGHTS */
+	CHILD_MSG_GO,	       /* from the launcher: the cgroup is confined, start the job */
 };
 
 struct child_msg {
@@ -63,10 +64,15 @@ struct child {
 /*
  * Starts the sandbox's init inside the cgroup (clone3 CLONE_INTO_CGROUP, so no code runs
  * outside it) in new PID and mount namespaces. Init hides the cgroup and BPF file systems
- * from the job, forks the job, drops its privileges and passes on signals. The caller must
- * have blocked the signals it forwards.
+ * from the job, then waits for child_start before it forks the job, drops its privileges
+ * and passes on signals. The caller must have blocked the signals it forwards.
  */
 int child_spawn(const struct child_config *config, struct child *ret_child);
+/*
+ * Tells init to start the job: call once the cgroup is confined. An init that died already
+ * has said why on the status socket, which child_read_msg reads next.
+ */
+int child_start(struct child *child);
 /*
  * Reads one message from init (or the job); -EPIPE when init died without one. A seccomp
  * listener that comes with it is kept in child->seccomp_fd.

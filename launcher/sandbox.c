@@ -279,7 +279,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	const char *failed_prog = NULL;
 	char hostname[256] = "", line[AUDIT_LINE_MAX];
 	int r, n, audit_code = 0, exit_status = EXIT_LAUNCH_FAILED;
-	bool reaped = false;
+	bool reaped = false, started = false;
 	char cgroup_path[PATH_MAX];
 	int lock_fd = -1;
 	siginfo_t info;
@@ -344,6 +344,35 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 			 options->id, strerror(-r));
 		goto out;
 	}
+	/*
+	 * Init is cloned into the cgroup now, and sets up the job's namespaces while the cgroup is
+	 * confined; it starts the job only when child_start tells it to. Until then the cgroup's
+	 * storage says slot 0, which refuses everything.
+	 */
+	sandbox.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (sandbox.epoll_fd < 0) {
+		r = -errno;
+		snprintf(errbuf, errlen, "epoll: %s", strerror(-r));
+		goto out;
+	}
+	r = sandbox_setup_signals(&sandbox, &old_mask);
+	if (r >= 0 && options->timeout_s > 0)
+		r = sandbox_arm_timeout(&sandbox, options->timeout_s);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot set up the event loop: %s", strerror(-r));
+		goto out;
+	}
+	child_config.cgroup_fd = sandbox.cgroup.dir_fd;
+	r = child_spawn(&child_config, &sandbox.child);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot start the job: %s", strerror(-r));
+		goto out;
+	}
+	r = sandbox_watch(&sandbox, sandbox.child.pidfd);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot watch the job: %s", strerror(-r));
+		goto out;
+	}
 	r = loader_sandbox_new(&sandbox.shared, rules, options->dns_proxy, &sandbox.bpf);
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot make the sandbox's maps: %s%s", strerror(-r),
@@ -357,6 +386,11 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		snprintf(errbuf, errlen, "cannot open the event ring buffer: %s", strerror(-r));
 		goto out;
 	}
+	r = sandbox_watch(&sandbox, ring_buffer__epoll_fd(sandbox.ringbuf));
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot set up the event loop: %s", strerror(-r));
+		goto out;
+	}
 	/* Before attach: the job's first look-up must already find the proxy. */
 	r = dnsproxy_new(&options->dns, rules, &dnsbpf_ops, &sandbox.bpf, &log, &sandbox.dns);
 	if (r == 0 && options->dns_proxy) {
@@ -366,6 +400,8 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		if (r == 0)
 			dnsbpf_configure(&sandbox.bpf, &ports);
 	}
+	if (r == 0 && dnsproxy_fd(sandbox.dns) >= 0)
+		r = sandbox_watch(&sandbox, dnsproxy_fd(sandbox.dns));
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot start the DNS proxy: %s", strerror(-r));
 		goto out;
@@ -378,37 +414,15 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		goto out;
 	}
 
-	sandbox.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (sandbox.epoll_fd < 0) {
-		r = -errno;
-		snprintf(errbuf, errlen, "epoll: %s", strerror(-r));
-		goto out;
-	}
-	r = sandbox_watch(&sandbox, ring_buffer__epoll_fd(sandbox.ringbuf));
-	if (r >= 0 && dnsproxy_fd(sandbox.dns) >= 0)
-		r = sandbox_watch(&sandbox, dnsproxy_fd(sandbox.dns));
-	if (r >= 0)
-		r = sandbox_setup_signals(&sandbox, &old_mask);
-	if (r >= 0 && options->timeout_s > 0)
-		r = sandbox_arm_timeout(&sandbox, options->timeout_s);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot set up the event loop: %s", strerror(-r));
-		goto out;
-	}
-
-	child_config.cgroup_fd = sandbox.cgroup.dir_fd;
 	timing->attach_us = monotonic_us() - stage_us;
 	stage_us = monotonic_us();
-	r = child_spawn(&child_config, &sandbox.child);
+	/* The cgroup is confined: init may start the job. */
+	r = child_start(&sandbox.child);
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot start the job: %s", strerror(-r));
 		goto out;
 	}
-	r = sandbox_watch(&sandbox, sandbox.child.pidfd);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot watch the job: %s", strerror(-r));
-		goto out;
-	}
+	started = true;
 	gethostname(hostname, sizeof(hostname) - 1);
 	n = audit_format_start(&log, child_config.argv, sandbox.child.pid, getuid(),
 			       rules->list->nexact + rules->list->nprefixes, hostname, line,
@@ -466,9 +480,9 @@ out:
 		snprintf(errbuf, errlen, "cannot kill every process of cgroup %s",
 			 sandbox.cgroup.path);
 	}
-	if (sandbox.child.pid > 0) {
-		if (!reaped)
-			waitid(P_PIDFD, (id_t)sandbox.child.pidfd, &info, WEXITED);
+	if (sandbox.child.pid > 0 && !reaped)
+		waitid(P_PIDFD, (id_t)sandbox.child.pidfd, &info, WEXITED);
+	if (started) {
 		/* The last refusals, made by processes now dead, are still in the ring. */
 		ring_buffer__consume(sandbox.ringbuf);
 		sandbox_report_lost(&sandbox);

@@ -581,7 +581,7 @@ c_cgroup_exit_run() {
 		"ENOENT|\$C_P write $sib/cgroup.procs 0" \
 		"ENOENT|\$C_P write $root/launch/$name/cgroup.procs 0" \
 		"ENOENT|\$C_P mkdir $root/launch/$name/escape" \
-		"EPERM|\$C_P mount-cgroup2 /tmp" "EPERM|\$C_P remount-rw $root" \
+		"EPERM|\$C_P mount-cgroup2 /tmp" "ENOENT|\$C_P remount-rw $root" \
 		"ENOENT|\$C_P bpf-detach $root/launch/$name" 'EPERM|$C_P bpf-prog-next' \
 		'EPERM|$C_P userns-unshare' 'EPERM|$C_P userns-clone' 'ENOSYS|$C_P userns-clone3' \
 		'1|unshare -U /bin/true; echo $?' '0::/|grep "^0::" /proc/self/cgroup' \

@@ -54,6 +54,8 @@ test_exit_not_executable() {
 	chmod 644 "$T_DIR/noexec.sh"
 	launch_job --policy "$p" -- "$T_DIR/noexec.sh"
 	expect_rc "non-executable file" 126 || return 1
+	expect_eq "stderr" "launch: $T_DIR/noexec.sh: cannot execute: Permission denied" "$L_ERR" ||
+		return 1
 	[ ! -e "$T_DIR/ran" ] || fail "the non-executable file ran" || return 1
 	mkdir -p "$T_DIR/adir"
 	launch_job --policy "$p" -- "$T_DIR/adir"
@@ -66,6 +68,9 @@ test_exit_not_found() {
 	p=$(policy min "$MIN_POLICY")
 	launch_job --policy "$p" -- "$T_DIR/no/such/command"
 	expect_rc "missing path" 127 || return 1
+	# One line saying why, as for every failure of launch's own.
+	expect_eq "stderr" "launch: $T_DIR/no/such/command: cannot execute: No such file or directory" \
+		"$L_ERR" || return 1
 	launch_job --policy "$p" -- no-such-command-for-launch-tests
 	expect_rc "command not found in PATH" 127 || return 1
 }
