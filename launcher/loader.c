@@ -280,6 +280,30 @@ int loader_shared_get(const char *cgroup_parent, struct loader_shared *ret)
 	return r;
 }
 
+/*
+ * Makes a slot whose lock we hold fit for a new sandbox. If it is still owned, its launcher
+ * died before giving it up; the programs judge a call by the slot in its cgroup's storage
+ * alone, so nothing may be left running in that cgroup before the slot's maps change hands:
+ * it is emptied (cgroup.kill) first. Then the slot is disowned. -errno when the old cgroup
+ * could not be emptied: the slot must not be used.
+ */
+static int slot_reclaim(const struct loader_shared *shared, uint32_t slot)
+{
+	__u64 prev = 0, none = 0;
+	int r;
+
+	if (bpf_map_lookup_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &prev) < 0)
+		return -errno;
+	if (prev) {
+		r = cgroup_empty_by_id(prev, 5000);
+		if (r < 0)
+			return r;
+	}
+	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &none, BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
 /* Takes the lowest free slot: a write lock on its byte of the slots file. */
 static int slot_take(struct loader_sandbox *sb)
 {
@@ -300,21 +324,12 @@ static int slot_take(struct loader_sandbox *sb)
 			.l_len = 1,
 		};
 
-		__u64 prev = 0;
-
 		if (fcntl(sb->slots_fd, F_OFD_SETLK, &lock) < 0) {
 			if (errno != EAGAIN && errno != EACCES)
 				return -errno;
 			continue;
 		}
-		/*
-		 * Still owned: its launcher died before giving it up. The programs judge a call by
-		 * the slot in its cgroup's storage alone, so nothing may be left running in that
-		 * cgroup before the slot's maps become ours.
-		 */
-		if (bpf_map_lookup_elem(sb->shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &prev) ==
-			    0 &&
-		    prev && cgroup_empty_by_id(prev, 5000) < 0) {
+		if (slot_reclaim(sb->shared, slot) < 0) {
 			lock.l_type = F_UNLCK;
 			fcntl(sb->slots_fd, F_OFD_SETLK, &lock);
 			continue;
@@ -325,7 +340,7 @@ static int slot_take(struct loader_sandbox *sb)
 	return -EUSERS;
 }
 
-/* Gives up a slot's ownership: a cgroup still configured with it refuses all from now on. */
+/* Gives up a slot's ownership, at the sandbox's end: its ring takes no more events. */
 static int slot_disown(const struct loader_shared *shared, uint32_t slot)
 {
 	__u64 none = 0;
@@ -519,10 +534,8 @@ int loader_sandbox_new(const struct loader_shared *shared, const struct rules *r
 	sb->slots_fd = -1;
 	for (int m = 0; m < LOADER_NMAPS; m++)
 		sb->inner_fd[m] = -1;
+	/* Whoever had the slot before is gone (slot_reclaim) before its maps are emptied. */
 	r = slot_take(sb);
-	/* Whoever had the slot before is shut out before its maps are emptied for us. */
-	if (r == 0)
-		r = slot_disown(shared, sb->slot);
 	if (r == 0)
 		r = slot_map(sb, LOADER_MAP_EVENTS, BPF_MAP_TYPE_RINGBUF, "launch_events", 0, 0,
 			     RINGBUF_SIZE_BYTES, 0);
@@ -687,10 +700,10 @@ int loader_release_stale_slots(const struct loader_shared *shared)
 		if (bpf_map_lookup_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &owner) < 0 ||
 		    !owner)
 			continue;
-		/* Held by us for the moment: no launcher can take it while we disown it. */
+		/* Held by us for the moment: no launcher can take it while we reclaim it. */
 		if (fcntl(fd, F_OFD_SETLK, &lock) < 0)
 			continue;
-		if (slot_disown(shared, slot) == 0)
+		if (slot_reclaim(shared, slot) == 0)
 			released++;
 		lock.l_type = F_UNLCK;
 		fcntl(fd, F_OFD_SETLK, &lock);
