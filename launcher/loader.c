@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -424,13 +425,60 @@ static int slot_map(struct loader_sandbox *sb, enum loader_map kind, enum bpf_ma
 	fd = bpf_map_create(type, name, key_size, value_size, n, &opts);
 	if (fd < 0)
 		return -errno;
-	if (bpf_map_update_elem(outer, &slot, &fd, BPF_ANY) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
+	/* Put into the slot by slot_install, with the other new ones, once filled. */
 	sb->inner_fd[kind] = fd;
+	sb->inner_new[kind] = true;
 	return 0;
+}
+
+struct slot_insert {
+	pthread_t thread;
+	int outer_fd, inner_fd;
+	__u32 slot;
+	int error;
+};
+
+static void *slot_insert_run(void *data)
+{
+	struct slot_insert *insert = data;
+
+	if (bpf_map_update_elem(insert->outer_fd, &insert->slot, &insert->inner_fd, BPF_ANY) < 0)
+		insert->error = errno;
+	return NULL;
+}
+
+/*
+ * Puts the maps this sandbox made into its slot. Each update of a map-of-maps waits for an
+ * RCU grace period in the kernel (5-10 ms here); made from one thread each, the waits
+ * overlap and the lot costs about one.
+ */
+static int slot_install(struct loader_sandbox *sb)
+{
+	struct slot_insert inserts[LOADER_NMAPS];
+	bool threaded[LOADER_NMAPS] = { false };
+	int n = 0, r = 0;
+
+	for (int m = LOADER_FIRST_OUTER; m < LOADER_NMAPS; m++)
+		if (sb->inner_new[m])
+			inserts[n++] = (struct slot_insert){ .outer_fd = sb->shared->map_fd[m],
+							     .inner_fd = sb->inner_fd[m],
+							     .slot = sb->slot };
+	/* All but the first on threads of their own, the first on this one. */
+	for (int i = 1; i < n; i++)
+		threaded[i] =
+			pthread_create(&inserts[i].thread, NULL, slot_insert_run, &inserts[i]) == 0;
+	for (int i = 0; i < n; i++)
+		if (!threaded[i])
+			slot_insert_run(&inserts[i]);
+	for (int i = 0; i < n; i++) {
+		if (threaded[i])
+			pthread_join(inserts[i].thread, NULL);
+		if (inserts[i].error && !r)
+			r = -inserts[i].error;
+	}
+	for (int m = 0; m < LOADER_NMAPS; m++)
+		sb->inner_new[m] = false;
+	return r;
 }
 
 /* An entry's value: its port set, and the set's range inline when it is the only one. */
@@ -557,6 +605,9 @@ int loader_sandbox_new(const struct loader_shared *shared, const struct rules *r
 	if (r == 0 && dns_proxy)
 		r = slot_map(sb, LOADER_MAP_DNS_PORT_SETS, BPF_MAP_TYPE_ARRAY, "launch_dnsports",
 			     sizeof(__u32), sizeof(struct port_set), MAX_DNS_PORT_SETS, 0);
+	/* Filled before they go in: the slot is not in use yet, but nothing half-made goes in. */
+	if (r == 0)
+		r = slot_install(sb);
 	return r;
 }
 

@@ -72,10 +72,11 @@ struct rules;
 /* What one sandbox holds: its slot, its maps, its configuration. */
 struct loader_sandbox {
 	const struct loader_shared *shared;
-	uint32_t slot;		    /* 0: none held */
-	int slots_fd;		    /* its lock on byte `slot` of the slots file holds the slot */
-	uint64_t cgroup_id;	    /* 0: not attached */
-	int inner_fd[LOADER_NMAPS]; /* the sandbox's own maps; -1 for kinds it has none of */
+	uint32_t slot;		      /* 0: none held */
+	int slots_fd;		      /* its lock on byte `slot` of the slots file holds the slot */
+	uint64_t cgroup_id;	      /* 0: not attached */
+	int inner_fd[LOADER_NMAPS];   /* the sandbox's own maps; -1 for kinds it has none of */
+	bool inner_new[LOADER_NMAPS]; /* made by this sandbox: not in the slot yet */
 	struct sandbox_cfg cfg;
 };
 
