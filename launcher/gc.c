@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -84,10 +85,22 @@ void gc_unlock(const char *id, int fd)
 	close(fd);
 }
 
+/*
+ * The recorded cgroup goes into an extended attribute, which fits in the inode, rather than
+ * the file's data: removing a lock file whose data block has been written costs an ext4
+ * /run a writeback wait and a synchronous discard, 0.4 ms at the end of every sandbox.
+ */
+#define GC_RECORD_XATTR "trusted.launch.cgroup"
+
 int gc_record(int lock_fd, const char *cgroup_path)
 {
 	size_t len = strlen(cgroup_path);
 
+	if (fsetxattr(lock_fd, GC_RECORD_XATTR, cgroup_path, len, 0) == 0)
+		return 0;
+	if (errno != ENOTSUP && errno != EOPNOTSUPP)
+		return -errno;
+	/* A file system without them: the file's data. */
 	if (ftruncate(lock_fd, 0) < 0 || pwrite(lock_fd, cgroup_path, len, 0) != (ssize_t)len)
 		return -errno;
 	return 0;
@@ -99,9 +112,11 @@ int gc_record(int lock_fd, const char *cgroup_path)
  */
 static bool gc_recorded_cgroup(int lock_fd, const char *id, char *path, size_t len)
 {
-	ssize_t n = pread(lock_fd, path, len - 1, 0);
+	ssize_t n = fgetxattr(lock_fd, GC_RECORD_XATTR, path, len - 1);
 	const char *base;
 
+	if (n < 0)
+		n = pread(lock_fd, path, len - 1, 0);
 	if (n <= 0)
 		return false;
 	path[n] = '\0';
