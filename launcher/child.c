@@ -140,16 +140,34 @@ static _Noreturn void child_fail(int fd, int stage, int error)
 }
 
 /* Drops every capability from every set; with SECBIT_NOROOT, exec as uid 0 gains none. */
-static int child_drop_caps(void)
+/*
+ * Empties the bounding set, for good and for every process forked after: init does it while
+ * it waits for the launcher, so the job starts without the forty-odd calls it takes.
+ */
+static int child_drop_bounding_set(void)
 {
-	cap_t empty;
-	int last, r;
+	int last;
 
 	for (last = 0; prctl(PR_CAPBSET_READ, last, 0, 0, 0) >= 0; last++)
 		;
 	for (int cap = 0; cap < last; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
 			return -errno;
+	return 0;
+}
+
+/* Every capability set emptied: bounding, ambient, effective, permitted, inheritable. */
+static int child_drop_caps(void)
+{
+	cap_t empty;
+	int r;
+
+	/* Emptied by init before the fork already, unless something went wrong. */
+	if (prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0) != 0) {
+		r = child_drop_bounding_set();
+		if (r < 0)
+			return r;
+	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
 		return -errno;
 	empty = cap_init();
@@ -375,6 +393,9 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_CGROUPNS, errno);
 
+	/* Nothing privileged is left to do that the bounding set would stop. */
+	if (child_drop_bounding_set() < 0)
+		child_fail(INIT_STATUS_FD, CHILD_STAGE_CAPS, errno);
 	/* Set up while the launcher confines the cgroup: the job starts only once it is. */
 	do
 		n = read(INIT_STATUS_FD, &msg, sizeof(msg));
