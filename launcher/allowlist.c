@@ -626,11 +626,17 @@ bool allowlist_allows(const struct allowlist *list, const struct in6_addr *addr,
 
 int allowlist_prefix_masks(const struct allowlist *list, struct prefix_mask *ret_masks, size_t max)
 {
+	return allowlist_masks_of(list->prefixes, list->nprefixes, ret_masks, max);
+}
+
+int allowlist_masks_of(const struct allow_prefix *prefixes, size_t nprefixes,
+		       struct prefix_mask *ret_masks, size_t max)
+{
 	bool seen[129] = { false };
 	size_t n = 0;
 
-	for (size_t i = 0; i < list->nprefixes; i++)
-		seen[list->prefixes[i].key.prefixlen] = true;
+	for (size_t i = 0; i < nprefixes; i++)
+		seen[prefixes[i].key.prefixlen] = true;
 	for (int len = 128; len >= 0; len--) {
 		if (!seen[len])
 			continue;
@@ -646,4 +652,109 @@ int allowlist_prefix_masks(const struct allowlist *list, struct prefix_mask *ret
 		n++;
 	}
 	return (int)n;
+}
+
+/* One expanded entry, and the length of the prefix it came from. */
+struct expanded {
+	struct allow_prefix prefix;
+	unsigned int from_len;
+};
+
+/* By length and address; for the same key, the entry from the longest prefix first. */
+static int cmp_expanded(const void *a, const void *b)
+{
+	const struct expanded *x = a, *y = b;
+	int r;
+
+	if (x->prefix.key.prefixlen != y->prefix.key.prefixlen)
+		return x->prefix.key.prefixlen < y->prefix.key.prefixlen ? -1 : 1;
+	r = memcmp(x->prefix.key.addr, y->prefix.key.addr, sizeof(x->prefix.key.addr));
+	if (r)
+		return r;
+	return (x->from_len < y->from_len) - (x->from_len > y->from_len);
+}
+
+/* Sets bits [from, from + nbits) of addr (network order) to the low bits of value. */
+static void set_bits(__u8 *addr, unsigned int from, unsigned int nbits, __u32 value)
+{
+	for (unsigned int b = 0; b < nbits; b++) {
+		unsigned int bit = from + b;
+		__u8 mask = (__u8)(0x80u >> (bit % 8));
+
+		if (value & (1u << (nbits - 1 - b)))
+			addr[bit / 8] |= mask;
+		else
+			addr[bit / 8] &= (__u8)~mask;
+	}
+}
+
+int allowlist_expand_prefixes(const struct allowlist *list, size_t max_entries,
+			      struct allow_prefix **ret_prefixes, size_t *ret_n)
+{
+	size_t count[129] = { 0 }, total = list->nprefixes, n = 0, out = 0;
+	unsigned int target[129];
+	_cleanup_free_ struct expanded *all = NULL;
+	struct allow_prefix *result;
+
+	for (unsigned int len = 0; len <= 128; len++)
+		target[len] = len;
+	for (size_t i = 0; i < list->nprefixes; i++)
+		count[list->prefixes[i].key.prefixlen]++;
+	/*
+	 * Shortest first: a length goes into the next longer one present when that multiplies
+	 * its prefixes by at most EXPAND_MAX_FACTOR and the whole stays within max_entries.
+	 */
+	for (unsigned int len = 0; len < 128; len++) {
+		unsigned int next = len + 1;
+		size_t grown;
+
+		if (!count[len])
+			continue;
+		while (next <= 128 && !count[next])
+			next++;
+		if (next > 128 || next - len > EXPAND_MAX_BITS)
+			continue;
+		grown = count[len] << (next - len);
+		if (total - count[len] + grown > max_entries)
+			continue;
+		total = total - count[len] + grown;
+		count[next] += grown;
+		count[len] = 0;
+		target[len] = next;
+	}
+	for (unsigned int len = 128; len-- > 0;)
+		target[len] = target[target[len]];
+
+	all = calloc(total ? total : 1, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (size_t i = 0; i < list->nprefixes; i++) {
+		const struct allow_prefix *p = &list->prefixes[i];
+		unsigned int len = p->key.prefixlen, to = target[len];
+
+		for (__u32 v = 0; v < (1u << (to - len)); v++) {
+			struct expanded *e = &all[n++];
+
+			e->prefix = *p;
+			e->prefix.key.prefixlen = to;
+			set_bits(e->prefix.key.addr, len, to - len, v);
+			e->from_len = len;
+		}
+	}
+	/*
+	 * Where pieces of several prefixes meet, the longest prefix's stays: its port set holds
+	 * every covering prefix's ports already (allowlist_build).
+	 */
+	qsort(all, n, sizeof(*all), cmp_expanded);
+	result = calloc(n ? n : 1, sizeof(*result));
+	if (!result)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || all[i].prefix.key.prefixlen != all[i - 1].prefix.key.prefixlen ||
+		    memcmp(all[i].prefix.key.addr, all[i - 1].prefix.key.addr,
+			   sizeof(all[i].prefix.key.addr)) != 0)
+			result[out++] = all[i].prefix;
+	*ret_prefixes = result;
+	*ret_n = out;
+	return 0;
 }

@@ -59,6 +59,23 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct allowlist *, allowlist_free)
  * Returns how many, or -E2BIG when there are more than max (the trie is used then).
  */
 int allowlist_prefix_masks(const struct allowlist *list, struct prefix_mask *ret_masks, size_t max);
+/* The same for any array of prefixes. */
+int allowlist_masks_of(const struct allow_prefix *prefixes, size_t nprefixes,
+		       struct prefix_mask *ret_masks, size_t max);
+
+/* A prefix is expanded into at most 2^EXPAND_MAX_BITS longer ones. */
+#define EXPAND_MAX_BITS 4
+
+/*
+ * Controlled prefix expansion: list->prefixes rewritten with fewer distinct lengths, each
+ * prefix turned into the 2^k prefixes k bits longer that make it up, where k is up to the
+ * next longer length present (at most EXPAND_MAX_BITS) and the total stays within
+ * max_entries. A longest-match lookup over the result gives every address the port set it
+ * gets from list->prefixes, with fewer lengths to try: the hashed lookup costs one hash
+ * lookup per length. Writes a new array (free it) and its length; 0 or -ENOMEM.
+ */
+int allowlist_expand_prefixes(const struct allowlist *list, size_t max_entries,
+			      struct allow_prefix **ret_prefixes, size_t *ret_n);
 
 /* The decision the BPF programs make, in user space: for tests and `launch check`. */
 bool allowlist_allows(const struct allowlist *list, const struct in6_addr *addr, uint16_t port,

@@ -531,6 +531,9 @@ static int loader_fill_entries(int fd, const struct allowlist *list, const void 
 /* The allowlist's maps, with room for the policy, and the sandbox's settings for them. */
 static int sandbox_fill_allowlist(struct loader_sandbox *sb, const struct allowlist *list)
 {
+	_cleanup_free_ struct allow_prefix *expanded = NULL;
+	const struct allow_prefix *prefixes;
+	size_t nexpanded = 0, nprefixes, budget;
 	int r, nmasks, kind;
 
 	r = slot_map(sb, LOADER_MAP_PORT_SETS, BPF_MAP_TYPE_ARRAY, "launch_ports", sizeof(__u32),
@@ -553,19 +556,32 @@ static int sandbox_fill_allowlist(struct loader_sandbox *sb, const struct allowl
 		sb->cfg.flags |= CFG_HAS_EXACT;
 	if (r < 0 || !list->nprefixes)
 		return r;
-	/* Few prefix lengths: one hash lookup per length beats the trie (see launch.h). */
-	nmasks = allowlist_prefix_masks(list, sb->cfg.prefix_masks, MAX_HASHED_PREFIX_LENGTHS);
+	/*
+	 * Few prefix lengths: one hash lookup per length beats the trie (see launch.h). Fewer
+	 * still after expansion (a /28 is four /30s): each length saved is a lookup saved on
+	 * every call that no longer prefix matches, within a few times the policy's entries.
+	 */
+	budget = list->nprefixes * 4 > 4096 ? list->nprefixes * 4 : 4096;
+	if (budget > MAX_ALLOW_ENTRIES)
+		budget = list->nprefixes > MAX_ALLOW_ENTRIES ? list->nprefixes : MAX_ALLOW_ENTRIES;
+	r = allowlist_expand_prefixes(list, budget, &expanded, &nexpanded);
+	if (r < 0)
+		return r;
+	nmasks = allowlist_masks_of(expanded, nexpanded, sb->cfg.prefix_masks,
+				    MAX_HASHED_PREFIX_LENGTHS);
+	/* Too many lengths even so: the trie, with the policy's own prefixes. */
+	prefixes = nmasks >= 0 ? expanded : list->prefixes;
+	nprefixes = nmasks >= 0 ? nexpanded : list->nprefixes;
 	kind = nmasks >= 0 ? LOADER_MAP_ALLOW_PREFIX_HASH : LOADER_MAP_ALLOW_PREFIX;
 	r = slot_map(sb, kind, nmasks >= 0 ? BPF_MAP_TYPE_HASH : BPF_MAP_TYPE_LPM_TRIE,
 		     nmasks >= 0 ? "launch_prefixh" : "launch_prefix", sizeof(struct prefix_key),
-		     sizeof(struct allow_value), (__u32)list->nprefixes, BPF_F_NO_PREALLOC);
+		     sizeof(struct allow_value), (__u32)nprefixes, BPF_F_NO_PREALLOC);
 	if (r < 0)
 		return r;
 	/* The LPM trie has no batch operations. */
-	r = loader_fill_entries(sb->inner_fd[kind], list, list->prefixes, list->nprefixes,
-				sizeof(*list->prefixes), offsetof(struct allow_prefix, key),
-				sizeof(list->prefixes->key), offsetof(struct allow_prefix, set),
-				nmasks >= 0);
+	r = loader_fill_entries(sb->inner_fd[kind], list, prefixes, nprefixes, sizeof(*prefixes),
+				offsetof(struct allow_prefix, key), sizeof(prefixes->key),
+				offsetof(struct allow_prefix, set), nmasks >= 0);
 	sb->cfg.nprefix_masks = nmasks > 0 ? (__u32)nmasks : 0;
 	sb->cfg.flags |= CFG_HAS_PREFIXES;
 	return r;

@@ -803,6 +803,105 @@ static void test_prefix_masks(void)
 	allowlist_free(list);
 }
 
+/* The programs' hashed lookup over expanded prefixes: exact first, then longest length first. */
+static bool expanded_allows(const struct allowlist *list, const struct allow_prefix *prefixes,
+			    size_t n, const struct prefix_mask *masks, int nmasks,
+			    const struct in6_addr *addr, uint16_t port, unsigned int proto)
+{
+	struct allowlist exact_only = *list;
+
+	exact_only.nprefixes = 0;
+	if (allowlist_allows(&exact_only, addr, port, proto))
+		return true;
+	for (size_t i = 0; i < list->nexact; i++)
+		if (memcmp(list->exact[i].key.addr, addr, 16) == 0)
+			return false; /* an exact entry that does not allow it decides */
+	for (int m = 0; m < nmasks; m++) {
+		__u32 words[4], masked[4];
+
+		memcpy(words, addr, sizeof(words));
+		for (int w = 0; w < 4; w++)
+			masked[w] = words[w] & masks[m].mask[w];
+		for (size_t i = 0; i < n; i++)
+			if (prefixes[i].key.prefixlen == masks[m].prefixlen &&
+			    memcmp(prefixes[i].key.addr, masked, 16) == 0)
+				return port_set_allows(&list->sets[prefixes[i].set], port, proto);
+	}
+	return false;
+}
+
+/*
+ * Prefix expansion keeps every decision and cuts the lengths: random nested prefixes of
+ * close lengths (IPv4 /26-/30 and a few /24, IPv6 /118-/126), with different ports, checked
+ * against the brute-force answer at addresses in and around them.
+ */
+static void test_expand_prefixes(void)
+{
+	static const struct port_range choices[][2] = {
+		{ { 80, 80, 0 }, { 443, 443, 0 } },
+		{ { 22, 22, 0 }, { 0, 0, 0 } },
+		{ { 1000, 2000, 0 }, { 0, 0, 0 } },
+		{ { 0, 65535, 0 }, { 0, 0, 0 } },
+	};
+	static const char *const bases[] = { "10.20.30.0", "2001:db8::1:0" };
+	static const uint16_t probe_ports[] = { 22, 80, 443, 1500, 3000 };
+	struct allow_rule rules[300];
+	size_t mismatches = 0, queries = 0, allowed = 0;
+
+	for (size_t round = 0; round < 6; round++) {
+		_cleanup_(allowlist_freep) struct allowlist *list = NULL;
+		_cleanup_free_ struct allow_prefix *expanded = NULL;
+		struct prefix_mask masks[MAX_HASHED_PREFIX_LENGTHS];
+		struct in6_addr base = addr_of(bases[round % ARRAY_SIZE(bases)]);
+		size_t nrules = 20 + round * 50, nexp = 0, budget = round == 5 ? 40 : 4096;
+		int before, after;
+
+		for (size_t i = 0; i < nrules; i++) {
+			uint64_t x = rng();
+			unsigned int c = (unsigned int)(x % ARRAY_SIZE(choices));
+			unsigned int len = 122 + (unsigned int)((x >> 8) % 5);
+
+			if (((x >> 16) & 7) == 0)
+				len = 120;
+			rules[i] =
+				(struct allow_rule){ .addr = random_addr_near(&base),
+						     .prefixlen = len,
+						     .ports = choices[c],
+						     .nports = choices[c][1].hi ? 2 : 1,
+						     .protos = 1 + (unsigned int)((x >> 24) % 3) };
+		}
+		list = BUILD_OK(rules, nrules);
+		if (!list)
+			return;
+		CHECK_EQ_INT(allowlist_expand_prefixes(list, budget, &expanded, &nexp), 0);
+		before = allowlist_prefix_masks(list, masks, MAX_HASHED_PREFIX_LENGTHS);
+		after = allowlist_masks_of(expanded, nexp, masks, MAX_HASHED_PREFIX_LENGTHS);
+		CHECK(after > 0 && after <= before);
+		CHECK(nexp <= (budget > list->nprefixes ? budget : list->nprefixes));
+		/* With room, lengths at most EXPAND_MAX_BITS apart end up as one. */
+		if (budget == 4096)
+			CHECK_EQ_INT(after, 1);
+		for (size_t i = 0; i < 3000; i++) {
+			struct in6_addr q = random_addr_near(&base);
+			uint16_t port = probe_ports[rng() % ARRAY_SIZE(probe_ports)];
+			unsigned int proto = rng() & 1 ? PROTO_TCP : PROTO_UDP;
+			bool want;
+
+			if (i % 3 == 0)
+				q = rules[rng() % nrules].addr;
+			want = brute_allows(rules, nrules, &q, port, proto);
+			queries++;
+			allowed += want;
+			if (expanded_allows(list, expanded, nexp, masks, after, &q, port, proto) !=
+			    want)
+				mismatches++;
+		}
+	}
+	CHECK_EQ_INT(mismatches, 0);
+	CHECK(allowed > queries / 10);
+	CHECK(allowed < queries - queries / 10);
+}
+
 int main(void)
 {
 	RUN(test_empty);
@@ -823,5 +922,6 @@ int main(void)
 	RUN(test_random_against_brute_force);
 	RUN(test_large_build);
 	RUN(test_prefix_masks);
+	RUN(test_expand_prefixes);
 	return test_failures != 0;
 }
