@@ -92,6 +92,17 @@ struct prefix_mask {
  * the programs are attached and before the job starts, never while the job runs, except to
  * close the sandbox (slot 0) at its end.
  */
+/*
+ * A policy with this few exact addresses (one API host resolves to a handful) keeps them in
+ * the sandbox's settings, compared in place: no hash lookup on the way of every call.
+ */
+#define MAX_INLINE_EXACT 4
+
+struct inline_exact {
+	__u32 addr[4]; /* as addr_key, in 32-bit words */
+	struct allow_value value;
+};
+
 struct sandbox_cfg {
 	__u64 cgroup_id; /* the cgroup this was written for: its slot must still be its own */
 	__u32 slot;	 /* index into the maps-of-maps; 0: refuse everything */
@@ -99,9 +110,11 @@ struct sandbox_cfg {
 	__u32 nprefix_masks;
 	/* Where the DNS proxy listens (host byte order); the 6s are 0 when the host has no ::1. */
 	__u16 dns_udp4_port, dns_tcp4_port, dns_udp6_port, dns_tcp6_port;
-	__u32 pad;
+	/* The exact addresses, when there are at most MAX_INLINE_EXACT; 0: in the map. */
+	__u32 ninline_exact;
 	/* The prefix lengths in the prefix hash, longest first; 0 of them: the trie. */
 	struct prefix_mask prefix_masks[MAX_HASHED_PREFIX_LENGTHS];
+	struct inline_exact inline_exact[MAX_INLINE_EXACT];
 };
 
 /* Refusals of one sandbox, per CPU (the launcher adds them up): denied = logged + lost. */

@@ -100,19 +100,43 @@ prefix_hash_lookup(const struct sandbox_cfg *cfg, void *map, const struct prefix
 	return NULL;
 }
 
+/* The few exact addresses kept in the settings (MAX_INLINE_EXACT), compared in place. */
+static __always_inline const struct allow_value *inline_lookup(const struct sandbox_cfg *cfg,
+							       const struct prefix_key *dst)
+{
+	__u32 words[4];
+
+	__builtin_memcpy(words, dst->addr, sizeof(words));
+#pragma unroll
+	for (__u32 i = 0; i < MAX_INLINE_EXACT; i++) {
+		const struct inline_exact *e = &cfg->inline_exact[i];
+
+		if (i >= cfg->ninline_exact)
+			break;
+		if (e->addr[3] == words[3] && e->addr[2] == words[2] && e->addr[1] == words[1] &&
+		    e->addr[0] == words[0])
+			return &e->value;
+	}
+	return NULL;
+}
+
 static __always_inline bool allowlist_allows(const struct sandbox_cfg *cfg,
 					     const struct prefix_key *dst, __u16 port, __u32 proto)
 {
-	struct allow_value *value = NULL;
+	const struct allow_value *value = NULL;
 	__u32 slot = cfg->slot;
 	struct port_set *set;
 	void *map;
 
 	/* Exact addresses (every resolved host) take one hash lookup; prefixes come after. */
 	if (cfg->flags & CFG_HAS_EXACT) {
-		map = bpf_map_lookup_elem(&allow_exact, &slot);
-		if (map)
-			value = bpf_map_lookup_elem(map, dst->addr);
+		if (cfg->ninline_exact) {
+			value = inline_lookup(cfg, dst);
+		} else {
+			map = bpf_map_lookup_elem(&allow_exact, &slot);
+			if (map)
+				value = bpf_map_lookup_elem(map, dst->addr);
+		}
 	}
 	if (!value && (cfg->flags & CFG_HAS_PREFIXES)) {
 		if (cfg->nprefix_masks) {

@@ -543,17 +543,28 @@ static int sandbox_fill_allowlist(struct loader_sandbox *sb, const struct allowl
 		if (bpf_map_update_elem(sb->inner_fd[LOADER_MAP_PORT_SETS], &i, &list->sets[i],
 					BPF_ANY) < 0)
 			r = -errno;
-	if (r == 0 && list->nexact)
+	if (r == 0 && list->nexact && list->nexact <= MAX_INLINE_EXACT) {
+		/* A handful: in the settings, compared in place by the programs. */
+		for (size_t i = 0; i < list->nexact; i++) {
+			memcpy(sb->cfg.inline_exact[i].addr, list->exact[i].key.addr,
+			       sizeof(sb->cfg.inline_exact[i].addr));
+			sb->cfg.inline_exact[i].value = allow_value_of(list, list->exact[i].set);
+		}
+		sb->cfg.ninline_exact = (__u32)list->nexact;
+		sb->cfg.flags |= CFG_HAS_EXACT;
+	} else if (r == 0 && list->nexact) {
 		r = slot_map(sb, LOADER_MAP_ALLOW_EXACT, BPF_MAP_TYPE_HASH, "launch_exact",
 			     sizeof(struct addr_key), sizeof(struct allow_value),
 			     (__u32)list->nexact, BPF_F_NO_PREALLOC);
-	if (r == 0 && list->nexact)
-		r = loader_fill_entries(sb->inner_fd[LOADER_MAP_ALLOW_EXACT], list, list->exact,
-					list->nexact, sizeof(*list->exact),
-					offsetof(struct allow_exact, key), sizeof(list->exact->key),
-					offsetof(struct allow_exact, set), true);
-	if (r == 0 && list->nexact)
-		sb->cfg.flags |= CFG_HAS_EXACT;
+		if (r == 0)
+			r = loader_fill_entries(sb->inner_fd[LOADER_MAP_ALLOW_EXACT], list,
+						list->exact, list->nexact, sizeof(*list->exact),
+						offsetof(struct allow_exact, key),
+						sizeof(list->exact->key),
+						offsetof(struct allow_exact, set), true);
+		if (r == 0)
+			sb->cfg.flags |= CFG_HAS_EXACT;
+	}
 	if (r < 0 || !list->nprefixes)
 		return r;
 	/*

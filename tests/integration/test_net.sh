@@ -246,9 +246,9 @@ test_cidr_nested() {
 		"OK tcp 127.0.1.5 8080" "EPERM tcp 127.0.1.5 8081" || return 1
 }
 
-# More distinct prefix lengths than the hashed lookup takes (MAX_HASHED_PREFIX_LENGTHS, 8):
-# the kernel side then walks the LPM trie; the decisions must be the same.
-test_cidr_many_lengths() {
+# Prefixes of close lengths are expanded to one length (a /24 is two /25s) for the hashed
+# lookup; nested ports must survive that.
+test_cidr_expanded() {
 	local p entries="" len
 
 	for len in 16 17 18 19 20 21 22 23 24; do
@@ -259,6 +259,37 @@ test_cidr_many_lengths() {
 	outside "OK tcp 127.0.1.5 8081" || return 1
 	inside --policy "$p" -- "OK tcp 127.0.0.5 8080" "OK tcp 127.0.0.5 8081" \
 		"OK tcp 127.0.1.5 8080" "EPERM tcp 127.0.1.5 8081" || return 1
+}
+
+# More distinct prefix lengths than the hashed lookup takes (MAX_HASHED_PREFIX_LENGTHS, 8),
+# spaced too far apart (5 bits) for expansion to merge them: the kernel side then walks the
+# LPM trie; the decisions must be the same.
+test_cidr_many_lengths() {
+	local p entries="" len
+
+	for len in 32 37 42 47 52 57 62 67 72; do
+		entries="$entries{\"cidr\": \"2001:db8::/$len\", \"ports\": [8080], \"protocol\": \"tcp\"},"
+	done
+	p=$(policy lengths "{\"name\": \"lengths\", \"allow\": [$entries
+		{\"cidr\": \"2001:db8::/127\", \"ports\": [5300], \"protocol\": \"udp\"}]}")
+	outside "OK udp 2001:db8::2 5300" || return 1
+	inside --policy "$p" -- "OK tcp 2001:db8::1 8080" "OK tcp 2001:db8::2 8080" \
+		"OK udp 2001:db8::1 5300" "EPERM udp 2001:db8::2 5300" || return 1
+}
+
+# More exact addresses than the sandbox's settings keep in place (MAX_INLINE_EXACT, 4): they
+# go to the hash map; the decisions must be the same.
+test_many_exact() {
+	local p entries="" i
+
+	for i in 1 2 3 4 5 6; do
+		entries="$entries{\"cidr\": \"127.0.2.$i\", \"ports\": [8080]},"
+	done
+	p=$(policy many "{\"name\": \"many\", \"allow\": [$entries
+		{\"cidr\": \"127.0.0.2\", \"ports\": [8080]}]}")
+	outside "OK tcp 127.0.0.3 8080" || return 1
+	inside --policy "$p" -- "OK tcp 127.0.0.2 8080" "EPERM tcp 127.0.0.3 8080" \
+		"EPERM tcp 127.0.0.2 8081" || return 1
 }
 
 test_policy_union() {
