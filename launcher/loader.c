@@ -573,8 +573,6 @@ static int sandbox_fill_allowlist(struct loader_sandbox *sb, const struct allowl
 	 * every call that no longer prefix matches, within a few times the policy's entries.
 	 */
 	budget = list->nprefixes * 4 > 4096 ? list->nprefixes * 4 : 4096;
-	if (budget > MAX_ALLOW_ENTRIES)
-		budget = list->nprefixes > MAX_ALLOW_ENTRIES ? list->nprefixes : MAX_ALLOW_ENTRIES;
 	r = allowlist_expand_prefixes(list, budget, &expanded, &nexpanded);
 	if (r < 0)
 		return r;
