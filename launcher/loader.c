@@ -305,34 +305,45 @@ static int slot_reclaim(const struct loader_shared *shared, uint32_t slot)
 	return 0;
 }
 
-/* Takes the lowest free slot: a write lock on its byte of the slots file. */
-static int slot_take(struct loader_sandbox *sb)
+/*
+ * The slots file: a write lock on byte N (an open file description's lock, which goes when
+ * the launcher dies, whatever) holds slot N.
+ */
+static int slots_open(void)
 {
 	char path[PATH_MAX];
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", GC_LOCK_DIR, LOADER_SLOTS_FILE);
 	if (mkdir(GC_LOCK_DIR, 0700) < 0 && errno != EEXIST)
 		return -errno;
-	sb->slots_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (sb->slots_fd < 0)
-		return -errno;
-	for (uint32_t slot = 1; slot < MAX_SANDBOXES; slot++) {
-		/* An open file description's lock: it goes when the launcher dies, whatever. */
-		struct flock lock = {
-			.l_type = F_WRLCK,
-			.l_whence = SEEK_SET,
-			.l_start = slot,
-			.l_len = 1,
-		};
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	return fd < 0 ? -errno : fd;
+}
 
-		if (fcntl(sb->slots_fd, F_OFD_SETLK, &lock) < 0) {
-			if (errno != EAGAIN && errno != EACCES)
-				return -errno;
+/* Takes (F_WRLCK) or lets go of (F_UNLCK) slot's byte, without waiting. */
+static int slot_lock(int fd, uint32_t slot, short type)
+{
+	struct flock lock = { .l_type = type, .l_whence = SEEK_SET, .l_start = slot, .l_len = 1 };
+
+	return fcntl(fd, F_OFD_SETLK, &lock) < 0 ? -errno : 0;
+}
+
+/* Takes the lowest free slot. */
+static int slot_take(struct loader_sandbox *sb)
+{
+	sb->slots_fd = slots_open();
+	if (sb->slots_fd < 0)
+		return sb->slots_fd;
+	for (uint32_t slot = 1; slot < MAX_SANDBOXES; slot++) {
+		int r = slot_lock(sb->slots_fd, slot, F_WRLCK);
+
+		if (r == -EAGAIN || r == -EACCES)
 			continue;
-		}
+		if (r < 0)
+			return r;
 		if (slot_reclaim(sb->shared, slot) < 0) {
-			lock.l_type = F_UNLCK;
-			fcntl(sb->slots_fd, F_OFD_SETLK, &lock);
+			slot_lock(sb->slots_fd, slot, F_UNLCK);
 			continue;
 		}
 		sb->slot = slot;
@@ -756,33 +767,23 @@ int loader_sandbox_close(struct loader_sandbox *sb)
 
 int loader_release_stale_slots(const struct loader_shared *shared)
 {
-	_cleanup_close_ int fd = -1;
-	char path[PATH_MAX];
+	_cleanup_close_ int fd = slots_open();
 	int released = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", GC_LOCK_DIR, LOADER_SLOTS_FILE);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	for (uint32_t slot = 1; slot < MAX_SANDBOXES; slot++) {
-		struct flock lock = {
-			.l_type = F_WRLCK,
-			.l_whence = SEEK_SET,
-			.l_start = slot,
-			.l_len = 1,
-		};
 		__u64 owner = 0;
 
 		if (bpf_map_lookup_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &owner) < 0 ||
 		    !owner)
 			continue;
 		/* Held by us for the moment: no launcher can take it while we reclaim it. */
-		if (fcntl(fd, F_OFD_SETLK, &lock) < 0)
+		if (slot_lock(fd, slot, F_WRLCK) < 0)
 			continue;
 		if (slot_reclaim(shared, slot) == 0)
 			released++;
-		lock.l_type = F_UNLCK;
-		fcntl(fd, F_OFD_SETLK, &lock);
+		slot_lock(fd, slot, F_UNLCK);
 	}
 	return released;
 }
