@@ -20,7 +20,10 @@ LDLIBS += -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic \
 	$(filter-out $(STATIC_LIBS),$(shell $(PKG_CONFIG) --libs $(LIBS_PKG) 2>/dev/null))
 
 BPF_ARCH := $(subst x86_64,x86,$(subst aarch64,arm64,$(ARCH)))
+# -fdebug-prefix-map: the object, and so the programs' version (bpf_version.h), does not depend
+# on where the checkout is.
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I vmlinux/$(ARCH) -Ibpf $(WARN) \
+	-fdebug-prefix-map=$(CURDIR)=. \
 	-Wno-unused-parameter
 
 # maps.bpf.c defines what the others share; it must come first in the link.

@@ -787,3 +787,89 @@ int loader_release_stale_slots(const struct loader_shared *shared)
 	}
 	return released;
 }
+
+/* One (map-of-maps, slot) entry to delete, and the threads that share the list. */
+struct trim_entry {
+	int outer_fd;
+	__u32 slot;
+};
+
+struct trim_worker {
+	pthread_t thread;
+	const struct trim_entry *entries;
+	size_t n, first, step;
+	int error;
+};
+
+static void *trim_run(void *data)
+{
+	struct trim_worker *w = data;
+
+	for (size_t i = w->first; i < w->n; i += w->step)
+		if (bpf_map_delete_elem(w->entries[i].outer_fd, &w->entries[i].slot) < 0 &&
+		    errno != ENOENT && !w->error)
+			w->error = errno;
+	return NULL;
+}
+
+int loader_trim_idle_slots(const struct loader_shared *shared)
+{
+	enum { TRIM_THREADS = 32 };
+	_cleanup_free_ __u32 *held = calloc(MAX_SANDBOXES, sizeof(*held));
+	_cleanup_free_ struct trim_entry *entries =
+		calloc((size_t)MAX_SANDBOXES * LOADER_NMAPS, sizeof(*entries));
+	struct trim_worker workers[TRIM_THREADS];
+	bool started[TRIM_THREADS] = { false };
+	_cleanup_close_ int fd = slots_open();
+	size_t nheld = 0, n = 0, nworkers;
+	int r = 0, trimmed = 0;
+
+	if (fd < 0)
+		return fd;
+	if (!held || !entries)
+		return -ENOMEM;
+	/* Every slot no sandbox holds, held by us meanwhile: none can be taken under us. */
+	for (uint32_t slot = 1; slot < MAX_SANDBOXES; slot++)
+		if (slot_lock(fd, slot, F_WRLCK) == 0) {
+			if (slot_reclaim(shared, slot) == 0)
+				held[nheld++] = slot;
+			else
+				slot_lock(fd, slot, F_UNLCK);
+		}
+	for (int m = LOADER_FIRST_OUTER; m < LOADER_NMAPS; m++) {
+		__u32 id;
+
+		if (shared->map_fd[m] < 0)
+			continue;
+		for (size_t i = 0; i < nheld; i++)
+			if (bpf_map_lookup_elem(shared->map_fd[m], &held[i], &id) == 0) {
+				entries[n++] = (struct trim_entry){ shared->map_fd[m], held[i] };
+				/* Every slot ever used has a ring buffer: those are the ones
+				 * counted. */
+				trimmed += m == LOADER_MAP_EVENTS;
+			}
+	}
+	/*
+	 * Each deletion from a map-of-maps waits for an RCU grace period in the kernel: from
+	 * many threads at once the waits overlap.
+	 */
+	nworkers = n < TRIM_THREADS ? n : TRIM_THREADS;
+	for (size_t t = 0; t < nworkers; t++) {
+		workers[t] = (struct trim_worker){
+			.entries = entries, .n = n, .first = t, .step = nworkers
+		};
+		started[t] = t > 0 &&
+			     pthread_create(&workers[t].thread, NULL, trim_run, &workers[t]) == 0;
+	}
+	for (size_t t = 0; t < nworkers; t++)
+		if (!started[t])
+			trim_run(&workers[t]);
+	for (size_t t = 0; t < nworkers; t++) {
+		if (started[t])
+			pthread_join(workers[t].thread, NULL);
+		if (workers[t].error && !r)
+			r = -workers[t].error;
+	}
+	/* Closing fd lets every slot go. */
+	return r < 0 ? r : trimmed;
+}

@@ -114,6 +114,13 @@ int loader_sandbox_close(struct loader_sandbox *sb);
  */
 int loader_release_stale_slots(const struct loader_shared *shared);
 
+/*
+ * Frees the maps of every slot no sandbox holds (slots keep theirs for the next sandbox; a
+ * host that once ran many at once keeps all of them), after reclaiming those of killed
+ * launchers. Returns how many slots had maps, or -errno.
+ */
+int loader_trim_idle_slots(const struct loader_shared *shared);
+
 /* Whether the kernel has the AF_UNIX cgroup hooks (6.7+). */
 bool loader_kernel_has_unix_hooks(void);
 

@@ -104,8 +104,8 @@ static const char USAGE[] =
 	"attaches them to the cgroup <cgroup parent>/.bpf-<version>, which keeps them loaded\n"
 	"for the next ones (docs/design.md).\n"
 	"launch gc removes the cgroups of sandboxes whose launcher was killed (every launch\n"
-	"run does this too), empties their BPF slots, and unloads the programs of other\n"
-	"builds; with --unload, this build's too.\n";
+	"run does this too), frees the maps that idle BPF slots keep for the next sandbox,\n"
+	"and unloads the programs of other builds; with --unload, this build's too.\n";
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
@@ -439,11 +439,13 @@ static int cmd_gc(int argc, char **argv)
 	if ((size_t)snprintf(holder, sizeof(holder), "%s/%s%s", parent, LOADER_HOLDER_PREFIX,
 			     loader_version()) < sizeof(holder) &&
 	    access(holder, F_OK) == 0 && loader_shared_get(parent, &shared) == 0) {
-		slots = loader_release_stale_slots(&shared);
+		/* Idle slots keep their maps for the next sandbox: their kernel memory goes. */
+		slots = loader_trim_idle_slots(&shared);
 		loader_shared_close(&shared);
 	}
 	holders = gc_remove_holders(parent, unload ? NULL : loader_version());
-	printf("removed %d sandbox%s left behind, emptied %d slot%s, unloaded %d program set%s\n",
+	printf("removed %d sandbox%s left behind, freed the maps of %d idle slot%s, unloaded %d "
+	       "program set%s\n",
 	       r, r == 1 ? "" : "es", slots > 0 ? slots : 0, slots == 1 ? "" : "s",
 	       holders > 0 ? holders : 0, holders == 1 ? "" : "s");
 	return EXIT_SUCCESS;

@@ -124,3 +124,25 @@ test_shared_slot_of_dead_sandbox() {
 	expect_rc "launch gc" 0 || return 1
 	[ ! -e "$IT_CG2/launch/$name" ] || fail "launch gc left $IT_CG2/launch/$name" || return 1
 }
+
+# A slot keeps its maps (a 512 KiB ring buffer, most of all) for the next sandbox; launch gc
+# frees those of every idle slot, and the next sandbox makes its slot's maps anew.
+test_shared_gc_trims_idle_slots() {
+	local p n
+
+	p=$(policy shared "$SHARED_POLICY")
+	s_run_checked "$p" || return 1
+	n=$(bpftool map show | grep -c ' name launch_events ')
+	[ "$n" -ge 1 ] || fail "no slot ring buffer (launch_events) after a sandbox ran" || return 1
+	launch_raw gc
+	expect_rc "launch gc" 0 || return 1
+	[[ $L_OUT =~ freed\ the\ maps\ of\ ([1-9][0-9]*)\ idle\ slot ]] ||
+		fail "launch gc freed no idle slot: '$L_OUT'" || return 1
+	for _ in $(seq 50); do
+		n=$(bpftool map show | grep -c ' name launch_events ')
+		[ "$n" = 0 ] && break
+		sleep 0.05
+	done
+	expect_eq "slot ring buffers left after launch gc" 0 "$n" || return 1
+	s_run_checked "$p"
+}
