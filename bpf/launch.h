@@ -86,6 +86,11 @@ struct prefix_mask {
 #define CFG_HAS_EXACT	 (1u << 0) /* the exact-address map has entries */
 #define CFG_HAS_PREFIXES (1u << 1) /* the prefix hash (nprefix_masks > 0) or trie has entries */
 #define CFG_DNS_PROXY	 (1u << 2) /* port 53 goes to the proxy at the dns_* ports */
+#define CFG_HAS_UNIX	 (1u << 3) /* the AF_UNIX map has entries */
+/*
+ * A slot's maps outlive its sandbox (docs/design.md): a map the flags do not name may hold a
+ * previous sandbox's entries, and the programs must not look at it.
+ */
 
 /*
  * One sandbox's settings, in the cgroup storage of its cgroup: written by its launcher after

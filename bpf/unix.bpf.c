@@ -93,7 +93,7 @@ static __always_inline int unix_judge(struct bpf_sock_addr *ctx, __u16 op)
 		bpf_probe_read_kernel(key.path, len, sun_path);
 	}
 	slot = cfg->slot;
-	allow = bpf_map_lookup_elem(&unix_allow, &slot);
+	allow = (cfg->flags & CFG_HAS_UNIX) ? bpf_map_lookup_elem(&unix_allow, &slot) : NULL;
 	if (allow && bpf_map_lookup_elem(allow, &key))
 		return 1;
 

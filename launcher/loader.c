@@ -633,6 +633,8 @@ int loader_sandbox_new(const struct loader_shared *shared, const struct rules *r
 			if (bpf_map_update_elem(sb->inner_fd[LOADER_MAP_UNIX_ALLOW],
 						&rules->unix_allows[i].key, &yes, BPF_ANY) < 0)
 				r = -errno;
+		if (r == 0)
+			sb->cfg.flags |= CFG_HAS_UNIX;
 	}
 	if (r == 0 && dns_proxy)
 		r = slot_map(sb, LOADER_MAP_DNS_ALLOW, BPF_MAP_TYPE_HASH, "launch_dns",

@@ -146,3 +146,56 @@ test_shared_gc_trims_idle_slots() {
 	expect_eq "slot ring buffers left after launch gc" 0 "$n" || return 1
 	s_run_checked "$p"
 }
+
+# A slot's maps outlive its sandbox: what one policy allowed must not carry over to the next
+# sandbox in the slot. Here an AF_UNIX path (the kind of map a policy may not have at all).
+test_shared_slot_reuse_forgets() {
+	local d=$T_DIR/u p_with p_without pid
+
+	mkdir -p "$d"
+	# shellcheck disable=SC2016
+	"$IT_PY" -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(16)
+open(sys.argv[2], "w").write("ready\n")
+while True:
+    c = s.accept()[0]
+    c.recv(64)
+    c.close()' "$d/door.sock" "$d/ready" &
+	pid=$!
+	track_pid "$pid"
+	wait_for_file "$d/ready" 10 || fail "the unix listener did not start" || return 1
+	p_with=$(policy door "{\"name\": \"door\", \"allow\": [{\"cidr\": \"127.0.0.2\", \"ports\": [8282]}],
+		\"unix\": [\"$d/door.sock\"]}")
+	p_without=$(policy shared "$SHARED_POLICY")
+	launch_job --policy "$p_with" -- "$IT_PROBE" unix "$d/door.sock"
+	expect_rc "sandbox with the path" 0 || return 1
+	expect_eq "connect with the path in the policy" OK "$L_OUT" || return 1
+	launch_job --policy "$p_without" -- "$IT_PROBE" unix "$d/door.sock"
+	expect_rc "sandbox without it" 0 || return 1
+	expect_eq "connect in the next sandbox, whose policy has no unix path" EPERM "$L_OUT" ||
+		return 1
+	kill "$pid" 2>/dev/null
+	# Exact addresses in the slot's hash map (more than the 4 kept in place): the next
+	# sandbox's, in place or in the same map, must not see them.
+	local many="" i
+	for i in 1 2 3 4 5; do
+		many="$many{\"cidr\": \"127.0.3.$i\", \"ports\": [8282]},"
+	done
+	launch_job --policy "$(policy a "{\"name\": \"a\", \"allow\": [$many
+		{\"cidr\": \"127.0.0.3\", \"ports\": [8282]}]}")" -- "$IT_PROBE" tcp 127.0.0.3 8282
+	expect_eq "connect allowed through the hash map" OK "$L_OUT" || return 1
+	launch_job --policy "$p_without" -- "$IT_PROBE" tcp 127.0.0.3 8282
+	expect_eq "the next sandbox (its address in place)" EPERM "$L_OUT" || return 1
+	launch_job --policy "$(policy b "{\"name\": \"b\", \"allow\": [$many
+		{\"cidr\": \"127.0.0.2\", \"ports\": [8282]}]}")" -- "$IT_PROBE" tcp 127.0.0.3 8282
+	expect_eq "the next sandbox (its addresses in the same map)" EPERM "$L_OUT" || return 1
+	# Prefixes, in the slot's prefix hash.
+	launch_job --policy "$(policy c '{"name": "c", "allow": [{"cidr": "127.0.0.0/24", "ports": [8282]}]}')" \
+		-- "$IT_PROBE" tcp 127.0.0.3 8282
+	expect_eq "connect allowed by a prefix" OK "$L_OUT" || return 1
+	launch_job --policy "$(policy d '{"name": "d", "allow": [{"cidr": "10.0.0.0/8", "ports": [8282]}]}')" \
+		-- "$IT_PROBE" tcp 127.0.0.3 8282
+	expect_eq "the next sandbox (another prefix in the same map)" EPERM "$L_OUT"
+}
