@@ -678,9 +678,10 @@ int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgr
 	int r;
 
 	/*
-	 * Attached while the cgroup is empty, without BPF_F_ALLOW_MULTI, so nothing below can
-	 * add to them, and with no link: they go only with the cgroup, whatever happens to the
-	 * launcher. Its storage starts zeroed (slot 0): everything is refused until the end.
+	 * Attached before the job exists (init, already in the cgroup, waits for child_start),
+	 * without BPF_F_ALLOW_MULTI, so nothing below can add to them, and with no link: they go
+	 * only with the cgroup, whatever happens to the launcher. Its storage starts zeroed
+	 * (slot 0): everything is refused until the end of this function.
 	 */
 	for (int i = 0; i < LOADER_NPROGS; i++) {
 		if (shared->prog_fd[i] < 0)
