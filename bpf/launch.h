@@ -108,6 +108,15 @@ struct inline_exact {
 	struct allow_value value;
 };
 
+/* Likewise up to MAX_INLINE_PREFIXES prefixes, longest first: mask, then compare. */
+#define MAX_INLINE_PREFIXES 4
+
+struct inline_prefix {
+	__u32 mask[4]; /* network byte order */
+	__u32 addr[4]; /* host bits zero */
+	struct allow_value value;
+};
+
 struct sandbox_cfg {
 	__u64 cgroup_id; /* the cgroup this was written for: its slot must still be its own */
 	__u32 slot;	 /* index into the maps-of-maps; 0: refuse everything */
@@ -117,9 +126,13 @@ struct sandbox_cfg {
 	__u16 dns_udp4_port, dns_tcp4_port, dns_udp6_port, dns_tcp6_port;
 	/* The exact addresses, when there are at most MAX_INLINE_EXACT; 0: in the map. */
 	__u32 ninline_exact;
+	/* The prefixes, when there are at most MAX_INLINE_PREFIXES; 0: in the maps. */
+	__u32 ninline_prefixes;
+	__u32 pad;
 	/* The prefix lengths in the prefix hash, longest first; 0 of them: the trie. */
 	struct prefix_mask prefix_masks[MAX_HASHED_PREFIX_LENGTHS];
 	struct inline_exact inline_exact[MAX_INLINE_EXACT];
+	struct inline_prefix inline_prefixes[MAX_INLINE_PREFIXES];
 };
 
 /* Refusals of one sandbox, per CPU (the launcher adds them up): denied = logged + lost. */

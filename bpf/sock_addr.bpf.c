@@ -120,6 +120,27 @@ static __always_inline const struct allow_value *inline_lookup(const struct sand
 	return NULL;
 }
 
+/* The few prefixes kept in the settings (MAX_INLINE_PREFIXES), longest first. */
+static __always_inline const struct allow_value *inline_prefix_lookup(const struct sandbox_cfg *cfg,
+								      const struct prefix_key *dst)
+{
+	__u32 words[4];
+
+	__builtin_memcpy(words, dst->addr, sizeof(words));
+#pragma unroll
+	for (__u32 i = 0; i < MAX_INLINE_PREFIXES; i++) {
+		const struct inline_prefix *p = &cfg->inline_prefixes[i];
+
+		if (i >= cfg->ninline_prefixes)
+			break;
+		if ((words[3] & p->mask[3]) == p->addr[3] &&
+		    (words[2] & p->mask[2]) == p->addr[2] &&
+		    (words[1] & p->mask[1]) == p->addr[1] && (words[0] & p->mask[0]) == p->addr[0])
+			return &p->value;
+	}
+	return NULL;
+}
+
 static __always_inline bool allowlist_allows(const struct sandbox_cfg *cfg,
 					     const struct prefix_key *dst, __u16 port, __u32 proto)
 {
@@ -139,7 +160,9 @@ static __always_inline bool allowlist_allows(const struct sandbox_cfg *cfg,
 		}
 	}
 	if (!value && (cfg->flags & CFG_HAS_PREFIXES)) {
-		if (cfg->nprefix_masks) {
+		if (cfg->ninline_prefixes) {
+			value = inline_prefix_lookup(cfg, dst);
+		} else if (cfg->nprefix_masks) {
 			map = bpf_map_lookup_elem(&allow_prefix_hash, &slot);
 			if (map)
 				value = prefix_hash_lookup(cfg, map, dst);

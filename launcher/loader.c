@@ -539,6 +539,34 @@ static int loader_fill_entries(int fd, const struct allowlist *list, const void 
 	return 0;
 }
 
+/*
+ * A handful of prefixes: in the settings, longest first, each with its mask; the programs
+ * try them in that order, so the first match is the longest, as the trie's would be.
+ */
+static int sandbox_inline_prefixes(struct loader_sandbox *sb, const struct allowlist *list)
+{
+	struct prefix_mask masks[MAX_HASHED_PREFIX_LENGTHS];
+	int nmasks = allowlist_prefix_masks(list, masks, MAX_HASHED_PREFIX_LENGTHS);
+	__u32 n = 0;
+
+	if (nmasks < 0)
+		return nmasks; /* cannot be: more lengths than prefixes */
+	for (int m = 0; m < nmasks; m++)
+		for (size_t i = 0; i < list->nprefixes; i++) {
+			struct inline_prefix *p = &sb->cfg.inline_prefixes[n];
+
+			if (list->prefixes[i].key.prefixlen != masks[m].prefixlen)
+				continue;
+			memcpy(p->mask, masks[m].mask, sizeof(p->mask));
+			memcpy(p->addr, list->prefixes[i].key.addr, sizeof(p->addr));
+			p->value = allow_value_of(list, list->prefixes[i].set);
+			n++;
+		}
+	sb->cfg.ninline_prefixes = n;
+	sb->cfg.flags |= CFG_HAS_PREFIXES;
+	return 0;
+}
+
 /* The allowlist's maps, with room for the policy, and the sandbox's settings for them. */
 static int sandbox_fill_allowlist(struct loader_sandbox *sb, const struct allowlist *list)
 {
@@ -578,6 +606,8 @@ static int sandbox_fill_allowlist(struct loader_sandbox *sb, const struct allowl
 	}
 	if (r < 0 || !list->nprefixes)
 		return r;
+	if (list->nprefixes <= MAX_INLINE_PREFIXES)
+		return sandbox_inline_prefixes(sb, list);
 	/*
 	 * Few prefix lengths: one hash lookup per length beats the trie (see launch.h). Fewer
 	 * still after expansion (a /28 is four /30s): each length saved is a lookup saved on

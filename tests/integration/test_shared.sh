@@ -191,11 +191,18 @@ while True:
 	launch_job --policy "$(policy b "{\"name\": \"b\", \"allow\": [$many
 		{\"cidr\": \"127.0.0.2\", \"ports\": [8282]}]}")" -- "$IT_PROBE" tcp 127.0.0.3 8282
 	expect_eq "the next sandbox (its addresses in the same map)" EPERM "$L_OUT" || return 1
-	# Prefixes, in the slot's prefix hash.
-	launch_job --policy "$(policy c '{"name": "c", "allow": [{"cidr": "127.0.0.0/24", "ports": [8282]}]}')" \
-		-- "$IT_PROBE" tcp 127.0.0.3 8282
+	# Prefixes in the slot's prefix hash (more than the 4 kept in place).
+	local nets=""
+	for i in 1 2 3 4; do
+		nets="$nets{\"cidr\": \"10.$i.0.0/16\", \"ports\": [8282]},"
+	done
+	launch_job --policy "$(policy c "{\"name\": \"c\", \"allow\": [$nets
+		{\"cidr\": \"127.0.0.0/24\", \"ports\": [8282]}]}")" -- "$IT_PROBE" tcp 127.0.0.3 8282
 	expect_eq "connect allowed by a prefix" OK "$L_OUT" || return 1
-	launch_job --policy "$(policy d '{"name": "d", "allow": [{"cidr": "10.0.0.0/8", "ports": [8282]}]}')" \
+	launch_job --policy "$(policy d "{\"name\": \"d\", \"allow\": [$nets
+		{\"cidr\": \"10.0.0.0/8\", \"ports\": [8282]}]}")" -- "$IT_PROBE" tcp 127.0.0.3 8282
+	expect_eq "the next sandbox (other prefixes in the same map)" EPERM "$L_OUT" || return 1
+	launch_job --policy "$(policy e '{"name": "e", "allow": [{"cidr": "10.0.0.0/8", "ports": [8282]}]}')" \
 		-- "$IT_PROBE" tcp 127.0.0.3 8282
-	expect_eq "the next sandbox (another prefix in the same map)" EPERM "$L_OUT"
+	expect_eq "the next sandbox (its prefix in place)" EPERM "$L_OUT"
 }
