@@ -83,18 +83,18 @@ WHAT_WOULD_FIX = [
     "  exit. A vfork-style start of the job, and reading mountinfo once instead of twice,",
     "  would take off about 0.3 ms; removing init would take off more but lose signal",
     "  forwarding and death propagation.",
-    "- **BPF time per call (150 ns).** A connect to one of a policy's exact addresses, when",
-    "  it has at most four, is compared in place and measures well under the target. Larger",
-    "  allowlists pay a lookup in the kernel's hash map: about 65 ns here, measured by",
-    "  switching it off, most likely two cache misses (bucket, then element) on a path that",
-    "  each connect() leaves cold. Every call also pays about 20 ns for the cgroup-storage",
-    "  lookup that finds the sandbox, the price of programs verified once and shared by",
-    "  every sandbox (they were 140 ns for exact addresses when each launch verified its",
-    "  own, at 40 ms a launch). Prefixes take one hash lookup per distinct length, and",
-    "  expansion merges close lengths into one. What would meet the target: an",
-    "  open-addressing table in an array map, probed in the program (one cache miss instead",
-    "  of two), or per-attachment cookies for cgroup programs (not in this kernel) to make",
-    "  the sandbox lookup free.",
+    "- **BPF time per call (150 ns).** A connect to one of a policy's exact addresses or",
+    "  prefixes, when it has at most four of each, is compared in place and measures well",
+    "  under the target. Larger allowlists pay a lookup in the kernel's hash map: about 65 ns",
+    "  here, measured by switching it off, most likely two cache misses (bucket, then",
+    "  element) on a path that each connect() leaves cold. Every call also pays about 20 ns",
+    "  for the cgroup-storage lookup that finds the sandbox, the price of programs verified",
+    "  once and shared by every sandbox (they were 140 ns for exact addresses when each",
+    "  launch verified its own, at 40 ms a launch). Prefixes take one hash lookup per",
+    "  distinct length, and expansion merges close lengths into one. What would meet the",
+    "  target: an open-addressing table in an array map, probed in the program (one cache",
+    "  miss instead of two), or per-attachment cookies for cgroup programs (not in this",
+    "  kernel) to make the sandbox lookup free.",
     "- **UDP sends (not a target).** The cgroup sendmsg hook takes the socket lock on every",
     "  unconnected send, and the job's seccomp filter puts every system call on the slow entry",
     "  path (`getppid` 1.2x): both are inherent to the hooks used.",
@@ -1560,8 +1560,9 @@ def report(env, results):
         w("variant and N, in %d chunks that alternate with the other variants', the client pinned to" % cc["chunks"])
         w("CPU 0 and the listener to CPU 1. Inside `launch` the allowlist holds N exact addresses")
         w("(up to 4 are kept in the sandbox's settings and compared in place, more go to a hash map)")
-        w("or N prefixes (/28-/30, all in 127.0.0.0/8, around the address looked up; `launch`")
-        w("expands them to /30s, one hash lookup, while that takes at most 4x the entries).")
+        w("or N prefixes (/28-/30, all in 127.0.0.0/8, around the address looked up; up to 4 are")
+        w("kept in place too; more, `launch` expands to /30s, one hash lookup, while that takes")
+        w("at most 4x the entries).")
         w("The nftables peer runs the same client in a cgroup matched by `socket cgroupv2` with")
         w("an address set of the same N entries (a hash set, or an interval set for the prefixes).")
         w("`empty-bpf` is the floor of any cgroup filter: programs that only `return 1`, attached to")
