@@ -442,54 +442,81 @@ static int slot_map(struct loader_sandbox *sb, enum loader_map kind, enum bpf_ma
 	return 0;
 }
 
-struct slot_insert {
-	pthread_t thread;
-	int outer_fd, inner_fd;
+/* One change to a map-of-maps: put inner_fd at slot, or delete the slot's map (-1). */
+struct slot_op {
+	int outer_fd;
 	__u32 slot;
+	int inner_fd;
 	int error;
 };
 
-static void *slot_insert_run(void *data)
-{
-	struct slot_insert *insert = data;
+struct slot_op_worker {
+	pthread_t thread;
+	struct slot_op *ops;
+	size_t n, first, step;
+};
 
-	if (bpf_map_update_elem(insert->outer_fd, &insert->slot, &insert->inner_fd, BPF_ANY) < 0)
-		insert->error = errno;
+static void *slot_op_run(void *data)
+{
+	struct slot_op_worker *w = data;
+
+	for (size_t i = w->first; i < w->n; i += w->step) {
+		struct slot_op *op = &w->ops[i];
+		int r = op->inner_fd >= 0 ? bpf_map_update_elem(op->outer_fd, &op->slot,
+								&op->inner_fd, BPF_ANY)
+					  : bpf_map_delete_elem(op->outer_fd, &op->slot);
+
+		if (r < 0 && !(op->inner_fd < 0 && errno == ENOENT))
+			op->error = errno;
+	}
 	return NULL;
 }
 
 /*
- * Puts the maps this sandbox made into its slot. Each update of a map-of-maps waits for an
- * RCU grace period in the kernel (5-10 ms here); made from one thread each, the waits
- * overlap and the lot costs about one.
+ * Applies ops. Each change to a map-of-maps waits for an RCU grace period in the kernel
+ * (5-10 ms here); from up to SLOT_OP_THREADS threads at once the waits overlap, and a batch
+ * costs about one. Returns the first error, as -errno.
  */
+static int slot_ops_apply(struct slot_op *ops, size_t n)
+{
+	enum { SLOT_OP_THREADS = 32 };
+	struct slot_op_worker workers[SLOT_OP_THREADS];
+	bool started[SLOT_OP_THREADS] = { false };
+	size_t nworkers = n < SLOT_OP_THREADS ? n : SLOT_OP_THREADS;
+
+	/* All but the first on threads of their own, the first on this one. */
+	for (size_t t = 0; t < nworkers; t++) {
+		workers[t] =
+			(struct slot_op_worker){ .ops = ops, .n = n, .first = t, .step = nworkers };
+		started[t] = t > 0 && pthread_create(&workers[t].thread, NULL, slot_op_run,
+						     &workers[t]) == 0;
+	}
+	for (size_t t = 0; t < nworkers; t++)
+		if (!started[t])
+			slot_op_run(&workers[t]);
+	for (size_t t = 0; t < nworkers; t++)
+		if (started[t])
+			pthread_join(workers[t].thread, NULL);
+	for (size_t i = 0; i < n; i++)
+		if (ops[i].error)
+			return -ops[i].error;
+	return 0;
+}
+
+/* Puts the maps this sandbox made into its slot, all at once (slot_ops_apply). */
 static int slot_install(struct loader_sandbox *sb)
 {
-	struct slot_insert inserts[LOADER_NMAPS];
-	bool threaded[LOADER_NMAPS] = { false };
-	int n = 0, r = 0;
+	struct slot_op ops[LOADER_NMAPS];
+	size_t n = 0;
 
 	for (int m = LOADER_FIRST_OUTER; m < LOADER_NMAPS; m++)
 		if (sb->inner_new[m])
-			inserts[n++] = (struct slot_insert){ .outer_fd = sb->shared->map_fd[m],
-							     .inner_fd = sb->inner_fd[m],
-							     .slot = sb->slot };
-	/* All but the first on threads of their own, the first on this one. */
-	for (int i = 1; i < n; i++)
-		threaded[i] =
-			pthread_create(&inserts[i].thread, NULL, slot_insert_run, &inserts[i]) == 0;
-	for (int i = 0; i < n; i++)
-		if (!threaded[i])
-			slot_insert_run(&inserts[i]);
-	for (int i = 0; i < n; i++) {
-		if (threaded[i])
-			pthread_join(inserts[i].thread, NULL);
-		if (inserts[i].error && !r)
-			r = -inserts[i].error;
-	}
+			ops[n++] = (struct slot_op){ .outer_fd = sb->shared->map_fd[m],
+						     .slot = sb->slot,
+						     .inner_fd = sb->inner_fd[m] };
 	for (int m = 0; m < LOADER_NMAPS; m++)
 		sb->inner_new[m] = false;
-	return r;
+	return slot_ops_apply(ops, n);
 }
 
 /* An entry's value: its port set, and the set's range inline when it is the only one. */
@@ -821,45 +848,18 @@ int loader_release_stale_slots(const struct loader_shared *shared)
 	return released;
 }
 
-/* One (map-of-maps, slot) entry to delete, and the threads that share the list. */
-struct trim_entry {
-	int outer_fd;
-	__u32 slot;
-};
-
-struct trim_worker {
-	pthread_t thread;
-	const struct trim_entry *entries;
-	size_t n, first, step;
-	int error;
-};
-
-static void *trim_run(void *data)
-{
-	struct trim_worker *w = data;
-
-	for (size_t i = w->first; i < w->n; i += w->step)
-		if (bpf_map_delete_elem(w->entries[i].outer_fd, &w->entries[i].slot) < 0 &&
-		    errno != ENOENT && !w->error)
-			w->error = errno;
-	return NULL;
-}
-
 int loader_trim_idle_slots(const struct loader_shared *shared)
 {
-	enum { TRIM_THREADS = 32 };
 	_cleanup_free_ __u32 *held = calloc(MAX_SANDBOXES, sizeof(*held));
-	_cleanup_free_ struct trim_entry *entries =
-		calloc((size_t)MAX_SANDBOXES * LOADER_NMAPS, sizeof(*entries));
-	struct trim_worker workers[TRIM_THREADS];
-	bool started[TRIM_THREADS] = { false };
+	_cleanup_free_ struct slot_op *ops =
+		calloc((size_t)MAX_SANDBOXES * LOADER_NMAPS, sizeof(*ops));
 	_cleanup_close_ int fd = slots_open();
-	size_t nheld = 0, n = 0, nworkers;
-	int r = 0, trimmed = 0;
+	size_t nheld = 0, n = 0;
+	int r, trimmed = 0;
 
 	if (fd < 0)
 		return fd;
-	if (!held || !entries)
+	if (!held || !ops)
 		return -ENOMEM;
 	/* Every slot no sandbox holds, held by us meanwhile: none can be taken under us. */
 	for (uint32_t slot = 1; slot < MAX_SANDBOXES; slot++)
@@ -876,33 +876,15 @@ int loader_trim_idle_slots(const struct loader_shared *shared)
 			continue;
 		for (size_t i = 0; i < nheld; i++)
 			if (bpf_map_lookup_elem(shared->map_fd[m], &held[i], &id) == 0) {
-				entries[n++] = (struct trim_entry){ shared->map_fd[m], held[i] };
+				ops[n++] = (struct slot_op){ .outer_fd = shared->map_fd[m],
+							     .slot = held[i],
+							     .inner_fd = -1 };
 				/* Every slot ever used has a ring buffer: those are the ones
 				 * counted. */
 				trimmed += m == LOADER_MAP_EVENTS;
 			}
 	}
-	/*
-	 * Each deletion from a map-of-maps waits for an RCU grace period in the kernel: from
-	 * many threads at once the waits overlap.
-	 */
-	nworkers = n < TRIM_THREADS ? n : TRIM_THREADS;
-	for (size_t t = 0; t < nworkers; t++) {
-		workers[t] = (struct trim_worker){
-			.entries = entries, .n = n, .first = t, .step = nworkers
-		};
-		started[t] = t > 0 &&
-			     pthread_create(&workers[t].thread, NULL, trim_run, &workers[t]) == 0;
-	}
-	for (size_t t = 0; t < nworkers; t++)
-		if (!started[t])
-			trim_run(&workers[t]);
-	for (size_t t = 0; t < nworkers; t++) {
-		if (started[t])
-			pthread_join(workers[t].thread, NULL);
-		if (workers[t].error && !r)
-			r = -workers[t].error;
-	}
+	r = slot_ops_apply(ops, n);
 	/* Closing fd lets every slot go. */
 	return r < 0 ? r : trimmed;
 }
