@@ -10,13 +10,16 @@
  */
 static __always_inline void dns_restore4(struct bpf_sock_addr *ctx, bool getpeername)
 {
-	const struct sandbox_cfg *cfg = sandbox_get();
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
+	const struct sandbox_cfg *cfg;
 	struct dns_orig_dst *orig;
 	__u32 ip4;
 
-	if (!cfg || !(cfg->flags & CFG_DNS_PROXY) || ctx->user_ip4 != bpf_htonl(DNS_LOOPBACK4) ||
-	    !port)
+	/* Every reply of every UDP socket comes here: the sandbox is looked up for DNS only. */
+	if (ctx->user_ip4 != bpf_htonl(DNS_LOOPBACK4) || !port)
+		return;
+	cfg = sandbox_get();
+	if (!cfg || !(cfg->flags & CFG_DNS_PROXY))
 		return;
 	if (port != cfg->dns_udp4_port && !(getpeername && port == cfg->dns_tcp4_port))
 		return;
@@ -30,14 +33,12 @@ static __always_inline void dns_restore4(struct bpf_sock_addr *ctx, bool getpeer
 
 static __always_inline void dns_restore6(struct bpf_sock_addr *ctx, bool getpeername)
 {
-	const struct sandbox_cfg *cfg = sandbox_get();
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
+	const struct sandbox_cfg *cfg;
 	struct dns_orig_dst *orig;
 	__u8 src[16];
 	__u32 word;
 
-	if (!cfg || !(cfg->flags & CFG_DNS_PROXY))
-		return;
 	word = ctx->user_ip6[0];
 	__builtin_memcpy(&src[0], &word, 4);
 	word = ctx->user_ip6[1];
@@ -46,6 +47,12 @@ static __always_inline void dns_restore6(struct bpf_sock_addr *ctx, bool getpeer
 	__builtin_memcpy(&src[8], &word, 4);
 	word = ctx->user_ip6[3];
 	__builtin_memcpy(&src[12], &word, 4);
+	/* Only the proxy's loopback addresses need the sandbox looked up (see dns_restore4). */
+	if (!dns_addr_is_loopback(src))
+		return;
+	cfg = sandbox_get();
+	if (!cfg || !(cfg->flags & CFG_DNS_PROXY))
+		return;
 	if (!dns_is_proxy(cfg, src, port, true) &&
 	    !(getpeername && dns_is_proxy(cfg, src, port, false)))
 		return;

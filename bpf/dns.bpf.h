@@ -67,6 +67,20 @@ static __always_inline bool dns_addr_is_v4(const __u8 *addr)
 	return w0 == 0 && w1 == 0 && w2 == bpf_htonl(0xffff);
 }
 
+/* 127.0.0.1 (as ::ffff:127.0.0.1) or ::1: where the proxy listens. */
+static __always_inline bool dns_addr_is_loopback(const __u8 *addr)
+{
+	__u32 w0, w1, w2, w3;
+
+	__builtin_memcpy(&w0, addr, 4);
+	__builtin_memcpy(&w1, addr + 4, 4);
+	__builtin_memcpy(&w2, addr + 8, 4);
+	__builtin_memcpy(&w3, addr + 12, 4);
+	return !w0 && !w1 &&
+	       ((w2 == bpf_htonl(0xffff) && w3 == bpf_htonl(DNS_LOOPBACK4)) ||
+		(!w2 && w3 == bpf_htonl(1)));
+}
+
 /* True for the proxy's own sockets: 127.0.0.1 (or ::ffff:127.0.0.1) and ::1 at its ports. */
 static __always_inline bool dns_is_proxy(const struct sandbox_cfg *cfg, const __u8 *addr,
 					 __u16 port, bool udp)
