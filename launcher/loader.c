@@ -295,11 +295,11 @@ static int slot_reclaim(const struct loader_shared *shared, uint32_t slot)
 
 	if (bpf_map_lookup_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &prev) < 0)
 		return -errno;
-	if (prev) {
-		r = cgroup_empty_by_id(prev, 5000);
-		if (r < 0)
-			return r;
-	}
+	if (!prev)
+		return 0; /* given up properly: the usual case */
+	r = cgroup_empty_by_id(prev, 5000);
+	if (r < 0)
+		return r;
 	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &none, BPF_ANY) < 0)
 		return -errno;
 	return 0;
@@ -823,29 +823,6 @@ int loader_sandbox_close(struct loader_sandbox *sb)
 	for (int m = 0; m < LOADER_NMAPS; m++)
 		sb->inner_fd[m] = -1;
 	return r;
-}
-
-int loader_release_stale_slots(const struct loader_shared *shared)
-{
-	_cleanup_close_ int fd = slots_open();
-	int released = 0;
-
-	if (fd < 0)
-		return fd;
-	for (uint32_t slot = 1; slot < MAX_SANDBOXES; slot++) {
-		__u64 owner = 0;
-
-		if (bpf_map_lookup_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &owner) < 0 ||
-		    !owner)
-			continue;
-		/* Held by us for the moment: no launcher can take it while we reclaim it. */
-		if (slot_lock(fd, slot, F_WRLCK) < 0)
-			continue;
-		if (slot_reclaim(shared, slot) == 0)
-			released++;
-		slot_lock(fd, slot, F_UNLCK);
-	}
-	return released;
 }
 
 int loader_trim_idle_slots(const struct loader_shared *shared)

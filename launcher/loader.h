@@ -109,12 +109,6 @@ int loader_sandbox_events_fd(const struct loader_sandbox *sb);
 int loader_sandbox_close(struct loader_sandbox *sb);
 
 /*
- * Empties the slots no running launcher holds, which launchers that were killed left
- * filled. Returns how many.
- */
-int loader_release_stale_slots(const struct loader_shared *shared);
-
-/*
  * Frees the maps of every slot no sandbox holds (slots keep theirs for the next sandbox; a
  * host that once ran many at once keeps all of them), after reclaiming those of killed
  * launchers. Returns how many slots had maps, or -errno.

@@ -483,7 +483,7 @@ static int cmd_run(int argc, char **argv)
 	if (cgroup_parent_dir(parent, sizeof(parent)) < 0)
 		return EXIT_LAUNCH_FAILED;
 	/* What a killed launcher left behind goes first; a failure here harms no one. */
-	options.release_stale_slots = gc_sweep() > 0;
+	gc_sweep();
 	if (arg.name)
 		snprintf(id, sizeof(id), "%s", arg.name);
 	else if (random_id(id, sizeof(id)) < 0) {

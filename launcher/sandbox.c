@@ -316,8 +316,6 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 			 "accepts that)");
 		goto out;
 	}
-	if (options->release_stale_slots)
-		loader_release_stale_slots(&sandbox.shared);
 	timing->bpf_load_us = monotonic_us() - stage_us;
 	timing->bpf_loaded = sandbox.shared.loaded_now;
 	stage_us = monotonic_us();

@@ -33,7 +33,6 @@ struct sandbox_options {
 	bool audit_continue;	    /* --audit-failure=continue */
 	bool allow_unix_unfiltered; /* --allow-unix-unfiltered: run on kernels before 6.7 */
 	bool dns_proxy;		    /* the job's DNS goes to our proxy (docs/dns.md) */
-	bool release_stale_slots;   /* a killed launcher's sandbox was swept: empty its slot */
 	struct dnsproxy_config dns;
 	struct child_config child;
 	struct sandbox_timing *timing_out; /* filled in by sandbox_run */
