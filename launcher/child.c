@@ -139,7 +139,6 @@ static _Noreturn void child_fail(int fd, int stage, int error)
 	_exit(stage == CHILD_STAGE_EXEC && error == ENOENT ? 127 : 126);
 }
 
-/* Drops every capability from every set; with SECBIT_NOROOT, exec as uid 0 gains none. */
 /*
  * Empties the bounding set, for good and for every process forked after: init does it while
  * it waits for the launcher, so the job starts without the forty-odd calls it takes.
@@ -156,7 +155,10 @@ static int child_drop_bounding_set(void)
 	return 0;
 }
 
-/* Every capability set emptied: bounding, ambient, effective, permitted, inheritable. */
+/*
+ * Drops every capability from every set (bounding, ambient, effective, permitted,
+ * inheritable); with SECBIT_NOROOT, exec as uid 0 gains none.
+ */
 static int child_drop_caps(void)
 {
 	cap_t empty;
