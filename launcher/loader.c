@@ -102,7 +102,10 @@ bool loader_kernel_has_unix_hooks(void)
 
 	if (cached >= 0)
 		return cached;
-	/* A kernel before 6.7 does not know the attach type: EINVAL, not an empty list. */
+	/*
+	 * A kernel before 6.7 does not know the attach type and says EINVAL before it looks at
+	 * the fd; a newer one goes on to find that a netns is no cgroup (EBADF).
+	 */
 	fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	cached = 1;
 	if (fd >= 0) {
