@@ -125,34 +125,26 @@ static __always_inline bool port_set_allows(const struct port_set *set, __u16 po
 }
 
 /*
- * Counts a refusal of sandbox cfg and reserves its event in the sandbox's ring buffer; NULL
- * (and counted as lost) when the ring is full.
+ * Reserves an event in the ring buffer of sandbox cfg, filled with what every event says; NULL
+ * when the slot is being handed over or the ring is full. Counts nothing: see audit_reserve.
  */
-static __always_inline struct deny_event *audit_reserve(const struct sandbox_cfg *cfg, __u16 op,
-							__u16 family)
+static __always_inline struct deny_event *audit_event_reserve(const struct sandbox_cfg *cfg,
+							      __u16 op, __u16 family)
 {
-	/* cfg is this CPU's sandbox_state's (sandbox_get), which migration cannot change. */
-	struct sandbox_counters *counters = &((struct sandbox_state *)cfg)->counters;
 	struct deny_event *event = NULL;
 	__u32 slot = cfg->slot;
 	__u64 pid_tgid, uid_gid, *owner;
 	void *ring;
 
-	/* Per CPU, yet atomic: a program may be preempted by another on the same CPU. */
-	__sync_fetch_and_add(&counters->denied, 1);
 	/* A slot being handed over: its ring is not (or no longer) this sandbox's. */
 	owner = bpf_map_lookup_elem(&slot_owner, &slot);
-	if (!owner || *owner != cfg->cgroup_id) {
-		__sync_fetch_and_add(&counters->lost, 1);
+	if (!owner || *owner != cfg->cgroup_id)
 		return NULL;
-	}
 	ring = bpf_map_lookup_elem(&events, &slot);
 	if (ring)
 		event = bpf_ringbuf_reserve(ring, sizeof(*event), 0);
-	if (!event) {
-		__sync_fetch_and_add(&counters->lost, 1);
+	if (!event)
 		return NULL;
-	}
 	pid_tgid = bpf_get_current_pid_tgid();
 	uid_gid = bpf_get_current_uid_gid();
 	event->boot_ns = bpf_ktime_get_boot_ns();
@@ -169,6 +161,29 @@ static __always_inline struct deny_event *audit_reserve(const struct sandbox_cfg
 	__builtin_memset(event->addr, 0, sizeof(event->addr));
 	bpf_get_current_comm(event->comm, sizeof(event->comm));
 	event->unix_path[0] = '\0';
+	event->level = 0;
+	event->optname = 0;
+	event->reason = 0;
+	event->pad2 = 0;
+	return event;
+}
+
+/*
+ * Counts a refusal of sandbox cfg and reserves its event in the sandbox's ring buffer; NULL
+ * (and counted as lost) when the ring is full.
+ */
+static __always_inline struct deny_event *audit_reserve(const struct sandbox_cfg *cfg, __u16 op,
+							__u16 family)
+{
+	/* cfg is this CPU's sandbox_state's (sandbox_get), which migration cannot change. */
+	struct sandbox_counters *counters = &((struct sandbox_state *)cfg)->counters;
+	struct deny_event *event;
+
+	/* Per CPU, yet atomic: a program may be preempted by another on the same CPU. */
+	__sync_fetch_and_add(&counters->denied, 1);
+	event = audit_event_reserve(cfg, op, family);
+	if (!event)
+		__sync_fetch_and_add(&counters->lost, 1);
 	return event;
 }
 

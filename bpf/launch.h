@@ -139,7 +139,23 @@ struct sandbox_cfg {
 struct sandbox_counters {
 	__u64 denied;
 	__u64 lost;
+	/*
+	 * The packet-level backstop: every packet it dropped (exact, reported in sandbox_exit),
+	 * and this CPU's logging window, which rate-limits their deny lines.
+	 */
+	__u64 packet_dropped;
+	__u64 packet_window_ns;
+	__u32 packet_logged; /* deny lines this window, at most PACKET_LOG_BURST */
+	__u32 packet_pad;
 };
+
+/*
+ * Deny lines for dropped packets, per CPU: at most PACKET_LOG_BURST per PACKET_LOG_WINDOW_NS.
+ * A sender that keeps retrying (TCP retransmits a dropped SYN) must not flood the log; the
+ * exact count is in sandbox_exit.packet_dropped.
+ */
+#define PACKET_LOG_BURST     16
+#define PACKET_LOG_WINDOW_NS 1000000000ULL
 
 /*
  * What a sandbox's cgroup storage holds, per CPU: one storage lookup gives the programs both.
@@ -156,8 +172,18 @@ enum audit_op {
 	AUDIT_OP_SOCKET,
 	AUDIT_OP_CONNECT_UNIX,
 	AUDIT_OP_SENDMSG_UNIX,
-	AUDIT_OP_USERNS,   /* seccomp: unshare/clone with CLONE_NEWUSER */
-	AUDIT_OP_IO_URING, /* seccomp: io_uring_setup */
+	AUDIT_OP_USERNS,     /* seccomp: unshare/clone with CLONE_NEWUSER */
+	AUDIT_OP_IO_URING,   /* seccomp: io_uring_setup */
+	AUDIT_OP_SETSOCKOPT, /* a socket option that changes where packets go */
+	AUDIT_OP_PACKET,     /* a packet the egress backstop dropped */
+};
+
+/* Why the backstop dropped a packet (deny_event.reason). */
+enum packet_drop_reason {
+	PACKET_DROP_DESTINATION = 1, /* its real destination is not allowed */
+	PACKET_DROP_ROUTING_HEADER,  /* IPv6 with a routing header: it goes to another address */
+	PACKET_DROP_IP_OPTIONS,	     /* IPv4 with options (source routes among them) */
+	PACKET_DROP_MALFORMED,	     /* not an IP header the backstop can read */
 };
 
 /* One refusal, sent from the kernel to the launcher through the ring buffer. */
@@ -176,6 +202,12 @@ struct deny_event {
 	__u8 addr[16]; /* destination; IPv4 as ::ffff:a.b.c.d */
 	char comm[TASK_COMM_LEN_MAX];
 	char unix_path[UNIX_PATH_LEN];
+	/* setsockopt: the option refused. */
+	__s32 level;
+	__s32 optname;
+	/* packet: enum packet_drop_reason. */
+	__u32 reason;
+	__u32 pad2;
 };
 
 /*

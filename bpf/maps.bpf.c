@@ -6,7 +6,9 @@
  */
 #define LAUNCH_DEFINE_SHARED
 #define LAUNCH_DEFINE_DNS
+#define LAUNCH_DEFINE_ALLOWLIST
 #include "common.bpf.h"
+#include "allowlist.bpf.h"
 #include "dns.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

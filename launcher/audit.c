@@ -227,8 +227,75 @@ static const char *op_name(unsigned int op)
 		return "userns";
 	case AUDIT_OP_IO_URING:
 		return "io_uring";
+	case AUDIT_OP_SETSOCKOPT:
+		return "setsockopt";
+	case AUDIT_OP_PACKET:
+		return "packet";
 	default:
 		return "unknown";
+	}
+}
+
+static const char *packet_reason_name(unsigned int reason)
+{
+	switch (reason) {
+	case PACKET_DROP_DESTINATION:
+		return "destination";
+	case PACKET_DROP_ROUTING_HEADER:
+		return "routing_header";
+	case PACKET_DROP_IP_OPTIONS:
+		return "ip_options";
+	case PACKET_DROP_MALFORMED:
+		return "malformed";
+	default:
+		return NULL;
+	}
+}
+
+/* The options the setsockopt hook refuses, by name (uapi/linux/in.h, in6.h). */
+static const char *sockopt_name(int level, int optname)
+{
+	if (level == IPPROTO_IP && optname == IP_OPTIONS)
+		return "IP_OPTIONS";
+	if (level != IPPROTO_IPV6)
+		return NULL;
+	switch (optname) {
+	case IPV6_2292PKTINFO:
+		return "IPV6_2292PKTINFO";
+	case IPV6_2292HOPOPTS:
+		return "IPV6_2292HOPOPTS";
+	case IPV6_2292DSTOPTS:
+		return "IPV6_2292DSTOPTS";
+	case IPV6_2292RTHDR:
+		return "IPV6_2292RTHDR";
+	case IPV6_2292PKTOPTIONS:
+		return "IPV6_2292PKTOPTIONS";
+	case IPV6_2292HOPLIMIT:
+		return "IPV6_2292HOPLIMIT";
+	case IPV6_PKTINFO:
+		return "IPV6_PKTINFO";
+	case IPV6_HOPOPTS:
+		return "IPV6_HOPOPTS";
+	case IPV6_RTHDRDSTOPTS:
+		return "IPV6_RTHDRDSTOPTS";
+	case IPV6_RTHDR:
+		return "IPV6_RTHDR";
+	case IPV6_DSTOPTS:
+		return "IPV6_DSTOPTS";
+	default:
+		return NULL;
+	}
+}
+
+static const char *sockopt_level_name(int level)
+{
+	switch (level) {
+	case IPPROTO_IP:
+		return "ip";
+	case IPPROTO_IPV6:
+		return "ipv6";
+	default:
+		return NULL;
 	}
 }
 
@@ -245,11 +312,14 @@ int audit_format_deny_name(const struct audit_log *log, const struct deny_event 
 
 	json_begin(&j, log, (int64_t)event->boot_ns + log->boot_to_real_ns, "deny");
 	json_key_str(&j, "op", op_name(event->op));
-	json_key_u64(&j, "pid", event->pid);
-	json_key_u64(&j, "tid", event->tid);
-	json_printf(&j, ",\"comm\":");
-	json_string(&j, event->comm, sizeof(event->comm));
-	json_key_u64(&j, "uid", event->uid);
+	/* A packet sent from softirq (a retransmission) has no process to name. */
+	if (event->op != AUDIT_OP_PACKET || event->pid) {
+		json_key_u64(&j, "pid", event->pid);
+		json_key_u64(&j, "tid", event->tid);
+		json_printf(&j, ",\"comm\":");
+		json_string(&j, event->comm, sizeof(event->comm));
+		json_key_u64(&j, "uid", event->uid);
+	}
 	/* userns and io_uring refusals concern no socket: nothing more to say. */
 	if (event->op == AUDIT_OP_USERNS || event->op == AUDIT_OP_IO_URING)
 		return json_end(&j);
@@ -258,6 +328,16 @@ int audit_format_deny_name(const struct audit_log *log, const struct deny_event 
 	if (event->op == AUDIT_OP_SOCKET) {
 		json_key_name(&j, "type", sock_type_name(event->sock_type), event->sock_type);
 		json_key_name(&j, "protocol", ip_proto_name(event->protocol), event->protocol);
+	} else if (event->op == AUDIT_OP_SETSOCKOPT) {
+		const char *option = sockopt_name(event->level, event->optname);
+
+		json_key_name(&j, "type", sock_type_name(event->sock_type), event->sock_type);
+		json_key_name(&j, "protocol", ip_proto_name(event->protocol), event->protocol);
+		json_key_name(&j, "level", sockopt_level_name(event->level),
+			      (unsigned int)event->level);
+		json_key_u64(&j, "optname", (unsigned int)event->optname);
+		if (option)
+			json_key_str(&j, "option", option);
 	} else if (event->op == AUDIT_OP_CONNECT_UNIX || event->op == AUDIT_OP_SENDMSG_UNIX) {
 		json_key_name(&j, "type", sock_type_name(event->sock_type), event->sock_type);
 		json_printf(&j, ",\"dst_path\":");
@@ -279,6 +359,9 @@ int audit_format_deny_name(const struct audit_log *log, const struct deny_event 
 		json_key_u64(&j, "dst_port", event->port);
 		if (dst_name)
 			json_key_str(&j, "dst_name", dst_name);
+		if (event->op == AUDIT_OP_PACKET)
+			json_key_name(&j, "reason", packet_reason_name(event->reason),
+				      event->reason);
 	}
 	return json_end(&j);
 }
@@ -371,6 +454,7 @@ int audit_format_exit(const struct audit_log *log, int exit_code, long long dura
 	json_key_u64(&j, "duration_ms", duration_ms < 0 ? 0 : (unsigned long long)duration_ms);
 	json_key_u64(&j, "denied", denied);
 	json_key_u64(&j, "lost", lost);
+	json_key_u64(&j, "packet_dropped", log->packet_dropped);
 	if (failed)
 		json_key_u64(&j, "log_failed", failed);
 	return json_end(&j);

@@ -35,6 +35,8 @@ struct audit_log {
 	unsigned long long failed_lines; /* lines a failed write() took with it */
 	int error;			 /* first write error, negative errno; 0 when none */
 	bool torn;			 /* a line fragment could not be cut off the file */
+	/* For sandbox_exit: packets the egress backstop dropped (set before it is formatted). */
+	unsigned long long packet_dropped;
 };
 
 /* Opens (creating 0640, and its folder 0750) the log at path; "-" is standard error. */

@@ -48,6 +48,8 @@ static const struct {
 	[LOADER_SOCK_CREATE] = { "launch_sock_create", BPF_CGROUP_INET_SOCK_CREATE },
 	[LOADER_CONNECT_UNIX] = { "launch_connect_unix", LAUNCH_BPF_CGROUP_UNIX_CONNECT },
 	[LOADER_SENDMSG_UNIX] = { "launch_sendmsg_unix", LAUNCH_BPF_CGROUP_UNIX_SENDMSG },
+	[LOADER_SETSOCKOPT] = { "launch_setsockopt", BPF_CGROUP_SETSOCKOPT },
+	[LOADER_EGRESS] = { "launch_egress", BPF_CGROUP_INET_EGRESS },
 };
 
 /* The kernel keeps 15 characters of a map's name. */
@@ -787,6 +789,23 @@ void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long
 			*ret_lost += per_cpu[i].counters.lost;
 		}
 	free(per_cpu);
+}
+
+unsigned long long loader_sandbox_packet_dropped(const struct loader_sandbox *sb)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	_cleanup_free_ struct sandbox_state *per_cpu = NULL;
+	unsigned long long dropped = 0;
+	__u64 key = sb->cgroup_id;
+
+	if (!sb->cgroup_id || ncpus <= 0)
+		return 0;
+	per_cpu = calloc((size_t)ncpus, sizeof(*per_cpu));
+	if (per_cpu &&
+	    bpf_map_lookup_elem(sb->shared->map_fd[LOADER_MAP_STATES], &key, per_cpu) == 0)
+		for (int i = 0; i < ncpus; i++)
+			dropped += per_cpu[i].counters.packet_dropped;
+	return dropped;
 }
 
 int loader_sandbox_events_fd(const struct loader_sandbox *sb)

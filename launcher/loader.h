@@ -25,6 +25,8 @@ enum loader_prog {
 	LOADER_SOCK_CREATE,
 	LOADER_CONNECT_UNIX, /* kernel 6.7+ */
 	LOADER_SENDMSG_UNIX, /* kernel 6.7+ */
+	LOADER_SETSOCKOPT,
+	LOADER_EGRESS, /* the packet-level backstop */
 	LOADER_NPROGS,
 };
 
@@ -101,6 +103,8 @@ int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgr
 /* Refusals counted by the kernel: all of them, and those whose event was lost. */
 void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long *ret_denied,
 			     unsigned long long *ret_lost);
+/* Packets the egress backstop dropped, every one (their deny lines are rate-limited). */
+unsigned long long loader_sandbox_packet_dropped(const struct loader_sandbox *sb);
 int loader_sandbox_events_fd(const struct loader_sandbox *sb);
 /*
  * Closes the sandbox (its cgroup refuses everything from now on), empties its slot and

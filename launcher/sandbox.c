@@ -486,6 +486,7 @@ out:
 		sandbox_report_lost(&sandbox);
 		loader_sandbox_counters(&sandbox.bpf, &denied, &lost);
 		denied += sandbox.seccomp_denied;
+		log.packet_dropped = loader_sandbox_packet_dropped(&sandbox.bpf);
 		if (reaped)
 			exit_status = sandbox_exit_status(&sandbox, &info, &audit_code);
 		else

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cgroup_skb/egress, the second line of defence: every packet a socket of the sandbox sends
+ * is judged by its real IP destination, whatever the address hooks were shown.
+ */
+#include "common.bpf.h"
+#include "allowlist.bpf.h"
+#include "dns.bpf.h"
+
+/* uapi/linux/in6.h: next header values of IPv6 extension headers. */
+#define NEXTHDR_HOP	 0
+#define NEXTHDR_ROUTING	 43
+#define NEXTHDR_FRAGMENT 44
+#define NEXTHDR_AUTH	 51
+#define NEXTHDR_DEST	 60
+/* Extension headers walked before the transport header; more is refused as unreadable. */
+#define PACKET_MAX_EXT_HEADERS 8
+
+#define IP_OFFSET_MASK	0x1fff /* iphdr.frag_off: the fragment offset */
+#define IP6_OFFSET_MASK 0xfff8 /* frag_hdr.frag_off: the fragment offset */
+#define TCP_LISTEN	10
+
+/* What the backstop reads of a packet. */
+struct packet_info {
+	struct prefix_key dst; /* the real destination; IPv4 as ::ffff:a.b.c.d */
+	__u16 family;
+	__u16 port;	     /* destination port, host byte order; 0 when unknown */
+	__u32 proto;	     /* PROTO_TCP, PROTO_UDP or 0 */
+	__u8 ip_proto;	     /* the transport protocol's number */
+	bool later_fragment; /* no transport header: judged by address alone */
+};
+
+/* Reads the IPv4 header. Returns 0, or the reason to drop the packet. */
+static __always_inline __u32 packet_parse4(struct __sk_buff *skb, struct packet_info *info)
+{
+	struct iphdr iph;
+
+	if (bpf_skb_load_bytes(skb, 0, &iph, sizeof(iph)) < 0)
+		return PACKET_DROP_MALFORMED;
+	info->family = AF_INET;
+	info->dst.addr[10] = 0xff;
+	info->dst.addr[11] = 0xff;
+	__builtin_memcpy(&info->dst.addr[12], &iph.daddr, 4);
+	info->ip_proto = iph.protocol;
+	/*
+	 * Any option: the job can set none (setsockopt refuses IP_OPTIONS), but IP_RETOPTS on
+	 * sendmsg carries a source route per datagram, and no option is needed by a job.
+	 */
+	if (iph.ihl != 5)
+		return PACKET_DROP_IP_OPTIONS;
+	info->later_fragment = (bpf_ntohs(iph.frag_off) & IP_OFFSET_MASK) != 0;
+	return 0;
+}
+
+/*
+ * Reads the IPv6 header and walks the extension headers to the transport header, whose
+ * offset goes to *ret_off. Returns 0, or the reason to drop the packet.
+ */
+static __always_inline __u32 packet_parse6(struct __sk_buff *skb, struct packet_info *info,
+					   __u32 *ret_off)
+{
+	struct ipv6hdr ip6;
+	__u32 off = sizeof(ip6);
+	__u8 nexthdr;
+
+	if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)) < 0)
+		return PACKET_DROP_MALFORMED;
+	info->family = AF_INET6;
+	__builtin_memcpy(info->dst.addr, &ip6.daddr, sizeof(info->dst.addr));
+	nexthdr = ip6.nexthdr;
+#pragma unroll
+	for (int i = 0; i < PACKET_MAX_EXT_HEADERS; i++) {
+		__u8 ext[4];
+
+		switch (nexthdr) {
+		case NEXTHDR_ROUTING:
+			/* The packet goes to the header's next segment, not to daddr's owner. */
+			return PACKET_DROP_ROUTING_HEADER;
+		case NEXTHDR_HOP:
+		case NEXTHDR_DEST:
+		case NEXTHDR_AUTH:
+		case NEXTHDR_FRAGMENT:
+			if (bpf_skb_load_bytes(skb, off, ext, sizeof(ext)) < 0)
+				return PACKET_DROP_MALFORMED;
+			if (nexthdr == NEXTHDR_FRAGMENT) {
+				info->later_fragment |=
+					(((__u16)ext[2] << 8 | ext[3]) & IP6_OFFSET_MASK) != 0;
+				off += 8;
+			} else if (nexthdr == NEXTHDR_AUTH) {
+				off += ((__u32)ext[1] + 2) << 2;
+			} else {
+				off += ((__u32)ext[1] + 1) << 3;
+			}
+			nexthdr = ext[0];
+			continue;
+		default:
+			info->ip_proto = nexthdr;
+			*ret_off = off;
+			return 0;
+		}
+	}
+	return PACKET_DROP_MALFORMED;
+}
+
+/* Whether the packet goes to the peer of its own socket, which connect judged. */
+static __always_inline bool packet_to_peer(const struct bpf_sock *sk,
+					   const struct packet_info *info)
+{
+	__u32 words[4];
+
+	__builtin_memcpy(words, info->dst.addr, sizeof(words));
+	if (!info->later_fragment && bpf_ntohs(sk->dst_port) != info->port)
+		return false;
+	if (info->family == AF_INET)
+		return sk->dst_ip4 && sk->dst_ip4 == words[3];
+	return (sk->dst_ip6[0] | sk->dst_ip6[1] | sk->dst_ip6[2] | sk->dst_ip6[3]) &&
+	       sk->dst_ip6[0] == words[0] && sk->dst_ip6[1] == words[1] &&
+	       sk->dst_ip6[2] == words[2] && sk->dst_ip6[3] == words[3];
+}
+
+/*
+ * The decision, for a packet that the headers let through. The address hooks judged the
+ * socket's peer (connect) or each datagram's address (sendmsg), so what they allowed passes
+ * here the same way; what differs is a packet routed elsewhere than the address judged.
+ */
+static __always_inline bool packet_allowed(const struct sandbox_cfg *cfg, struct __sk_buff *skb,
+					   struct packet_info *info)
+{
+	struct bpf_sock *sk = skb->sk;
+
+	if (sk) {
+		/* SYN-ACKs to whoever connected in: who may is the listener's business. */
+		if (sk->state == TCP_LISTEN)
+			return true;
+		/* Connected: its peer was judged once, and stays allowed for the connection. */
+		if (packet_to_peer(sk, info))
+			return true;
+	}
+	if (info->later_fragment || !info->proto)
+		return false;
+	/* Port 53 went to the proxy: the packet's destination is the proxy's loopback port. */
+	if ((cfg->flags & CFG_DNS_PROXY) &&
+	    dns_is_proxy(cfg, info->dst.addr, info->port, info->proto == PROTO_UDP))
+		return true;
+	return allowlist_allows(cfg, &info->dst, info->port, info->proto) ||
+	       dns_allows(cfg, &info->dst, info->port, info->proto);
+}
+
+/*
+ * Counts a drop, and logs it unless this CPU has logged PACKET_LOG_BURST drops in the current
+ * window (launch.h).
+ */
+static __always_inline void packet_log_drop(const struct sandbox_cfg *cfg,
+					    const struct packet_info *info, __u32 reason)
+{
+	struct sandbox_counters *counters = &((struct sandbox_state *)cfg)->counters;
+	__u64 now = bpf_ktime_get_ns();
+	struct deny_event *event;
+
+	__sync_fetch_and_add(&counters->packet_dropped, 1);
+	if (now - counters->packet_window_ns >= PACKET_LOG_WINDOW_NS) {
+		counters->packet_window_ns = now;
+		counters->packet_logged = 0;
+	}
+	if (counters->packet_logged >= PACKET_LOG_BURST)
+		return;
+	counters->packet_logged++;
+	event = audit_event_reserve(cfg, AUDIT_OP_PACKET, info->family);
+	if (!event)
+		return;
+	/*
+	 * A packet may leave from softirq (a retransmission), where the current task is anyone:
+	 * the process is named only when it is the sandbox's.
+	 */
+	if (bpf_get_current_cgroup_id() != cfg->cgroup_id) {
+		event->pid = 0;
+		event->tid = 0;
+		event->uid = 0;
+		__builtin_memset(event->comm, 0, sizeof(event->comm));
+	}
+	event->protocol = info->ip_proto;
+	event->port = info->port;
+	event->reason = reason;
+	__builtin_memcpy(event->addr, info->dst.addr, sizeof(event->addr));
+	bpf_ringbuf_submit(event, 0);
+}
+
+/* Returns 1 to let the packet leave, 0 to drop it (the sender's call fails with EPERM). */
+SEC("cgroup_skb/egress")
+int launch_egress(struct __sk_buff *skb)
+{
+	const struct sandbox_cfg *cfg = sandbox_get();
+	struct packet_info info = {};
+	__u32 off = sizeof(struct iphdr), reason;
+	__u8 version = 0;
+	__u16 port;
+
+	if (!cfg)
+		return 0;
+	if (bpf_skb_load_bytes(skb, 0, &version, 1) < 0)
+		version = 0;
+	info.dst.prefixlen = 128;
+	if (version >> 4 == 4)
+		reason = packet_parse4(skb, &info);
+	else if (version >> 4 == 6)
+		reason = packet_parse6(skb, &info, &off);
+	else
+		reason = PACKET_DROP_MALFORMED;
+	if (!reason && !info.later_fragment &&
+	    (info.ip_proto == IPPROTO_TCP || info.ip_proto == IPPROTO_UDP)) {
+		/* The destination port follows the source port in both. */
+		if (bpf_skb_load_bytes(skb, off + 2, &port, sizeof(port)) < 0) {
+			reason = PACKET_DROP_MALFORMED;
+		} else {
+			info.port = bpf_ntohs(port);
+			info.proto = info.ip_proto == IPPROTO_TCP ? PROTO_TCP : PROTO_UDP;
+		}
+	}
+	if (!reason) {
+		if (packet_allowed(cfg, skb, &info))
+			return 1;
+		reason = PACKET_DROP_DESTINATION;
+	}
+	packet_log_drop(cfg, &info, reason);
+	return 0;
+}
