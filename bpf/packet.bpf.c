@@ -30,8 +30,12 @@ struct packet_info {
 	bool later_fragment; /* no transport header: judged by address alone */
 };
 
-/* Reads the IPv4 header. Returns 0, or the reason to drop the packet. */
-static __always_inline __u32 packet_parse4(struct __sk_buff *skb, struct packet_info *info)
+/*
+ * Reads the IPv4 header; the transport header's offset goes to *ret_off. Returns 0, or the
+ * reason to drop the packet.
+ */
+static __always_inline __u32 packet_parse4(struct __sk_buff *skb, struct packet_info *info,
+					   __u32 *ret_off)
 {
 	struct iphdr iph;
 
@@ -42,14 +46,14 @@ static __always_inline __u32 packet_parse4(struct __sk_buff *skb, struct packet_
 	info->dst.addr[11] = 0xff;
 	__builtin_memcpy(&info->dst.addr[12], &iph.daddr, 4);
 	info->ip_proto = iph.protocol;
+	info->later_fragment = (bpf_ntohs(iph.frag_off) & IP_OFFSET_MASK) != 0;
+	*ret_off = (__u32)iph.ihl * 4;
 	/*
 	 * Any option: the job can set none (setsockopt refuses IP_OPTIONS), but IP_RETOPTS on
-	 * sendmsg carries a source route per datagram, and no option is needed by a job.
+	 * sendmsg carries options per datagram, a source route among them where the kernel
+	 * allows it, and no option is needed by a job.
 	 */
-	if (iph.ihl != 5)
-		return PACKET_DROP_IP_OPTIONS;
-	info->later_fragment = (bpf_ntohs(iph.frag_off) & IP_OFFSET_MASK) != 0;
-	return 0;
+	return iph.ihl != 5 ? PACKET_DROP_IP_OPTIONS : 0;
 }
 
 /*
@@ -60,7 +64,7 @@ static __always_inline __u32 packet_parse6(struct __sk_buff *skb, struct packet_
 					   __u32 *ret_off)
 {
 	struct ipv6hdr ip6;
-	__u32 off = sizeof(ip6);
+	__u32 off = sizeof(ip6), reason = 0;
 	__u8 nexthdr;
 
 	if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)) < 0)
@@ -74,8 +78,12 @@ static __always_inline __u32 packet_parse6(struct __sk_buff *skb, struct packet_
 
 		switch (nexthdr) {
 		case NEXTHDR_ROUTING:
-			/* The packet goes to the header's next segment, not to daddr's owner. */
-			return PACKET_DROP_ROUTING_HEADER;
+			/*
+			 * The packet goes to the header's next segment, not to the address that
+			 * was judged; walked on only to name the port in the log.
+			 */
+			reason = PACKET_DROP_ROUTING_HEADER;
+			/* fallthrough */
 		case NEXTHDR_HOP:
 		case NEXTHDR_DEST:
 		case NEXTHDR_AUTH:
@@ -96,7 +104,7 @@ static __always_inline __u32 packet_parse6(struct __sk_buff *skb, struct packet_
 		default:
 			info->ip_proto = nexthdr;
 			*ret_off = off;
-			return 0;
+			return reason;
 		}
 	}
 	return PACKET_DROP_MALFORMED;
@@ -191,7 +199,7 @@ int launch_egress(struct __sk_buff *skb)
 {
 	const struct sandbox_cfg *cfg = sandbox_get();
 	struct packet_info info = {};
-	__u32 off = sizeof(struct iphdr), reason;
+	__u32 off = 0, reason;
 	__u8 version = 0;
 	__u16 port;
 
@@ -201,16 +209,16 @@ int launch_egress(struct __sk_buff *skb)
 		version = 0;
 	info.dst.prefixlen = 128;
 	if (version >> 4 == 4)
-		reason = packet_parse4(skb, &info);
+		reason = packet_parse4(skb, &info, &off);
 	else if (version >> 4 == 6)
 		reason = packet_parse6(skb, &info, &off);
 	else
 		reason = PACKET_DROP_MALFORMED;
-	if (!reason && !info.later_fragment &&
+	if (reason != PACKET_DROP_MALFORMED && !info.later_fragment &&
 	    (info.ip_proto == IPPROTO_TCP || info.ip_proto == IPPROTO_UDP)) {
 		/* The destination port follows the source port in both. */
 		if (bpf_skb_load_bytes(skb, off + 2, &port, sizeof(port)) < 0) {
-			reason = PACKET_DROP_MALFORMED;
+			reason = reason ?: PACKET_DROP_MALFORMED;
 		} else {
 			info.port = bpf_ntohs(port);
 			info.proto = info.ip_proto == IPPROTO_TCP ? PROTO_TCP : PROTO_UDP;

@@ -17,12 +17,15 @@
 #define IPV6_2292RTHDR	    5
 #define IPV6_2292PKTOPTIONS 6
 #define IPV6_2292HOPLIMIT   8
+#define IPV6_FLOWLABEL_MGR  32
 #define IPV6_PKTINFO	    50
 #define IPV6_HOPOPTS	    54
 #define IPV6_RTHDRDSTOPTS   55
 #define IPV6_RTHDR	    57
 #define IPV6_DSTOPTS	    59
 
+/* struct in6_flowlabel_req; what follows it is ancillary data: the label's own options. */
+#define IN6_FLOWLABEL_REQ_LEN 32
 /* struct in6_pktinfo: the source address, then the outgoing interface. */
 #define IN6_PKTINFO_LEN 20
 
@@ -70,6 +73,12 @@ static __always_inline bool sockopt_reroutes(struct bpf_sockopt *ctx)
 		return true;
 	case IPV6_PKTINFO:
 		return sockopt_pktinfo_set(ctx);
+	case IPV6_FLOWLABEL_MGR:
+		/*
+		 * A flow label may carry headers, which sendmsg then merges into each datagram
+		 * sent with the label (a routing header, on kernels that accept one there).
+		 */
+		return ctx->optlen > IN6_FLOWLABEL_REQ_LEN;
 	default:
 		return false;
 	}

@@ -252,6 +252,11 @@ static const char *packet_reason_name(unsigned int reason)
 	}
 }
 
+/* uapi/linux/in6.h, which glibc's <netinet/in.h> does not carry. */
+#ifndef IPV6_FLOWLABEL_MGR
+#define IPV6_FLOWLABEL_MGR 32
+#endif
+
 /* The options the setsockopt hook refuses, by name (uapi/linux/in.h, in6.h). */
 static const char *sockopt_name(int level, int optname)
 {
@@ -274,6 +279,8 @@ static const char *sockopt_name(int level, int optname)
 		return "IPV6_2292HOPLIMIT";
 	case IPV6_PKTINFO:
 		return "IPV6_PKTINFO";
+	case IPV6_FLOWLABEL_MGR:
+		return "IPV6_FLOWLABEL_MGR";
 	case IPV6_HOPOPTS:
 		return "IPV6_HOPOPTS";
 	case IPV6_RTHDRDSTOPTS:

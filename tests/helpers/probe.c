@@ -18,7 +18,9 @@
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/sched.h>
+#include <linux/seg6.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -38,6 +40,9 @@
 #define PROBE_EXIT_USAGE 2
 /* Long enough for loopback, short enough that a silently dropped SYN never hangs a test. */
 #define PROBE_CONNECT_TIMEOUT_MS 2000
+
+/* IPV6_SRCRT_TYPE_4 of uapi/linux/ipv6.h, which clashes with netinet/in.h. */
+#define PROBE_SRCRT_TYPE_SEG6 4
 
 static const char PROBE_PAYLOAD[] = "hello\n";
 #define PROBE_PAYLOAD_LEN (sizeof(PROBE_PAYLOAD) - 1)
@@ -701,6 +706,274 @@ static int probe_op_userns_clone3(char **argv)
 	return probe_wait_child((pid_t)pid);
 }
 
+/* How a rerouted probe sends: TCP (SYN with data), UDP sendto, or UDP connect then send. */
+enum probe_route_send {
+	PROBE_ROUTE_TCP,
+	PROBE_ROUTE_UDP,
+	PROBE_ROUTE_UDPCONN,
+};
+
+static int probe_parse_route_send(const char *text, enum probe_route_send *ret)
+{
+	if (strcmp(text, "tcp") == 0)
+		*ret = PROBE_ROUTE_TCP;
+	else if (strcmp(text, "udp") == 0)
+		*ret = PROBE_ROUTE_UDP;
+	else if (strcmp(text, "udpconn") == 0)
+		*ret = PROBE_ROUTE_UDPCONN;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Sends the payload to dest on fd, which carries a route option already. TCP uses
+ * MSG_FASTOPEN, so the SYN itself carries the data (with net.ipv4.tcp_fastopen allowing it
+ * without a cookie) and nothing waits for a handshake that an address mismatch may never
+ * finish: what counts is what left. The message, when given, carries ancillary data.
+ */
+static int probe_route_send(int fd, enum probe_route_send how, const struct probe_dest *dest,
+			    struct msghdr *msg)
+{
+	struct iovec iov = { .iov_base = (void *)PROBE_PAYLOAD, .iov_len = PROBE_PAYLOAD_LEN };
+	struct msghdr plain = { 0 };
+	int r;
+
+	if (!msg)
+		msg = &plain;
+	msg->msg_iov = &iov;
+	msg->msg_iovlen = 1;
+	switch (how) {
+	case PROBE_ROUTE_TCP:
+		if (sendto(fd, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN, MSG_FASTOPEN | MSG_NOSIGNAL,
+			   (const struct sockaddr *)&dest->addr, dest->addrlen) < 0 &&
+		    errno != EINPROGRESS)
+			return -errno;
+		return 0;
+	case PROBE_ROUTE_UDPCONN:
+		r = probe_connect(fd, dest);
+		if (r < 0)
+			return r;
+		break;
+	case PROBE_ROUTE_UDP:
+		msg->msg_name = (void *)&dest->addr;
+		msg->msg_namelen = dest->addrlen;
+		break;
+	}
+	return sendmsg(fd, msg, 0) < 0 ? -errno : 0;
+}
+
+/*
+ * A segment routing header (type 4) whose only segment is FIRST, segments left 0: the kernel
+ * sends the packet to FIRST, and puts the address that connect/sendto named in the header as
+ * the final one. FIRST's host, with seg6_enabled, takes it as its own.
+ */
+static int probe_op_rthdr(char **argv)
+{
+	struct {
+		struct ipv6_sr_hdr hdr;
+		struct in6_addr segment;
+	} srh = { 0 };
+	_cleanup_close_ int fd = -1;
+	enum probe_route_send how;
+	struct probe_dest dest;
+	int r;
+
+	if (probe_parse_route_send(argv[0], &how) < 0 ||
+	    probe_parse_dest(argv[1], argv[2], &dest) < 0 || dest.family != AF_INET6 ||
+	    inet_pton(AF_INET6, argv[3], &srh.segment) != 1)
+		return -EINVAL;
+	srh.hdr.hdrlen = sizeof(srh.segment) / 8;
+	srh.hdr.type = PROBE_SRCRT_TYPE_SEG6;
+	r = probe_socket(AF_INET6, how == PROBE_ROUTE_TCP ? SOCK_STREAM : SOCK_DGRAM, 0, &fd);
+	if (r < 0)
+		return r;
+	if (setsockopt(fd, IPPROTO_IPV6, IPV6_RTHDR, &srh, sizeof(srh)) < 0)
+		return -errno;
+	return probe_route_send(fd, how, &dest, NULL);
+}
+
+/*
+ * IPv4 option bytes, padded with a NOP to 8: "lsrr=FIRST", a loose source route through FIRST,
+ * or "rr", a record route with one empty slot (which needs no privilege).
+ */
+static int probe_ipv4_option(const char *spec, uint8_t ret_opt[8])
+{
+	struct in_addr hop = { 0 };
+
+	if (strncmp(spec, "lsrr=", 5) == 0) {
+		if (inet_pton(AF_INET, spec + 5, &hop) != 1)
+			return -EINVAL;
+		ret_opt[1] = IPOPT_LSRR;
+	} else if (strcmp(spec, "rr") == 0) {
+		ret_opt[1] = IPOPT_RR;
+	} else {
+		return -EINVAL;
+	}
+	ret_opt[0] = IPOPT_NOP;
+	ret_opt[2] = 7;		   /* length */
+	ret_opt[3] = IPOPT_MINOFF; /* pointer to the first address */
+	memcpy(&ret_opt[4], &hop, 4);
+	return 0;
+}
+
+static int probe_lsrr(const char *first, uint8_t ret_opt[8])
+{
+	char spec[INET_ADDRSTRLEN + 8];
+
+	snprintf(spec, sizeof(spec), "lsrr=%s", first);
+	return probe_ipv4_option(spec, ret_opt);
+}
+
+/* setsockopt(IP_OPTIONS) with a loose source route through FIRST, then one send. */
+static int probe_op_ipopts(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	enum probe_route_send how;
+	struct probe_dest dest;
+	uint8_t opt[8];
+	int r;
+
+	if (probe_parse_route_send(argv[0], &how) < 0 ||
+	    probe_parse_dest(argv[1], argv[2], &dest) < 0 || dest.family != AF_INET ||
+	    probe_lsrr(argv[3], opt) < 0)
+		return -EINVAL;
+	r = probe_socket(AF_INET, how == PROBE_ROUTE_TCP ? SOCK_STREAM : SOCK_DGRAM, 0, &fd);
+	if (r < 0)
+		return r;
+	if (setsockopt(fd, IPPROTO_IP, IP_OPTIONS, opt, sizeof(opt)) < 0)
+		return -errno;
+	return probe_route_send(fd, how, &dest, NULL);
+}
+
+/*
+ * IPv4 options as ancillary data (IP_RETOPTS) on one sendmsg: no socket option, so nothing
+ * but the packet itself shows them. OPT as probe_ipv4_option.
+ */
+static int probe_op_retopts(char **argv)
+{
+	union {
+		struct cmsghdr hdr;
+		char buf[CMSG_SPACE(8)];
+	} control = { 0 };
+	struct msghdr msg = { .msg_control = &control, .msg_controllen = sizeof(control.buf) };
+	struct cmsghdr *cmsg = &control.hdr;
+	_cleanup_close_ int fd = -1;
+	enum probe_route_send how;
+	struct probe_dest dest;
+	int r;
+
+	if (probe_parse_route_send(argv[0], &how) < 0 || how == PROBE_ROUTE_TCP ||
+	    probe_parse_dest(argv[1], argv[2], &dest) < 0 || dest.family != AF_INET)
+		return -EINVAL;
+	cmsg->cmsg_level = IPPROTO_IP;
+	cmsg->cmsg_type = IP_RETOPTS;
+	cmsg->cmsg_len = CMSG_LEN(8);
+	if (probe_ipv4_option(argv[3], CMSG_DATA(cmsg)) < 0)
+		return -EINVAL;
+	r = probe_socket(AF_INET, SOCK_DGRAM, 0, &fd);
+	if (r < 0)
+		return r;
+	return probe_route_send(fd, how, &dest, &msg);
+}
+
+/* N datagrams with the options of retopts, each on its own socket: the last one's result. */
+static int probe_op_retopts_burst(char **argv)
+{
+	char *end;
+	long n;
+	int r = 0;
+
+	errno = 0;
+	n = strtol(argv[0], &end, 10);
+	if (errno || end == argv[0] || *end || n < 1 || n > 100000)
+		return -EINVAL;
+	for (long i = 0; i < n; i++)
+		r = probe_op_retopts(argv + 1);
+	return r;
+}
+
+/*
+ * Listens on ADDR PORT, connects to it and exchanges the payload both ways: a TCP server of
+ * the job's own, reached by the job (SYN-ACK from a listener, replies on an accepted socket).
+ */
+static int probe_op_tcp_self(char **argv)
+{
+	_cleanup_close_ int listen_fd = -1, fd = -1, peer = -1;
+	char buf[sizeof(PROBE_PAYLOAD)];
+	struct probe_dest dest;
+	struct pollfd pfd;
+	int one = 1, r;
+
+	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
+		return -EINVAL;
+	r = probe_socket(dest.family, SOCK_STREAM, 0, &listen_fd);
+	if (r < 0)
+		return r;
+	(void)setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(listen_fd, (struct sockaddr *)&dest.addr, dest.addrlen) < 0 ||
+	    listen(listen_fd, 1) < 0)
+		return -errno;
+	r = probe_socket(dest.family, SOCK_STREAM, 0, &fd);
+	if (r == 0)
+		r = probe_connect(fd, &dest);
+	if (r == 0)
+		r = probe_write_all(fd, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN);
+	if (r < 0)
+		return r;
+	peer = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (peer < 0)
+		return -errno;
+	if (recv(peer, buf, sizeof(buf), 0) != (ssize_t)PROBE_PAYLOAD_LEN ||
+	    send(peer, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN, MSG_NOSIGNAL) !=
+		    (ssize_t)PROBE_PAYLOAD_LEN)
+		return -EIO;
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	if (poll(&pfd, 1, PROBE_CONNECT_TIMEOUT_MS) != 1)
+		return -ETIMEDOUT;
+	return recv(fd, buf, sizeof(buf), 0) == (ssize_t)PROBE_PAYLOAD_LEN ? 0 : -EIO;
+}
+
+static int probe_parse_hex(const char *hex, uint8_t *buf, size_t cap, size_t *ret_len)
+{
+	size_t n = strlen(hex);
+
+	if (strcmp(hex, "-") == 0) {
+		*ret_len = 0;
+		return 0;
+	}
+	if (n % 2 || n / 2 > cap)
+		return -EINVAL;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned int byte;
+
+		if (sscanf(hex + 2 * i, "%2x", &byte) != 1)
+			return -EINVAL;
+		buf[i] = (uint8_t)byte;
+	}
+	*ret_len = n / 2;
+	return 0;
+}
+
+/* setsockopt(LEVEL, OPTNAME) with the bytes HEX ("-": none) on a UDP socket of FAMILY. */
+static int probe_op_sockopt(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	int family, level, optname, r;
+	uint8_t value[256];
+	size_t len;
+
+	if (probe_parse_name(probe_families, ARRAY_SIZE(probe_families), argv[0], &family) < 0 ||
+	    probe_parse_name(probe_protocols, 0, argv[1], &level) < 0 ||
+	    probe_parse_name(probe_protocols, 0, argv[2], &optname) < 0 ||
+	    probe_parse_hex(argv[3], value, sizeof(value), &len) < 0)
+		return -EINVAL;
+	r = probe_socket(family, SOCK_DGRAM, 0, &fd);
+	if (r < 0)
+		return r;
+	return setsockopt(fd, level, optname, value, (socklen_t)len) < 0 ? -errno : 0;
+}
+
 struct probe_op {
 	const char *name;
 	const char *args;
@@ -756,6 +1029,32 @@ static bool probe_valid_pid(char **argv)
 	return probe_parse_pid(argv[0], &pid) == 0;
 }
 
+static bool probe_valid_route(char **argv)
+{
+	enum probe_route_send how;
+	struct probe_dest dest;
+
+	return probe_parse_route_send(argv[0], &how) == 0 &&
+	       probe_parse_dest(argv[1], argv[2], &dest) == 0;
+}
+
+static bool probe_valid_burst(char **argv)
+{
+	return atoi(argv[0]) > 0 && probe_valid_route(argv + 1);
+}
+
+static bool probe_valid_sockopt(char **argv)
+{
+	uint8_t value[256];
+	size_t len;
+	int n;
+
+	return probe_parse_name(probe_families, ARRAY_SIZE(probe_families), argv[0], &n) == 0 &&
+	       probe_parse_name(probe_protocols, 0, argv[1], &n) == 0 &&
+	       probe_parse_name(probe_protocols, 0, argv[2], &n) == 0 &&
+	       probe_parse_hex(argv[3], value, sizeof(value), &len) == 0;
+}
+
 static const struct probe_op probe_ops[] = {
 	{ "tcp", "ADDR PORT", 2, probe_op_tcp, probe_valid_dest },
 	{ "udp", "ADDR PORT", 2, probe_op_udp, probe_valid_dest },
@@ -786,6 +1085,14 @@ static const struct probe_op probe_ops[] = {
 	{ "userns-unshare", "", 0, probe_op_userns_unshare, probe_valid_any },
 	{ "userns-clone", "", 0, probe_op_userns_clone, probe_valid_any },
 	{ "userns-clone3", "", 0, probe_op_userns_clone3, probe_valid_any },
+	{ "rthdr", "tcp|udp|udpconn ADDR6 PORT FIRST6", 4, probe_op_rthdr, probe_valid_route },
+	{ "ipopts", "tcp|udp|udpconn ADDR4 PORT FIRST4", 4, probe_op_ipopts, probe_valid_route },
+	{ "retopts", "udp|udpconn ADDR4 PORT lsrr=FIRST4|rr", 4, probe_op_retopts,
+	  probe_valid_route },
+	{ "retopts-burst", "N udp|udpconn ADDR4 PORT lsrr=FIRST4|rr", 5, probe_op_retopts_burst,
+	  probe_valid_burst },
+	{ "tcp-self", "ADDR PORT", 2, probe_op_tcp_self, probe_valid_dest },
+	{ "sockopt", "FAMILY LEVEL OPTNAME HEX|-", 4, probe_op_sockopt, probe_valid_sockopt },
 };
 
 static void probe_usage(FILE *out)
