@@ -50,6 +50,12 @@ ALLOW_SIZES = [1, 100, 10000, 100000]
 FLOOD_S = 3 if QUICK else 10
 FIXED_RATES = [10000, 100000]
 MANY = 40 if QUICK else 200
+# The egress backstop: interleaved rounds of connects and of one bulk transfer per variant.
+BACKSTOP_ROUNDS = 3 if QUICK else 7
+BACKSTOP_CONNECTS = 2000 if QUICK else 5000
+BACKSTOP_BULK_MB = 128 if QUICK else 512
+BACKSTOP_SIZES = [1, 100000]
+BULK_PORT = 5002
 
 LISTEN_ADDR = "127.0.0.1"
 LISTEN_PORT = 5001
@@ -64,6 +70,7 @@ TARGET_BPF_NS = 150.0
 TARGET_AUDIT_RATE = 300000
 TARGET_ZERO_LOSS_RATE = 100000
 TARGET_RSS_MB = 8.0
+TARGET_BACKSTOP_SLOWDOWN = 0.03
 
 RUN_ID = "lbench-%d" % os.getpid()
 children = []  # every process this script started and may have to stop
@@ -888,7 +895,7 @@ def parse_results(text):
     res = {}
     for line in text.splitlines():
         parts = line.split()
-        if parts and parts[0] in ("tcp", "udp", "sys", "flood"):
+        if parts and parts[0] in ("tcp", "udp", "sys", "flood", "bulk"):
             res[parts[0]] = {k: (int(v) if v.isdigit() else v) for k, v in
                              (x.split("=", 1) for x in parts[1:])}
     return res
@@ -1149,6 +1156,105 @@ def connect_cost():
         except OSError:
             pass
     return {"sizes": sizes, "connects": per_chunk * CONNECT_CHUNKS, "chunks": CONNECT_CHUNKS}
+
+
+# ---------------------------------------------------------------- 6. egress backstop
+
+
+def egress_counters():
+    """(run_time_ns, run_cnt) of the loaded launch_egress programs (any build's), summed."""
+    rt = cnt = 0
+    for p in bpftool_json("prog", "show") or []:
+        if p.get("name") == "launch_egress":
+            rt += p.get("run_time_ns", 0)
+            cnt += p.get("run_cnt", 0)
+    return rt, cnt
+
+
+def backstop_cost():
+    """Connect latency and bulk TCP throughput outside and inside launch, at 1 and 100,000 rules.
+
+    Inside, every packet the job sends passes launch_egress (cgroup_skb/egress) besides the
+    socket hooks; the bulk transfer's sender and receiver are both in the sandbox, so each data
+    segment and each ACK pays it.
+    """
+    global bpf_stats_saved
+    d = os.path.join(WORK, "backstop")
+    os.makedirs(d, exist_ok=True)
+    write_sysctl("net.ipv4.ip_local_port_range", "1024 65535")
+    listener = spawn(pinned(1, [NETBENCH, "listen", LISTEN_ADDR, str(LISTEN_PORT)]),
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if listener.stdout.readline().strip() != "ready":
+        raise RuntimeError("the listener did not start")
+    policies = {}
+    for size in BACKSTOP_SIZES:
+        exact, _ = allowlists(size)
+        path = os.path.join(d, "exact-%d.json" % size)
+        with open(path, "w") as f:
+            json.dump({"name": "backstop%d" % size, "allow": [
+                {"cidr": e, "ports": [LISTEN_PORT, BULK_PORT], "protocol": "tcp"} for e in exact]}, f)
+        policies["launch-%d" % size] = path
+    launch_warm_up(policies["launch-1"], os.path.join(d, "warm.jsonl"), d)
+    bpf_stats_saved = read_sysctl("kernel.bpf_stats_enabled")
+    write_sysctl("kernel.bpf_stats_enabled", "1")
+    variants = ["outside"] + list(policies)
+    per = {v: {"tcp_ns": [], "bulk_bps": []} for v in variants}
+    egress = {v: [0, 0, 0] for v in variants}  # run_time_ns, runs, of which in bulk runs
+    crowded = 0
+    try:
+        for rnd in range(BACKSTOP_ROUNDS):
+            order = variants[rnd % len(variants):] + variants[:rnd % len(variants)]
+            for v in order:
+                for mode in ("tcp", "bulk"):
+                    if mode == "tcp":
+                        job = pinned(0, [NETBENCH, "tcp", LISTEN_ADDR, str(LISTEN_PORT),
+                                         str(BACKSTOP_CONNECTS)])
+                    else:
+                        job = [NETBENCH, "bulk", LISTEN_ADDR, str(BULK_PORT), str(BACKSTOP_BULK_MB)]
+                    if v != "outside":
+                        name = "%s-b%s%d%s" % (RUN_ID, v.split("-")[1], rnd, mode)
+                        audit = os.path.join(d, "audit-%s.jsonl" % v)
+                        job = launch_argv(policies[v], audit, name) + job
+                        crowded += bool(other_sandboxes())
+                    if read_sysctl("kernel.bpf_stats_enabled") != "1":
+                        write_sysctl("kernel.bpf_stats_enabled", "1")
+                    before = egress_counters()
+                    res, _, _ = run_held(job, (mode,))
+                    after = egress_counters()
+                    r = res[mode]
+                    if r["ok"] != (BACKSTOP_CONNECTS if mode == "tcp" else 1):
+                        raise RuntimeError("backstop %s %s: %s" % (v, mode, r))
+                    if mode == "tcp":
+                        per[v]["tcp_ns"].append(r["ns"] / BACKSTOP_CONNECTS)
+                    else:
+                        per[v]["bulk_bps"].append(r["bytes"] / (r["ns"] / 1e9))
+                    egress[v][0] += after[0] - before[0]
+                    egress[v][1] += after[1] - before[1]
+                    if mode == "bulk":
+                        egress[v][2] += after[1] - before[1]
+    finally:
+        write_sysctl("kernel.bpf_stats_enabled", bpf_stats_saved)
+        bpf_stats_saved = None
+        listener.stdin.close()
+        try:
+            listener.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            kill_tree(listener)
+    out = {"rounds": BACKSTOP_ROUNDS, "connects": BACKSTOP_CONNECTS, "bulk_mb": BACKSTOP_BULK_MB,
+           "crowded": crowded, "variants": {}}
+    for v in variants:
+        tcp_pairs = [a / b for a, b in zip(per[v]["tcp_ns"], per["outside"]["tcp_ns"])]
+        bulk_pairs = [a / b for a, b in zip(per[v]["bulk_bps"], per["outside"]["bulk_bps"])]
+        rt, runs, bulk_runs = egress[v]
+        out["variants"][v] = {
+            "tcp_us": median(per[v]["tcp_ns"]) / 1000, "tcp_ratio": median(tcp_pairs),
+            "bulk_gbps": median(per[v]["bulk_bps"]) * 8 / 1e9, "bulk_ratio": median(bulk_pairs),
+            "tcp_spread": spread(per[v]["tcp_ns"]), "bulk_spread": spread(per[v]["bulk_bps"]),
+            "egress_ns": rt / runs if runs else None,
+            "egress_runs_per_connect": (runs - bulk_runs) / (BACKSTOP_CONNECTS * BACKSTOP_ROUNDS),
+            "egress_runs_per_mb": bulk_runs / (BACKSTOP_BULK_MB * BACKSTOP_ROUNDS),
+        }
+    return out
 
 
 # ---------------------------------------------------------------- 3. audit throughput
@@ -1755,6 +1861,62 @@ def report(env, results):
                             ms["started"], ms["count"], fmt(ms["rss_max_mb"], ".2f"), fmt(ms["rss_median_mb"], ".2f"),
                             fmt(ms["hwm_max_mb"], ".1f"))))
 
+    bs = results.get("backstop")
+    if bs:
+        w("## 6. Egress backstop")
+        w("")
+        w("Every packet a sandbox's socket sends passes `launch_egress` (`cgroup_skb/egress`, see")
+        w("[threat-model.md](threat-model.md)). `netbench tcp` makes %s blocking connects per round" % format(bs["connects"], ","))
+        w("to a listener on %s:%d outside the sandbox (client on CPU 0, listener on CPU 1);" % (LISTEN_ADDR, LISTEN_PORT))
+        w("`netbench bulk` sends %d MiB over one loopback TCP connection to a receiver thread of" % bs["bulk_mb"])
+        w("its own, so inside `launch` both the data segments and the ACKs pass the program. %d" % bs["rounds"])
+        w("rounds interleave the variants; a ratio is the median over the rounds of the variant's")
+        w("figure over the outside figure of the same round (connect: time, > 1 is slower; bulk:")
+        w("throughput, < 1 is slower). Inside, the policy holds N exact addresses (the listener's")
+        w("among them, ports %d and %d); at 100,000 each packet that is not to its socket's own" % (LISTEN_PORT, BULK_PORT))
+        w("peer pays the hash lookup. The program's own time is `run_time_ns / run_cnt` with")
+        w("`kernel.bpf_stats_enabled=1`.")
+        w("")
+        w("The ratios compare the whole sandbox with no sandbox: they include the connect4 hook,")
+        w("the seccomp filter and the rest (section 2). The backstop's own share is its measured")
+        w("time per operation (ns/packet × packets) over the outside operation's time: per connect,")
+        w("and per MiB of the bulk transfer at the outside throughput.")
+        w("")
+        w("| variant | connect µs | ratio | bulk Gbit/s | ratio | egress ns/packet | packets/connect | packets/MiB | backstop share: connect | bulk |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        noise = bs["variants"]["outside"]
+        mib_ns = (1 << 20) * 8 / (noise["bulk_gbps"] * 1e9) * 1e9
+        worst_tcp, worst_bulk = 0.0, 0.0
+        for v, r in bs["variants"].items():
+            share_tcp = share_bulk = None
+            if v != "outside" and r["egress_ns"] is not None:
+                share_tcp = r["egress_ns"] * r["egress_runs_per_connect"] / (noise["tcp_us"] * 1000)
+                share_bulk = r["egress_ns"] * r["egress_runs_per_mb"] / mib_ns
+                worst_tcp = max(worst_tcp, share_tcp)
+                worst_bulk = max(worst_bulk, share_bulk)
+            w("| %s | %.2f | %.3f | %.2f | %.3f | %s | %s | %s | %s | %s |" % (
+                v.replace("launch-", "launch, N = ").replace("100000", "100,000"), r["tcp_us"],
+                r["tcp_ratio"], r["bulk_gbps"], r["bulk_ratio"], fmt(r["egress_ns"], ".0f"),
+                fmt(r["egress_runs_per_connect"], ".1f") if v != "outside" else "—",
+                fmt(r["egress_runs_per_mb"], ".1f") if v != "outside" else "—",
+                "%.2f%%" % (100 * share_tcp) if share_tcp is not None else "—",
+                "%.2f%%" % (100 * share_bulk) if share_bulk is not None else "—"))
+        w("")
+        w("Round-to-round spread outside (interquartile range over the median): connect %.1f%%, bulk"
+          " %.1f%%.%s" % (100 * noise["tcp_spread"], 100 * noise["bulk_spread"],
+                          " Another sandbox ran during %d of the inside runs." % bs["crowded"]
+                          if bs["crowded"] else ""))
+        w("")
+        ratios = {v: r for v, r in bs["variants"].items() if v != "outside"}
+        targets.append(("egress backstop: ≤ 3% of connect latency at 1 and 100,000 rules",
+                        worst_tcp <= TARGET_BACKSTOP_SLOWDOWN,
+                        "its own time: worst %.2f%% of a connect; whole sandbox over none: %s" % (
+                            100 * worst_tcp, ", ".join("%.3f" % r["tcp_ratio"] for r in ratios.values()))))
+        targets.append(("egress backstop: ≤ 3% of bulk TCP throughput at 1 and 100,000 rules",
+                        worst_bulk <= TARGET_BACKSTOP_SLOWDOWN,
+                        "its own time: worst %.2f%% of the transfer; whole sandbox over none: %s" % (
+                            100 * worst_bulk, ", ".join("%.3f" % r["bulk_ratio"] for r in ratios.values()))))
+
     w("## Targets")
     w("")
     w("| target | result | measured |")
@@ -1833,7 +1995,8 @@ def main():
     t_all = time.monotonic()
     try:
         for key, fn in (("launch", launch_cost), ("connect", connect_cost),
-                        ("audit", audit_throughput), ("many", many_sandboxes)):
+                        ("audit", audit_throughput), ("many", many_sandboxes),
+                        ("backstop", backstop_cost)):
             if ONLY and key not in ONLY:
                 continue
             t0 = time.monotonic()

@@ -34,6 +34,9 @@ static const char USAGE[] =
 	"  udp ADDR PORT COUNT           COUNT sendto()s of one byte on one unconnected socket\n"
 	"  all ADDR PORT COUNT           tcp, udp, then COUNT getppid() system calls (the cost of\n"
 	"                                any per-syscall filter, such as seccomp)\n"
+	"  bulk ADDR PORT MBYTES         one TCP connection to a receiver thread of its own\n"
+	"                                listening at ADDR PORT: MBYTES MiB sent in 64 KiB writes\n"
+	"                                (both ends in the caller's sandbox, if any)\n"
 	"  flood ADDR PORT SECONDS [RATE]\n"
 	"                                connect()s that the sandbox refuses, from one thread per\n"
 	"                                core, as fast as possible or at RATE per second in all\n"
@@ -344,6 +347,95 @@ static int netbench_flood(const struct netbench_target *target, unsigned long lo
 	return 0;
 }
 
+/* Bulk transfer: the size of each write, and the receiver's side. */
+#define NETBENCH_BULK_CHUNK (64 * 1024)
+
+struct netbench_bulk_sink {
+	int listen_fd;
+	unsigned long long received;
+	int error;
+};
+
+static void *netbench_bulk_receive(void *data)
+{
+	struct netbench_bulk_sink *sink = data;
+	static char buf[NETBENCH_BULK_CHUNK];
+	int fd = accept4(sink->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0) {
+		sink->error = errno;
+		return NULL;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		sink->received += (unsigned long long)n;
+	if (n < 0)
+		sink->error = errno;
+	close(fd);
+	return NULL;
+}
+
+/*
+ * MBYTES MiB over one loopback TCP connection, sender and receiver in this process: every
+ * data segment and every ACK passes the cgroup's egress program when run in a sandbox.
+ * Prints "bulk ... ns=N bytes=B", timed from connect to the receiver's EOF.
+ */
+static int netbench_bulk(const struct netbench_target *target, unsigned long long mbytes)
+{
+	struct netbench_bulk_sink sink = { .listen_fd = -1 };
+	static char buf[NETBENCH_BULK_CHUNK];
+	unsigned long long total = mbytes << 20, sent = 0;
+	struct netbench_tally tally = { 0 };
+	_cleanup_close_ int fd = -1;
+	pthread_t thread;
+	uint64_t start;
+	int one = 1;
+
+	sink.listen_fd = socket(target->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sink.listen_fd < 0)
+		return -errno;
+	setsockopt(sink.listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(sink.listen_fd, (const struct sockaddr *)&target->addr, target->len) < 0 ||
+	    listen(sink.listen_fd, 1) < 0) {
+		close(sink.listen_fd);
+		return -errno;
+	}
+	errno = pthread_create(&thread, NULL, netbench_bulk_receive, &sink);
+	if (errno) {
+		close(sink.listen_fd);
+		return -errno;
+	}
+	memset(buf, 'x', sizeof(buf));
+	start = netbench_now_ns();
+	fd = socket(target->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (const struct sockaddr *)&target->addr, target->len) < 0) {
+		netbench_count(&tally, errno);
+		/* The receiver waits in accept: a connection of our own ends it. */
+		shutdown(sink.listen_fd, SHUT_RDWR);
+	} else {
+		while (sent < total) {
+			ssize_t n = write(fd, buf, sizeof(buf));
+
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				break;
+			}
+			sent += (unsigned long long)n;
+		}
+		netbench_count(&tally, sent < total ? errno : 0);
+		close(fd);
+		fd = -1;
+	}
+	pthread_join(thread, NULL);
+	close(sink.listen_fd);
+	printf("bulk attempts=1 ok=%llu eperm=%llu other=%llu ns=%llu bytes=%llu\n", tally.ok,
+	       tally.eperm, tally.other, (unsigned long long)(netbench_now_ns() - start),
+	       sink.received);
+	fflush(stdout);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct netbench_target target;
@@ -371,6 +463,9 @@ int main(int argc, char **argv)
 		    netbench_parse_number(argv[i + 3], 3600, &count) < 0 ||
 		    (argc - i == 5 && netbench_parse_number(argv[i + 4], 100000000, &rate) < 0))
 			goto usage;
+	} else if (strcmp(mode, "bulk") == 0) {
+		if (argc - i != 4 || netbench_parse_number(argv[i + 3], 1ULL << 20, &count) < 0)
+			goto usage;
 	} else if (strcmp(mode, "tcp") == 0 || strcmp(mode, "udp") == 0 ||
 		   strcmp(mode, "all") == 0) {
 		if (argc - i != 4 || netbench_parse_number(argv[i + 3], 1ULL << 40, &count) < 0)
@@ -393,6 +488,8 @@ int main(int argc, char **argv)
 		r = netbench_listen(&target);
 	} else if (strcmp(mode, "flood") == 0) {
 		r = netbench_flood(&target, count, rate);
+	} else if (strcmp(mode, "bulk") == 0) {
+		r = netbench_bulk(&target, count);
 	} else {
 		r = 0;
 		if (strcmp(mode, "udp") != 0)
