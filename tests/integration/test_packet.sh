@@ -131,11 +131,13 @@ test_packet_backstop_ip_options() {
 
 	p=$(policy pk "$PK_POLICY")
 	n=$(received udp 127.0.0.2 5300)
-	outside "OK retopts udp 127.0.0.2 5300 rr" || return 1
-	n=$((n + 1))
+	outside "OK retopts udp 127.0.0.2 5300 rr" "OK retopts udpconn 127.0.0.2 5300 rr" || return 1
+	n=$((n + 2))
 	expect_received udp 127.0.0.2 5300 "$n" || return 1
-	inside --policy "$p" -- "EPERM retopts udp 127.0.0.2 5300 rr" "OK udp 127.0.0.2 5300" ||
-		return 1
+	# On a connected socket, ancillary data makes the kernel run the sendmsg hook again,
+	# without an address: refused there (op sendmsg to 0.0.0.0), before any packet exists.
+	inside --policy "$p" -- "EPERM retopts udp 127.0.0.2 5300 rr" \
+		"EPERM retopts udpconn 127.0.0.2 5300 rr" "OK udp 127.0.0.2 5300" || return 1
 	expect_received udp 127.0.0.2 5300 $((n + 1)) || return 1
 	audit_check || return 1
 	expect_audit 1 "$L_AUDIT" event=deny op=packet family=ipv4 protocol=udp \
@@ -144,7 +146,8 @@ test_packet_backstop_ip_options() {
 	pid=$(audit_get "$L_AUDIT" event=deny op=packet -- pid)
 	[ "$pid" -gt 1 ] 2>/dev/null || fail "the packet line names no process (pid '$pid')" ||
 		return 1
-	expect_audit 1 "$L_AUDIT" event=sandbox_exit denied=0 packet_dropped=1 packet_dropped:int
+	expect_audit 1 "$L_AUDIT" event=deny op=sendmsg dst_ip=0.0.0.0 dst_port=0 || return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit denied=1 packet_dropped=1 packet_dropped:int
 }
 
 # Every option that sets a route, a routing or options header, or a source address, on its

@@ -266,6 +266,62 @@ static void test_start_exit_lost(void)
 	cJSON_Delete(obj);
 }
 
+static void test_deny_setsockopt_and_packet(void)
+{
+	struct deny_event e = connect_event();
+	char buf[AUDIT_LINE_MAX];
+	cJSON *obj;
+
+	log_init();
+	e.op = AUDIT_OP_SETSOCKOPT;
+	e.family = AF_INET6;
+	e.level = IPPROTO_IPV6;
+	e.optname = IPV6_RTHDR;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "op"), "setsockopt");
+	CHECK_EQ_STR(str(obj, "family"), "ipv6");
+	CHECK_EQ_STR(str(obj, "type"), "stream");
+	CHECK_EQ_STR(str(obj, "level"), "ipv6");
+	CHECK_EQ_INT(num(obj, "optname"), IPV6_RTHDR);
+	CHECK_EQ_STR(str(obj, "option"), "IPV6_RTHDR");
+	CHECK(cJSON_GetObjectItem(obj, "dst_ip") == NULL);
+	cJSON_Delete(obj);
+
+	/* An option the hook does not know by name: the numbers only. */
+	e.level = 1234;
+	e.optname = 99;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_INT(num(obj, "level"), 1234);
+	CHECK(cJSON_GetObjectItem(obj, "option") == NULL);
+	cJSON_Delete(obj);
+
+	e = connect_event();
+	e.op = AUDIT_OP_PACKET;
+	e.protocol = IPPROTO_UDP;
+	e.reason = PACKET_DROP_IP_OPTIONS;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "op"), "packet");
+	CHECK_EQ_STR(str(obj, "dst_ip"), "127.0.0.3");
+	CHECK_EQ_INT(num(obj, "dst_port"), 8080);
+	CHECK_EQ_STR(str(obj, "reason"), "ip_options");
+	CHECK_EQ_INT(num(obj, "pid"), 42);
+	cJSON_Delete(obj);
+
+	/* Sent from softirq: no process to name. */
+	e.pid = 0;
+	e.reason = PACKET_DROP_ROUTING_HEADER;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK(cJSON_GetObjectItem(obj, "pid") == NULL);
+	CHECK(cJSON_GetObjectItem(obj, "comm") == NULL);
+	CHECK_EQ_STR(str(obj, "reason"), "routing_header");
+	cJSON_Delete(obj);
+
+	test_log.packet_dropped = 12345;
+	obj = parse_line(buf, audit_format_exit(&test_log, 0, 10, 1, 0, 0, buf, sizeof(buf)));
+	CHECK_EQ_INT(num(obj, "packet_dropped"), 12345);
+	cJSON_Delete(obj);
+}
+
 static void test_time_format(void)
 {
 	char buf[40];
@@ -382,6 +438,7 @@ int main(void)
 	RUN(test_hostile_comm_is_escaped);
 	RUN(test_small_buffer_refused);
 	RUN(test_start_exit_lost);
+	RUN(test_deny_setsockopt_and_packet);
 	RUN(test_time_format);
 	RUN(test_append_flush_whole_lines);
 	RUN(test_flush_failure_counted);
