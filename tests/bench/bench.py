@@ -1162,12 +1162,16 @@ def connect_cost():
 
 
 def egress_counters():
-    """(run_time_ns, run_cnt) of the loaded launch_egress programs (any build's), summed."""
-    rt = cnt = 0
-    for p in bpftool_json("prog", "show") or []:
-        if p.get("name") == "launch_egress":
-            rt += p.get("run_time_ns", 0)
-            cnt += p.get("run_cnt", 0)
+    """{id: (run_time_ns, run_cnt)} of the loaded launch_egress programs (any build's)."""
+    return {p["id"]: (p.get("run_time_ns", 0), p.get("run_cnt", 0))
+            for p in bpftool_json("prog", "show") or [] if p.get("name") == "launch_egress"}
+
+
+def egress_delta(before, after):
+    """(run_time_ns, run_cnt) since `before`; a program loaded meanwhile counts from zero (a
+    `launch gc --unload` elsewhere on the machine may unload and reload the build's)."""
+    rt = sum(a[0] - before.get(i, (0, 0))[0] for i, a in after.items())
+    cnt = sum(a[1] - before.get(i, (0, 0))[1] for i, a in after.items())
     return rt, cnt
 
 
@@ -1228,10 +1232,11 @@ def backstop_cost():
                         per[v]["tcp_ns"].append(r["ns"] / BACKSTOP_CONNECTS)
                     else:
                         per[v]["bulk_bps"].append(r["bytes"] / (r["ns"] / 1e9))
-                    egress[v][0] += after[0] - before[0]
-                    egress[v][1] += after[1] - before[1]
+                    rt, cnt = egress_delta(before, after)
+                    egress[v][0] += rt
+                    egress[v][1] += cnt
                     if mode == "bulk":
-                        egress[v][2] += after[1] - before[1]
+                        egress[v][2] += cnt
     finally:
         write_sysctl("kernel.bpf_stats_enabled", bpf_stats_saved)
         bpf_stats_saved = None
