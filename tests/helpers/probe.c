@@ -313,6 +313,34 @@ static int probe_op_udp_sendmsg(char **argv)
 	return 0;
 }
 
+/*
+ * One unconnected UDP datagram of SIZE bytes, the payload first: bigger than the path's MTU,
+ * the kernel sends it as IP fragments.
+ */
+static int probe_op_udp_big(char **argv)
+{
+	_cleanup_free_ char *buf = NULL;
+	_cleanup_close_ int fd = -1;
+	struct probe_dest dest;
+	long size = atol(argv[2]);
+	int r;
+
+	if (probe_parse_dest(argv[0], argv[1], &dest) < 0 || size < (long)PROBE_PAYLOAD_LEN ||
+	    size > 65000)
+		return -EINVAL;
+	buf = malloc((size_t)size);
+	if (!buf)
+		return -ENOMEM;
+	memset(buf, '.', (size_t)size);
+	memcpy(buf, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN);
+	r = probe_socket(dest.family, SOCK_DGRAM, 0, &fd);
+	if (r < 0)
+		return r;
+	if (sendto(fd, buf, (size_t)size, 0, (struct sockaddr *)&dest.addr, dest.addrlen) < 0)
+		return -errno;
+	return 0;
+}
+
 /* Two datagrams in one call; a short count means the next one failed, so retry it for errno. */
 static int probe_op_udp_sendmmsg(char **argv)
 {
@@ -1061,6 +1089,7 @@ static const struct probe_op probe_ops[] = {
 	{ "udpconn", "ADDR PORT", 2, probe_op_udpconn, probe_valid_dest },
 	{ "udp-sendmsg", "ADDR PORT", 2, probe_op_udp_sendmsg, probe_valid_dest },
 	{ "udp-sendmmsg", "ADDR PORT", 2, probe_op_udp_sendmmsg, probe_valid_dest },
+	{ "udp-big", "ADDR PORT SIZE", 3, probe_op_udp_big, probe_valid_dest },
 	{ "tcp-fastopen", "ADDR PORT", 2, probe_op_tcp_fastopen, probe_valid_dest },
 	{ "reconnect", "ADDR1 PORT1 ADDR2 PORT2", 4, probe_op_reconnect, probe_valid_two_dests },
 	{ "udpconn-sendto", "ADDR1 PORT1 ADDR2 PORT2", 4, probe_op_udpconn_sendto,

@@ -225,3 +225,31 @@ test_packet_backstop_passes_allowed() {
 	expect_audit 0 "$L_AUDIT" event=deny op=packet || return 1
 	expect_audit 1 "$L_AUDIT" event=sandbox_exit denied=1 packet_dropped=0
 }
+
+# Datagrams bigger than the path's MTU leave as fragments, which the kernel makes after the
+# egress hook: the backstop judges the datagram whole, and an allowed one arrives entire.
+test_packet_backstop_fragments() {
+	local p n4 n6
+
+	p=$(policy pkfrag "{\"name\": \"pkfrag\", \"allow\": [
+		{\"cidr\": \"$PK_FIRST4\", \"ports\": [5300], \"protocol\": \"udp\"},
+		{\"cidr\": \"$PK_FIRST6\", \"ports\": [5300], \"protocol\": \"udp\"}]}")
+	forbidden_host_up || return 1
+	ip link set "pk$BASHPID" mtu 1280 || fail "cannot set the capture's MTU" || return 1
+	outside "OK udp-big $PK_FIRST4 5300 4000" "OK udp-big $PK_FIRST6 5300 4000" || return 1
+	expect_captured "$PK_FIRST4" 1 && expect_captured "$PK_FIRST6" 1 || return 1
+	sleep 0.2
+	n4=$(grep -c " $PK_FIRST4 " "$PK_LOG")
+	n6=$(grep -c " $PK_FIRST6 " "$PK_LOG")
+	[ "$n4" -ge 4 ] && [ "$n6" -ge 4 ] ||
+		fail "expected at least 4 fragments each outside, got $n4 and $n6" || return 1
+	inside --policy "$p" -- "OK udp-big $PK_FIRST4 5300 4000" \
+		"OK udp-big $PK_FIRST6 5300 4000" || return 1
+	expect_captured "$PK_FIRST4" 2 && expect_captured "$PK_FIRST6" 2 || return 1
+	sleep 0.2
+	expect_eq "IPv4 fragments inside" $((2 * n4)) "$(grep -c " $PK_FIRST4 " "$PK_LOG")" &&
+		expect_eq "IPv6 fragments inside" $((2 * n6)) "$(grep -c " $PK_FIRST6 " "$PK_LOG")" ||
+		return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit denied=0 packet_dropped=0
+}
