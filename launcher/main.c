@@ -399,11 +399,13 @@ static int plan_fs(const struct rules *rules, struct child_config *child, const 
 		return 0;
 	abi = landlock_abi_probe();
 	if (abi < 0) {
-		if (rules->fs_required && !arg.allow_no_landlock) {
+		/* uid 0 owns the host's files and disks: it gets no weaker sandbox unasked. */
+		if ((rules->fs_required || child->uid == 0) && !arg.allow_no_landlock) {
 			fail("this kernel has no Landlock (%s), so the job could write every file "
-			     "its user may: refusing to start, as a policy has \"fs\" "
-			     "(--allow-no-landlock accepts that)",
-			     strerror(-abi));
+			     "its user may: refusing to start, as %s (--allow-no-landlock accepts "
+			     "that)",
+			     strerror(-abi),
+			     rules->fs_required ? "a policy has \"fs\"" : "it would run as root");
 			return abi;
 		}
 		fprintf(stderr,

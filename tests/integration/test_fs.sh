@@ -182,6 +182,7 @@ test_fs_landlock_writes() {
 	expect_eq "outside, as nobody: create in scratch" OK \
 		"$(setpriv --reuid 65534 --regid 65534 --clear-groups "$IT_PROBE" create "$T_DIR/scratch/new")" ||
 		return 1
+	: >"$T_DIR/scratch/file"
 	p=$(policy fs "{\"name\": \"fs\", \"allow\": [], \"fs\": {\"write\": [\"$T_DIR/allowed\"], \"read_only\": true}}")
 	specs=("EACCES create $T_DIR/scratch/new" "EACCES write $T_DIR/scratch/file x"
 		"EACCES mkdir $T_DIR/scratch/d" "EACCES unlink $T_DIR/scratch/file"
@@ -205,8 +206,8 @@ test_fs_landlock_read_only_false() {
 
 	fs_dirs || return 1
 	p=$(policy fs-rw '{"name": "fs-rw", "allow": [], "fs": {"read_only": false}}')
-	fs_inside_work --policy "$p" -- "OK create $T_DIR/scratch/new" "EACCES create /etc/launch-fs-test" \
-		"EROFS rewrite /proc/sys/net/ipv4/ping_group_range" || return 1
+	fs_inside_work --policy "$p" -- "OK create $T_DIR/scratch/new" "OK write $T_DIR/scratch/file x" \
+		"EACCES create /etc/launch-fs-test" || return 1
 	expect_audit 1 "$L_AUDIT" event=sandbox_start landlock=false fs_write! || return 1
 	! grep -q "Landlock" "$L_ERR_FILE" || fail "a warning about Landlock: $(brief "$L_ERR")"
 }
@@ -240,12 +241,23 @@ test_fs_no_landlock() {
 	expect_match "stderr" "warning: this kernel has no Landlock" "$L_ERR" || return 1
 	expect_audit 1 "$L_AUDIT" event=sandbox_start uid=0 landlock=false fs_write! || return 1
 
-	# No "fs" in the policy: a warning, and the read-only mounts still hold.
+	# No "fs" in the policy: the default user runs, with a warning.
 	q=$(policy plain "$FS_POLICY")
-	IT_LAUNCH=$T_DIR/launch-nl launch_job --user root --policy "$q" -- \
-		"$IT_PROBE" rewrite /proc/sys/net/ipv4/ping_group_range
+	cd "$T_DIR/work" || return 1
+	IT_LAUNCH=$T_DIR/launch-nl launch_job --policy "$q" -- "$IT_PROBE" create "$T_DIR/scratch/new2"
+	cd "$T_DIR" || return 1
 	expect_rc "policy without fs" 0 || return 1
-	expect_eq "job" EROFS "$L_OUT" || return 1
+	expect_eq "job" OK "$L_OUT" || return 1
 	expect_match "stderr" "warning: this kernel has no Landlock" "$L_ERR" || return 1
-	expect_audit 1 "$L_AUDIT" event=sandbox_start landlock=false
+	expect_audit 1 "$L_AUDIT" event=sandbox_start uid=65534 landlock=false || return 1
+
+	# uid 0 without Landlock only with --allow-no-landlock; the read-only mounts still hold.
+	IT_LAUNCH=$T_DIR/launch-nl launch_job --user root --policy "$q" -- /bin/true
+	expect_rc "--user root, no Landlock" 125 || return 1
+	expect_match "stderr" "no Landlock.*as root.*--allow-no-landlock" "$L_ERR" || return 1
+	IT_LAUNCH=$T_DIR/launch-nl launch_job --allow-no-landlock --user root --policy "$q" -- \
+		"$IT_PROBE" rewrite /proc/sys/net/ipv4/ping_group_range
+	expect_rc "--user root --allow-no-landlock" 0 || return 1
+	expect_eq "job" EROFS "$L_OUT" || return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_start uid=0 landlock=false
 }
