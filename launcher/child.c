@@ -238,6 +238,27 @@ static int child_drop_caps(void)
 	return r;
 }
 
+/* Drops every capability but CAP_KILL: init's only privilege once the job runs. */
+static int child_keep_kill_cap(void)
+{
+	const cap_value_t kill_cap = CAP_KILL;
+	cap_t caps;
+	int r;
+
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return -errno;
+	caps = cap_init();
+	if (!caps)
+		return -errno;
+	r = cap_set_flag(caps, CAP_EFFECTIVE, 1, &kill_cap, CAP_SET) < 0 ||
+			    cap_set_flag(caps, CAP_PERMITTED, 1, &kill_cap, CAP_SET) < 0 ||
+			    cap_set_proc(caps) < 0
+		    ? -errno
+		    : 0;
+	cap_free(caps);
+	return r;
+}
+
 /*
  * In the job's mount namespace, cgroup v2 and BPF file systems disappear and cgroup v1 ones
  * become read-only; /proc shows the sandbox only. No cgroup v2 directory can be opened then:
@@ -583,8 +604,11 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	if (ruleset_fd >= 0)
 		close(ruleset_fd);
 
-	/* Init needs no privilege from here on: it only waits and passes signals on. */
-	child_drop_caps();
+	/*
+	 * Init needs no privilege from here on but to pass signals on to a job that runs as
+	 * another uid (nobody, by default): CAP_KILL, and nothing else.
+	 */
+	child_keep_kill_cap();
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 
 	/* EOF: the job's exec closed the pipe. Data: why it failed. */
