@@ -19,8 +19,9 @@ FS_MASKED=(/proc/kcore /proc/keys /proc/timer_list /proc/timer_stats /proc/sched
 fs_dirs() {
 	mkdir -p "$T_DIR/work" "$T_DIR/scratch" "$T_DIR/allowed" || return 1
 	: >"$T_DIR/scratch/file"
+	: >"$T_DIR/scratch/listed"
 	chmod 0777 "$T_DIR/work" "$T_DIR/scratch" "$T_DIR/allowed"
-	chmod 0666 "$T_DIR/scratch/file"
+	chmod 0666 "$T_DIR/scratch/file" "$T_DIR/scratch/listed"
 }
 
 # Runs `inside` with the job's working directory $T_DIR/work.
@@ -183,13 +184,15 @@ test_fs_landlock_writes() {
 		"$(setpriv --reuid 65534 --regid 65534 --clear-groups "$IT_PROBE" create "$T_DIR/scratch/new")" ||
 		return 1
 	: >"$T_DIR/scratch/file"
-	p=$(policy fs "{\"name\": \"fs\", \"allow\": [], \"fs\": {\"write\": [\"$T_DIR/allowed\"], \"read_only\": true}}")
+	p=$(policy fs "{\"name\": \"fs\", \"allow\": [], \"fs\": {\"write\": [\"$T_DIR/allowed\",
+		\"$T_DIR/scratch/listed\"], \"read_only\": true}}")
 	specs=("EACCES create $T_DIR/scratch/new" "EACCES write $T_DIR/scratch/file x"
 		"EACCES mkdir $T_DIR/scratch/d" "EACCES unlink $T_DIR/scratch/file"
 		"EACCES create $T_DIR/new" "OK create $T_DIR/work/new" "OK mkdir $T_DIR/work/d"
 		"OK create /tmp/new" "OK create /dev/shm/new" "OK write /dev/null x"
 		"OK create $T_DIR/allowed/new" "OK mkdir $T_DIR/allowed/d" "OK nonempty $T_DIR/scratch"
-		"EACCES create /var/tmp/launch-fs-test-$$")
+		"EACCES create /var/tmp/launch-fs-test-$$" "OK write $T_DIR/scratch/listed x"
+		"EACCES unlink $T_DIR/scratch/listed")
 	fs_inside_work --policy "$p" -- "${specs[@]}" || return 1
 	audit_check || return 1
 	expect_audit 1 "$L_AUDIT" event=sandbox_start uid=65534 landlock=true \
@@ -260,4 +263,28 @@ test_fs_no_landlock() {
 	expect_rc "--user root --allow-no-landlock" 0 || return 1
 	expect_eq "job" EROFS "$L_OUT" || return 1
 	expect_audit 1 "$L_AUDIT" event=sandbox_start uid=0 landlock=false
+}
+
+# A bad "fs" key stops the launch (exit 125) with one line naming the file and the key.
+test_fs_policy_errors() {
+	local p c i=0
+	local -a cases=(
+		'"fs": {"write": ["relative/path"]}|fs.write\[0\]: "relative/path" must be an absolute path'
+		'"fs": {"write": ["/no/such/launch-fs-path"]}|fs.write\[0\]: "/no/such/launch-fs-path": No such file or directory'
+		'"fs": {"write": "/srv"}|fs.write: must be an array, not a string'
+		'"fs": {"read_only": "yes"}|fs.read_only: must be true or false, not a string'
+		'"fs": {"writable": []}|fs: unknown key "writable"'
+		'"fs": {"write": ["/tmp"], "read_only": false}|fs.write: has no effect with "read_only": false'
+	)
+
+	for c in "${cases[@]}"; do
+		i=$((i + 1))
+		p=$(policy "bad$i" "{\"name\": \"bad$i\", \"allow\": [], ${c%%|*}}")
+		launch_job --policy "$p" -- /bin/touch "$T_DIR/ran$i"
+		expect_rc "policy ${c%%|*}" 125 || return 1
+		expect_match "stderr" "^launch: $p: ${c#*|}" "$L_ERR" || return 1
+		[ "$(wc -l <"$L_ERR_FILE")" = 1 ] || fail "more than one line on stderr: $(brief "$L_ERR")" ||
+			return 1
+		[ ! -e "$T_DIR/ran$i" ] || fail "policy ${c%%|*}: the job ran" || return 1
+	done
 }
