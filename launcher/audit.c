@@ -352,8 +352,9 @@ int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
 	json_key_u64(&j, "uid", job->uid);
 	json_key_u64(&j, "gid", job->gid);
 	json_printf(&j, ",\"landlock\":%s", job->landlock_abi > 0 ? "true" : "false");
-	if (job->landlock_abi > 0) {
+	if (job->landlock_abi > 0)
 		json_key_u64(&j, "landlock_abi", (unsigned int)job->landlock_abi);
+	if (job->fs_write) {
 		json_printf(&j, ",\"fs_write\":");
 		json_string_array(&j, job->fs_write);
 	}

@@ -72,7 +72,7 @@ struct audit_job {
 	unsigned int uid;
 	unsigned int gid;
 	int landlock_abi;      /* 0: file writes are not confined by Landlock */
-	char *const *fs_write; /* with Landlock: what the job may write, NULL-terminated */
+	char *const *fs_write; /* what the job may write, NULL-terminated; NULL: all it may */
 };
 int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
 		       const struct audit_job *job, size_t rules, const char *hostname, char *buf,

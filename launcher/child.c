@@ -394,10 +394,74 @@ static int child_protect_kernel_files(void)
 		if (r < 0)
 			return r;
 	}
-	if (syscall(SYS_mount_setattr, AT_FDCWD, "/sys", AT_RECURSIVE, &attr, sizeof(attr)) < 0 &&
+	if (mount_setattr(AT_FDCWD, "/sys", AT_RECURSIVE, &attr, sizeof(attr)) < 0 &&
 	    errno != ENOENT)
 		return -errno;
 	return 0;
+}
+
+/*
+ * Puts a writable copy of the mount tree at `fd` (a folder or a file) over it, in the
+ * read-only view. Returns the copy's descriptor, or -errno.
+ */
+static int child_writable_over(int fd)
+{
+	struct mount_attr rw = { .attr_clr = MOUNT_ATTR_RDONLY };
+	_cleanup_close_ int tree = -1;
+
+	tree = open_tree(fd, "",
+			 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (tree < 0)
+		return -errno;
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &rw, sizeof(rw)) < 0 ||
+	    move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return -errno;
+	return TAKE_FD(tree);
+}
+
+/*
+ * Without Landlock, "read_only" (the default) still holds for files: every mount of the job's
+ * view becomes read-only but for writable copies over what it may write (EROFS rather than
+ * Landlock's EACCES, and chmod, chown, utime and setxattr too). Device nodes are the gap: the
+ * kernel does not ask the mount when one is opened for writing. The working directory is the
+ * one inherited, whatever its path names now: it is copied by descriptor, and init (so the
+ * job) moves into the copy.
+ */
+static int child_readonly_view(const struct child_config *config)
+{
+	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+	const char *const *write = config->fs_write;
+	_cleanup_close_ int cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fds[CHILD_MAX_FS_WRITE], n = 0, r = 0;
+
+	if (cwd_fd < 0)
+		return -errno;
+	for (size_t i = 0; write && write[i] && r == 0; i++) {
+		if (n == CHILD_MAX_FS_WRITE)
+			r = -E2BIG;
+		else if (i == 0 && config->fs_write_cwd)
+			fds[n++] = fcntl(cwd_fd, F_DUPFD_CLOEXEC, 3);
+		else
+			fds[n++] = open(write[i], O_PATH | O_CLOEXEC);
+		if (r == 0 && fds[n - 1] < 0)
+			r = -errno;
+	}
+	if (r == 0 && mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof(ro)) < 0)
+		r = -errno;
+	for (int i = 0; i < n && r == 0; i++) {
+		int tree = child_writable_over(fds[i]);
+
+		if (tree < 0)
+			r = tree;
+		else if (i == 0 && config->fs_write_cwd && fchdir(tree) < 0)
+			r = -errno;
+		if (tree >= 0)
+			close(tree);
+	}
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return r;
 }
 
 static int child_setup_mounts(const struct child_config *config)
@@ -434,7 +498,10 @@ static int child_setup_mounts(const struct child_config *config)
 	r = mountinfo_foreach(child_hide_mount, NULL);
 	if (r < 0)
 		return r;
-	return child_protect_kernel_files();
+	r = child_protect_kernel_files();
+	if (r < 0 || !config->fs_write || config->landlock_abi > 0)
+		return r;
+	return child_readonly_view(config);
 }
 
 /* Runs in the job's process, forked by init. Never returns. */

@@ -9,6 +9,8 @@
 #define CHILD_MAX_GROUPS 256
 /* nobody's uid and gid where the user database has no "nobody" */
 #define CHILD_NOBODY_ID 65534
+/* Paths the job may write: its working directory, /tmp, /dev/shm, 64 per policy of 64. */
+#define CHILD_MAX_FS_WRITE (3 + 64 * 64)
 
 struct child_config {
 	char *const *argv;
@@ -18,10 +20,14 @@ struct child_config {
 	gid_t gid;
 	const char *user_name;
 	const char *audit_path; /* hidden from the job; NULL for standard error */
-	/* > 0: the Landlock ABI; file writes are then allowed only below fs_write's paths. */
+	/*
+	 * What the job may write, NULL-terminated; NULL: anything its uid may ("read_only":
+	 * false). Every other mount is read-only in its view, and with landlock_abi > 0 (the
+	 * kernel's Landlock ABI) Landlock refuses every other write too.
+	 */
+	const char *const *fs_write;
+	bool fs_write_cwd; /* fs_write[0] is the working directory, opened as "." */
 	int landlock_abi;
-	const char *const *fs_write; /* NULL-terminated */
-	bool fs_write_cwd;	     /* fs_write[0] is the working directory, opened as "." */
 	/* Looked up before the job's cgroup exists: NSS may use sockets the sandbox refuses. */
 	gid_t groups[CHILD_MAX_GROUPS];
 	int ngroups;

@@ -387,9 +387,11 @@ static int compile_rules(struct rules **ret_rules)
 }
 
 /*
- * What the job may write: with Landlock, only its working directory, its private /tmp and
- * /dev/shm, and the policies' "fs.write" paths. On a kernel without Landlock, a policy that
- * asks for it stops the launch unless --allow-no-landlock; otherwise a warning says so.
+ * What the job may write: its working directory, its private /tmp and /dev/shm, and the
+ * policies' "fs.write" paths; Landlock refuses the rest. On a kernel without Landlock the
+ * job's mounts are read-only but for those, which leaves device nodes writable: a policy that
+ * asks for Landlock, or a uid-0 job, stops the launch unless --allow-no-landlock; otherwise a
+ * warning says so.
  */
 static int plan_fs(const struct rules *rules, struct child_config *child, const char ***ret_write)
 {
@@ -404,18 +406,19 @@ static int plan_fs(const struct rules *rules, struct child_config *child, const 
 	if (abi < 0) {
 		/* uid 0 owns the host's files and disks: it gets no weaker sandbox unasked. */
 		if ((rules->fs_required || child->uid == 0) && !arg.allow_no_landlock) {
-			fail("this kernel has no Landlock (%s), so the job could write every file "
-			     "its user may: refusing to start, as %s (--allow-no-landlock accepts "
-			     "that)",
+			fail("this kernel has no Landlock (%s), so the job could write every "
+			     "device "
+			     "node its user may: refusing to start, as %s (--allow-no-landlock "
+			     "accepts that)",
 			     strerror(-abi),
 			     rules->fs_required ? "a policy has \"fs\"" : "it would run as root");
 			return abi;
 		}
 		fprintf(stderr,
 			"launch: warning: this kernel has no Landlock (%s): the job may write "
-			"every file its user may\n",
+			"every "
+			"device node its user may\n",
 			strerror(-abi));
-		return 0;
 	}
 	write = calloc(rules->nfs_write + 4, sizeof(*write));
 	if (!write) {
@@ -432,7 +435,7 @@ static int plan_fs(const struct rules *rules, struct child_config *child, const 
 		write[n++] = "/dev/shm";
 	for (size_t i = 0; i < rules->nfs_write; i++)
 		write[n++] = rules->fs_write[i];
-	child->landlock_abi = abi;
+	child->landlock_abi = abi > 0 ? abi : 0;
 	child->fs_write = write;
 	*ret_write = write;
 	return 0;

@@ -555,6 +555,16 @@ static int probe_op_rewrite(char **argv)
 	return 0;
 }
 
+/* chmod(2) with the file's own mode: an attempt to change it that changes nothing. */
+static int probe_op_chmod_same(char **argv)
+{
+	struct stat st;
+
+	if (stat(argv[0], &st) < 0)
+		return -errno;
+	return chmod(argv[0], st.st_mode & 07777) < 0 ? -errno : 0;
+}
+
 /* OK when PATH has something to show: a byte of a file, an entry of a folder; else ENODATA. */
 static int probe_op_nonempty(char **argv)
 {
@@ -861,6 +871,7 @@ static const struct probe_op probe_ops[] = {
 	{ "mkdir", "PATH", 1, probe_op_mkdir, probe_valid_any },
 	{ "create", "PATH", 1, probe_op_create, probe_valid_any },
 	{ "rewrite", "PATH", 1, probe_op_rewrite, probe_valid_any },
+	{ "chmod-same", "PATH", 1, probe_op_chmod_same, probe_valid_any },
 	{ "nonempty", "PATH", 1, probe_op_nonempty, probe_valid_any },
 	{ "rw-mount", "PATH", 1, probe_op_rw_mount, probe_valid_any },
 	{ "landlock", "", 0, probe_op_landlock, probe_valid_any },

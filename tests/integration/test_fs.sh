@@ -22,6 +22,8 @@ fs_dirs() {
 	: >"$T_DIR/scratch/listed"
 	chmod 0777 "$T_DIR/work" "$T_DIR/scratch" "$T_DIR/allowed"
 	chmod 0666 "$T_DIR/scratch/file" "$T_DIR/scratch/listed"
+	# A device node outside /dev: what Landlock must refuse, and a read-only mount cannot.
+	mknod -m 0666 "$T_DIR/scratch/nulldev" c 1 3 || return 1
 }
 
 # Runs `inside` with the job's working directory $T_DIR/work.
@@ -178,7 +180,7 @@ test_fs_landlock_writes() {
 
 	fs_dirs || return 1
 	outside "OK create $T_DIR/scratch/new" "OK write $T_DIR/scratch/file x" \
-		"OK mkdir $T_DIR/scratch/d" || return 1
+		"OK mkdir $T_DIR/scratch/d" "OK write $T_DIR/scratch/nulldev x" || return 1
 	# As nobody too: the file modes allow it, so a refusal inside is Landlock's.
 	expect_eq "outside, as nobody: create in scratch" OK \
 		"$(setpriv --reuid 65534 --regid 65534 --clear-groups "$IT_PROBE" create "$T_DIR/scratch/new")" ||
@@ -192,7 +194,7 @@ test_fs_landlock_writes() {
 		"OK create /tmp/new" "OK create /dev/shm/new" "OK write /dev/null x"
 		"OK create $T_DIR/allowed/new" "OK mkdir $T_DIR/allowed/d" "OK nonempty $T_DIR/scratch"
 		"EACCES create /var/tmp/launch-fs-test-$$" "OK write $T_DIR/scratch/listed x"
-		"EACCES unlink $T_DIR/scratch/listed")
+		"EACCES unlink $T_DIR/scratch/listed" "EACCES write $T_DIR/scratch/nulldev x")
 	fs_inside_work --policy "$p" -- "${specs[@]}" || return 1
 	audit_check || return 1
 	expect_audit 1 "$L_AUDIT" event=sandbox_start uid=65534 landlock=true \
@@ -234,20 +236,24 @@ test_fs_no_landlock() {
 	[ ! -s "$L_AUDIT" ] || expect_audit 0 "$L_AUDIT" event=sandbox_start || return 1
 	[ ! -e "$T_DIR/scratch/new" ] || fail "the job ran" || return 1
 
-	# Accepted: the job runs, and can write what Landlock would have refused.
+	# Accepted: the job runs. Its mounts are read-only but for what it may write (EROFS, even
+	# for chmod), and a device node is the gap Landlock would have closed.
 	cd "$T_DIR/work" || return 1
 	IT_LAUNCH=$T_DIR/launch-nl launch_job --allow-no-landlock --user root --policy "$p" -- \
-		"$IT_PROBE" create "$T_DIR/scratch/new"
+		/bin/sh -c "$IT_PROBE_LOOP" sh "$IT_PROBE" "create $T_DIR/scratch/new" \
+		"chmod-same $T_DIR/scratch/file" "create $T_DIR/work/new" "create $T_DIR/allowed/new" \
+		"create /tmp/new" "write /dev/null x" "write $T_DIR/scratch/nulldev x"
 	cd "$T_DIR" || return 1
 	expect_rc "--allow-no-landlock" 0 || return 1
-	expect_eq "job" OK "$L_OUT" || return 1
+	expect_eq "job" "EROFS EROFS OK OK OK OK OK" "${L_OUT//$'\n'/ }" || return 1
 	expect_match "stderr" "warning: this kernel has no Landlock" "$L_ERR" || return 1
-	expect_audit 1 "$L_AUDIT" event=sandbox_start uid=0 landlock=false fs_write! || return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_start uid=0 landlock=false landlock_abi! \
+		"fs_write~\"$T_DIR/work\",\"/tmp\".*\"$T_DIR/allowed\"" || return 1
 
 	# No "fs" in the policy: the default user runs, with a warning.
 	q=$(policy plain "$FS_POLICY")
 	cd "$T_DIR/work" || return 1
-	IT_LAUNCH=$T_DIR/launch-nl launch_job --policy "$q" -- "$IT_PROBE" create "$T_DIR/scratch/new2"
+	IT_LAUNCH=$T_DIR/launch-nl launch_job --policy "$q" -- "$IT_PROBE" create "$T_DIR/work/new2"
 	cd "$T_DIR" || return 1
 	expect_rc "policy without fs" 0 || return 1
 	expect_eq "job" OK "$L_OUT" || return 1

@@ -243,6 +243,7 @@ static void test_start_exit_lost(void)
 	CHECK_EQ_INT(num(obj, "uid"), 65534);
 	CHECK_EQ_INT(num(obj, "gid"), 65533);
 	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(obj, "landlock")));
+	CHECK(cJSON_GetObjectItem(obj, "landlock_abi") == NULL);
 	CHECK(cJSON_GetObjectItem(obj, "fs_write") == NULL);
 	cJSON_Delete(obj);
 
