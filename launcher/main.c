@@ -18,6 +18,7 @@
 #include "cgroup.h"
 #include "dnsproxy.h"
 #include "gc.h"
+#include "landlock.h"
 #include "loader.h"
 #include "rules.h"
 #include "sandbox.h"
@@ -36,6 +37,7 @@ static struct {
 	double timeout_s;
 	bool audit_continue;
 	bool allow_unix_unfiltered;
+	bool allow_no_landlock;
 	bool verbose;
 	bool no_dns_proxy;
 	struct dnsproxy_config dns; /* defaults set in main */
@@ -62,6 +64,8 @@ static const char USAGE[] =
 	"                           on kernels before 6.7, which cannot filter AF_UNIX\n"
 	"                           connects, run anyway (the job can then reach any local\n"
 	"                           socket it has permission for)\n"
+	"      --allow-no-landlock  on a kernel without Landlock, run anyway when a policy has\n"
+	"                           \"fs\" (the job can then write every file its user may)\n"
 	"  -r, --resolver ADDR[:PORT]\n"
 	"                           resolve policy hosts, and forward the job's allowed\n"
 	"                           look-ups, with this DNS server, not the first nameserver\n"
@@ -69,7 +73,8 @@ static const char USAGE[] =
 	"      --cgroup-parent PATH cgroup v2 folder for the sandbox's cgroup\n"
 	"                           (default: <cgroup2 mount>/launch)\n"
 	"  -t, --timeout SECONDS    kill the job after SECONDS; launch then exits 124\n"
-	"  -u, --user USER          run the job as USER (name or uid)\n"
+	"  -u, --user USER          run the job as USER (name or uid; default: the user who\n"
+	"                           ran sudo, else nobody; \"root\" runs it as uid 0)\n"
 	"  -n, --name NAME          sandbox id in the audit log and cgroup name\n"
 	"                           (default: 12 random hex digits)\n"
 	"  -v, --verbose            show libbpf's messages, the verifier's included\n"
@@ -90,6 +95,9 @@ static const char USAGE[] =
 	"      --audit-dns-allowed  log every allowed look-up (dns_allow) with the addresses\n"
 	"                           it opened; refused look-ups are always logged\n"
 	"\n"
+	"The job runs as the user who ran sudo, or nobody (--user root for uid 0). It may write\n"
+	"only its working directory, a private /tmp and /dev/shm and a policy's \"fs\" paths\n"
+	"(Landlock), and sees /proc/sys and /sys read-only.\n"
 	"The job gets launch's standard streams and environment, no capabilities, no_new_privs,\n"
 	"and no descriptor above 2. INT, TERM, HUP, QUIT, USR1 and USR2 sent to launch are passed\n"
 	"on to it. When it exits, every process left in its cgroup is killed.\n"
@@ -167,6 +175,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		OPT_DNS_MAX_IPS,
 		OPT_DNS_DENY,
 		OPT_AUDIT_DNS_ALLOWED,
+		OPT_ALLOW_NO_LANDLOCK,
 	};
 	static const struct option options[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -186,6 +195,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		{ "dns-max-ips", required_argument, NULL, OPT_DNS_MAX_IPS },
 		{ "dns-deny", required_argument, NULL, OPT_DNS_DENY },
 		{ "audit-dns-allowed", no_argument, NULL, OPT_AUDIT_DNS_ALLOWED },
+		{ "allow-no-landlock", no_argument, NULL, OPT_ALLOW_NO_LANDLOCK },
 		{},
 	};
 	char *end;
@@ -287,6 +297,9 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		case OPT_AUDIT_DNS_ALLOWED:
 			arg.dns.audit_allowed = true;
 			break;
+		case OPT_ALLOW_NO_LANDLOCK:
+			arg.allow_no_landlock = true;
+			break;
 		case 'h':
 			fputs(USAGE, stdout);
 			exit(EXIT_SUCCESS);
@@ -373,6 +386,61 @@ static int compile_rules(struct rules **ret_rules)
 	return 0;
 }
 
+/*
+ * What the job may write: its working directory, its private /tmp and /dev/shm, and the
+ * policies' "fs.write" paths; Landlock refuses the rest. On a kernel without Landlock the
+ * job's mounts are read-only but for those, which leaves device nodes writable: a policy that
+ * asks for Landlock, or a uid-0 job, stops the launch unless --allow-no-landlock; otherwise a
+ * warning says so.
+ */
+static int plan_fs(const struct rules *rules, struct child_config *child, const char ***ret_write)
+{
+	static char cwd[PATH_MAX];
+	const char **write;
+	size_t n = 0;
+	int abi;
+
+	if (!rules->fs_read_only)
+		return 0;
+	abi = landlock_abi_probe();
+	if (abi < 0) {
+		/* uid 0 owns the host's files and disks: it gets no weaker sandbox unasked. */
+		if ((rules->fs_required || child->uid == 0) && !arg.allow_no_landlock) {
+			fail("this kernel has no Landlock (%s), so the job could write every "
+			     "device "
+			     "node its user may: refusing to start, as %s (--allow-no-landlock "
+			     "accepts that)",
+			     strerror(-abi),
+			     rules->fs_required ? "a policy has \"fs\"" : "it would run as root");
+			return abi;
+		}
+		fprintf(stderr,
+			"launch: warning: this kernel has no Landlock (%s): the job may write "
+			"every "
+			"device node its user may\n",
+			strerror(-abi));
+	}
+	write = calloc(rules->nfs_write + 4, sizeof(*write));
+	if (!write) {
+		fail("out of memory");
+		return -ENOMEM;
+	}
+	/* "/" would be every file: the working directory counts only when it is not. */
+	if (getcwd(cwd, sizeof(cwd)) && strcmp(cwd, "/") != 0) {
+		write[n++] = cwd;
+		child->fs_write_cwd = true;
+	}
+	write[n++] = "/tmp";
+	if (access("/dev/shm", F_OK) == 0)
+		write[n++] = "/dev/shm";
+	for (size_t i = 0; i < rules->nfs_write; i++)
+		write[n++] = rules->fs_write[i];
+	child->landlock_abi = abi > 0 ? abi : 0;
+	child->fs_write = write;
+	*ret_write = write;
+	return 0;
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
@@ -454,6 +522,7 @@ static int cmd_gc(int argc, char **argv)
 static int cmd_run(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
+	_cleanup_free_ const char **fs_write = NULL;
 	struct sandbox_options options = { 0 };
 	struct sandbox_timing timing = { 0 };
 	struct timespec t0, t1;
@@ -472,6 +541,12 @@ static int cmd_run(int argc, char **argv)
 		fail("--user: no such user \"%s\"", arg.user);
 		return EXIT_LAUNCH_FAILED;
 	}
+	/* Never root unless asked for: a uid-0 job owns every root-owned file it can see. */
+	if (!arg.user && child_default_user(&options.child) < 0) {
+		fail("SUDO_UID: the invoking user has too many groups (at most %d)",
+		     CHILD_MAX_GROUPS);
+		return EXIT_LAUNCH_FAILED;
+	}
 	if (check_system() < 0)
 		return EXIT_LAUNCH_FAILED;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -479,6 +554,8 @@ static int cmd_run(int argc, char **argv)
 		return EXIT_LAUNCH_FAILED;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	policy_us = (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
+	if (plan_fs(rules, &options.child, &fs_write) < 0)
+		return EXIT_LAUNCH_FAILED;
 
 	if (cgroup_parent_dir(parent, sizeof(parent)) < 0)
 		return EXIT_LAUNCH_FAILED;

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -610,6 +611,100 @@ static int parse_unix(const struct parse_ctx *ctx, const cJSON *unix_paths, stru
 	return 0;
 }
 
+/* An absolute path without "." or ".." components: what Landlock is given is what was meant. */
+static const char *fs_path_problem(const char *path)
+{
+	const char *p = path;
+
+	if (path[0] != '/')
+		return "must be an absolute path";
+	if (strcmp(path, "/") == 0)
+		return "would make every file writable (use \"read_only\": false to say so)";
+	if (strlen(path) >= PATH_MAX)
+		return "is longer than PATH_MAX";
+	while (*p) {
+		size_t len;
+
+		p += strspn(p, "/");
+		len = strcspn(p, "/");
+		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+			return "must not contain \".\" or \"..\" components";
+		p += len;
+	}
+	return NULL;
+}
+
+static int parse_fs_write(const struct parse_ctx *ctx, const cJSON *write, struct policy *policy)
+{
+	char key[KEY_PATH_LEN], vbuf[ERR_VALUE_SHOWN_LEN];
+	const cJSON *item;
+	int count;
+
+	if (!cJSON_IsArray(write))
+		return parse_fail(ctx, "fs.write", "must be an array, not %s",
+				  json_type_name(write));
+	count = cJSON_GetArraySize(write);
+	if (count > POLICY_MAX_FS_WRITE)
+		return parse_fail(ctx, "fs.write", "%d entries, at most %d", count,
+				  POLICY_MAX_FS_WRITE);
+	if (count == 0)
+		return 0;
+	policy->fs_write = calloc((size_t)count, sizeof(*policy->fs_write));
+	if (!policy->fs_write)
+		return -ENOMEM;
+	cJSON_ArrayForEach (item, write) {
+		const char *problem;
+
+		snprintf(key, sizeof(key), "fs.write[%zu]", policy->nfs_write);
+		if (!cJSON_IsString(item))
+			return parse_fail(ctx, key, "must be a string, not %s",
+					  json_type_name(item));
+		problem = fs_path_problem(item->valuestring);
+		if (problem)
+			return parse_fail(ctx, key, "\"%s\" %s",
+					  shown(item->valuestring, vbuf, sizeof(vbuf)), problem);
+		policy->fs_write[policy->nfs_write] = strdup(item->valuestring);
+		if (!policy->fs_write[policy->nfs_write])
+			return -ENOMEM;
+		policy->nfs_write++;
+	}
+	return 0;
+}
+
+/* "fs": {"write": [...], "read_only": true}; without it, the defaults (read-only but for the
+ * working directory and the private /tmp). */
+static int parse_fs(const struct parse_ctx *ctx, const cJSON *fs, struct policy *policy)
+{
+	static const char *const known[] = { "write", "read_only" };
+	const cJSON *read_only, *write;
+	int r;
+
+	policy->fs_read_only = true;
+	if (!fs)
+		return 0;
+	if (!cJSON_IsObject(fs))
+		return parse_fail(ctx, "fs", "must be an object, not %s", json_type_name(fs));
+	r = check_keys(ctx, fs, "fs", known, ARRAY_SIZE(known));
+	if (r < 0)
+		return r;
+	policy->fs_set = true;
+	read_only = cJSON_GetObjectItemCaseSensitive(fs, "read_only");
+	if (read_only) {
+		if (!cJSON_IsBool(read_only))
+			return parse_fail(ctx, "fs.read_only", "must be true or false, not %s",
+					  json_type_name(read_only));
+		policy->fs_read_only = cJSON_IsTrue(read_only);
+	}
+	write = cJSON_GetObjectItemCaseSensitive(fs, "write");
+	if (!write)
+		return 0;
+	if (!policy->fs_read_only)
+		return parse_fail(ctx, "fs.write",
+				  "has no effect with \"read_only\": false, which lets the job "
+				  "write every file its user may");
+	return parse_fs_write(ctx, write, policy);
+}
+
 static int parse_name(const struct parse_ctx *ctx, const cJSON *name, struct policy *policy)
 {
 	char vbuf[ERR_VALUE_SHOWN_LEN];
@@ -669,7 +764,7 @@ static const char *find_escaped_nul(const char *json)
 int policy_parse(const char *path, const char *json, struct policy **ret_policy, char *errbuf,
 		 size_t errlen)
 {
-	static const char *const known[] = { "name", "description", "allow", "unix" };
+	static const char *const known[] = { "name", "description", "allow", "unix", "fs" };
 	const struct parse_ctx ctx = { .path = path ? path : "(policy)",
 				       .errbuf = errbuf,
 				       .errlen = errlen };
@@ -721,6 +816,9 @@ int policy_parse(const char *path, const char *json, struct policy **ret_policy,
 	if (r < 0)
 		return r;
 	r = parse_unix(&ctx, cJSON_GetObjectItemCaseSensitive(root, "unix"), policy);
+	if (r < 0)
+		return r;
+	r = parse_fs(&ctx, cJSON_GetObjectItemCaseSensitive(root, "fs"), policy);
 	if (r < 0)
 		return r;
 	*ret_policy = TAKE_PTR(policy);
@@ -822,6 +920,9 @@ void policy_free(struct policy *policy)
 	for (i = 0; i < policy->nunix; i++)
 		free(policy->unix_paths[i]);
 	free(policy->unix_paths);
+	for (i = 0; i < policy->nfs_write; i++)
+		free(policy->fs_write[i]);
+	free(policy->fs_write);
 	free(policy->description);
 	free(policy->name);
 	free(policy->path);

@@ -272,6 +272,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		.audit_continue = options->audit_continue,
 	};
 	struct child_config child_config = options->child;
+	struct audit_job job = { 0 };
 	struct child_msg msg;
 	long long started_ms = monotonic_ms(), stage_us = monotonic_us();
 	struct sandbox_timing *timing = &options->timing_out[0];
@@ -422,7 +423,11 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	}
 	started = true;
 	gethostname(hostname, sizeof(hostname) - 1);
-	n = audit_format_start(&log, child_config.argv, sandbox.child.pid, getuid(),
+	job.uid = child_config.set_user ? child_config.uid : getuid();
+	job.gid = child_config.set_user ? child_config.gid : getgid();
+	job.landlock_abi = child_config.landlock_abi;
+	job.fs_write = (char *const *)child_config.fs_write;
+	n = audit_format_start(&log, child_config.argv, sandbox.child.pid, &job,
 			       rules->list->nexact + rules->list->nprefixes, hostname, line,
 			       sizeof(line));
 	if (n > 0)

@@ -551,6 +551,102 @@ static int probe_op_write(char **argv)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
+/*
+ * Creates PATH (which must not exist) and removes it again: what counts is that it could be
+ * made.
+ */
+static int probe_op_create(char **argv)
+{
+	int fd = open(argv[0], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	(void)unlink(argv[0]);
+	return 0;
+}
+
+/*
+ * Reads a file and writes the same bytes back in one write(): an attempt to change a kernel
+ * tunable that changes nothing if it gets through.
+ */
+static int probe_op_rewrite(char **argv)
+{
+	_cleanup_close_ int fd = open(argv[0], O_RDWR | O_CLOEXEC);
+	char buf[4096];
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		return -errno;
+	if (n == 0 || lseek(fd, 0, SEEK_SET) < 0)
+		return n == 0 ? -ENODATA : -errno;
+	if (write(fd, buf, (size_t)n) < 0)
+		return -errno;
+	return 0;
+}
+
+/* chmod(2) with the file's own mode: an attempt to change it that changes nothing. */
+static int probe_op_chmod_same(char **argv)
+{
+	struct stat st;
+
+	if (stat(argv[0], &st) < 0)
+		return -errno;
+	return chmod(argv[0], st.st_mode & 07777) < 0 ? -errno : 0;
+}
+
+/* OK when PATH has something to show: a byte of a file, an entry of a folder; else ENODATA. */
+static int probe_op_nonempty(char **argv)
+{
+	_cleanup_close_ int fd = open(argv[0], O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	char buf[4096];
+	ssize_t n;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode)) {
+		n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (n < 0)
+			return -errno;
+		/* "." and ".." take 24 bytes each. */
+		for (ssize_t off = 0; off < n;) {
+			const char *name = buf + off + 19;
+			unsigned short reclen;
+
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0)
+				return 0;
+			off += reclen;
+		}
+		return -ENODATA;
+	}
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		return -errno;
+	return n > 0 ? 0 : -ENODATA;
+}
+
+/* OK when the mount holding PATH is writable, EROFS when it is read-only. */
+static int probe_op_rw_mount(char **argv)
+{
+	struct statvfs st;
+
+	if (statvfs(argv[0], &st) < 0)
+		return -errno;
+	return st.f_flag & ST_RDONLY ? -EROFS : 0;
+}
+
+/* The kernel's Landlock ABI: OK when there is one, else why not (ENOSYS, EOPNOTSUPP). */
+static int probe_op_landlock(char **argv)
+{
+	(void)argv;
+	return syscall(SYS_landlock_create_ruleset, NULL, 0, 1U /* VERSION */) < 0 ? -errno : 0;
+}
+
 /* Creates a directory and removes it again: what counts is that it could be created. */
 static int probe_op_mkdir(char **argv)
 {
@@ -1101,6 +1197,12 @@ static const struct probe_op probe_ops[] = {
 	{ "socketpair", "FAMILY TYPE PROTO", 3, probe_op_socketpair, probe_valid_socket },
 	{ "write", "PATH TEXT", 2, probe_op_write, probe_valid_any },
 	{ "mkdir", "PATH", 1, probe_op_mkdir, probe_valid_any },
+	{ "create", "PATH", 1, probe_op_create, probe_valid_any },
+	{ "rewrite", "PATH", 1, probe_op_rewrite, probe_valid_any },
+	{ "chmod-same", "PATH", 1, probe_op_chmod_same, probe_valid_any },
+	{ "nonempty", "PATH", 1, probe_op_nonempty, probe_valid_any },
+	{ "rw-mount", "PATH", 1, probe_op_rw_mount, probe_valid_any },
+	{ "landlock", "", 0, probe_op_landlock, probe_valid_any },
 	{ "unlink", "PATH", 1, probe_op_unlink, probe_valid_any },
 	{ "open", "PATH", 1, probe_op_open, probe_valid_any },
 	{ "readlink", "PATH", 1, probe_op_readlink, probe_valid_any },

@@ -231,13 +231,31 @@ static void test_small_buffer_refused(void)
 static void test_start_exit_lost(void)
 {
 	char *const argv[] = { "node", "agent.js", "--flag=\"x\"", NULL };
+	char *const writable[] = { "/work", "/tmp", NULL };
+	struct audit_job job = { .uid = 65534, .gid = 65533 };
 	char buf[AUDIT_LINE_MAX];
 	cJSON *obj;
 
 	log_init();
-	obj = parse_line(buf,
-			 audit_format_start(&test_log, argv, 77, 0, 3, "host1", buf, sizeof(buf)));
+	obj = parse_line(
+		buf, audit_format_start(&test_log, argv, 77, &job, 3, "host1", buf, sizeof(buf)));
 	CHECK_EQ_STR(str(obj, "event"), "sandbox_start");
+	CHECK_EQ_INT(num(obj, "uid"), 65534);
+	CHECK_EQ_INT(num(obj, "gid"), 65533);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(obj, "landlock")));
+	CHECK(cJSON_GetObjectItem(obj, "landlock_abi") == NULL);
+	CHECK(cJSON_GetObjectItem(obj, "fs_write") == NULL);
+	cJSON_Delete(obj);
+
+	job.landlock_abi = 7;
+	job.fs_write = writable;
+	obj = parse_line(
+		buf, audit_format_start(&test_log, argv, 77, &job, 3, "host1", buf, sizeof(buf)));
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(obj, "landlock")));
+	CHECK_EQ_INT(num(obj, "landlock_abi"), 7);
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(obj, "fs_write")), 2);
+	CHECK_EQ_STR(cJSON_GetArrayItem(cJSON_GetObjectItem(obj, "fs_write"), 1)->valuestring,
+		     "/tmp");
 	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(obj, "argv")), 3);
 	CHECK_EQ_STR(cJSON_GetArrayItem(cJSON_GetObjectItem(obj, "argv"), 2)->valuestring,
 		     "--flag=\"x\"");

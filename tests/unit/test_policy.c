@@ -560,6 +560,94 @@ static void test_bad_unix(void)
 	EXPECT_ERROR(json, "is 108 bytes, at most 107");
 }
 
+static void test_fs(void)
+{
+	struct policy *policy;
+
+	/* No "fs": read-only but for the defaults, and nothing asks for Landlock by name. */
+	policy = PARSE_OK("{\"name\":\"f\",\"allow\":[]}");
+	if (policy) {
+		CHECK(!policy->fs_set);
+		CHECK(policy->fs_read_only);
+		CHECK_EQ_INT(policy->nfs_write, 0);
+		policy_free(policy);
+	}
+	policy = PARSE_OK("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"/srv/out\",\"/var/"
+			  "cache/app/\"],\"read_only\":true}}");
+	if (policy) {
+		CHECK(policy->fs_set);
+		CHECK(policy->fs_read_only);
+		CHECK_EQ_INT(policy->nfs_write, 2);
+		if (policy->nfs_write == 2) {
+			CHECK_EQ_STR(policy->fs_write[0], "/srv/out");
+			CHECK_EQ_STR(policy->fs_write[1], "/var/cache/app/");
+		}
+		policy_free(policy);
+	}
+	/* read_only defaults to true inside "fs" too. */
+	policy = PARSE_OK("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[]}}");
+	if (policy) {
+		CHECK(policy->fs_set);
+		CHECK(policy->fs_read_only);
+		policy_free(policy);
+	}
+	policy = PARSE_OK("{\"name\":\"f\",\"allow\":[],\"fs\":{\"read_only\":false}}");
+	if (policy) {
+		CHECK(policy->fs_set);
+		CHECK(!policy->fs_read_only);
+		policy_free(policy);
+	}
+}
+
+static void test_bad_fs(void)
+{
+	char json[8192];
+	size_t used;
+
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":[\"/srv\"]}",
+		     "t.json: fs: must be an object, not an array");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"writes\":[\"/srv\"]}}",
+		     "t.json: fs: unknown key \"writes\"");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"read_only\":true,\"read_only\":"
+		     "false}}",
+		     "t.json: fs: duplicate key \"read_only\"");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"read_only\":\"yes\"}}",
+		     "t.json: fs.read_only: must be true or false, not a string");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"read_only\":1}}",
+		     "t.json: fs.read_only: must be true or false, not a number");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":\"/srv\"}}",
+		     "t.json: fs.write: must be an array, not a string");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"/srv\",7]}}",
+		     "t.json: fs.write[1]: must be a string, not a number");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"srv/out\"]}}",
+		     "t.json: fs.write[0]: \"srv/out\" must be an absolute path");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"\"]}}",
+		     "t.json: fs.write[0]: \"\" must be an absolute path");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"/srv/../etc\"]}}",
+		     "t.json: fs.write[0]: \"/srv/../etc\" must not contain \".\" or \"..\"");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"/srv/./x\"]}}",
+		     "must not contain");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"/srv/..\"]}}",
+		     "must not contain");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"/\"]}}",
+		     "t.json: fs.write[0]: \"/\" would make every file writable");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"/srv\"],\"read_only\":"
+		     "false}}",
+		     "t.json: fs.write: has no effect with \"read_only\": false");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":null}}",
+		     "t.json: fs.write: must be an array, not null");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":null}",
+		     "t.json: fs: must be an object, not null");
+	/* One path more than POLICY_MAX_FS_WRITE. */
+	used = (size_t)snprintf(json, sizeof(json),
+				"{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[");
+	for (int i = 0; i <= POLICY_MAX_FS_WRITE; i++)
+		used += (size_t)snprintf(json + used, sizeof(json) - used, "%s\"/p%d\"",
+					 i ? "," : "", i);
+	snprintf(json + used, sizeof(json) - used, "]}}");
+	EXPECT_ERROR(json, "t.json: fs.write: 65 entries, at most 64");
+}
+
 static void test_unix_limit(void)
 {
 	char json[8192];
@@ -971,6 +1059,8 @@ int main(void)
 	RUN(test_bad_cidrs);
 	RUN(test_bad_unix);
 	RUN(test_unix_limit);
+	RUN(test_fs);
+	RUN(test_bad_fs);
 	RUN(test_port_range_limit);
 	RUN(test_allow_entries_limit);
 	RUN(test_later_entry_error_frees);
