@@ -180,10 +180,18 @@ int gc_sweep(void)
 
 int gc_remove_holders(const char *cgroup_parent, const char *keep)
 {
+	_cleanup_close_ int lock_fd = -1;
 	struct dirent *de;
 	int removed = 0;
 	DIR *d;
 
+	/*
+	 * Under the loader's lock: a launcher that is loading the programs finds its holder
+	 * still there when it looks for what it attached.
+	 */
+	lock_fd = open(GC_LOCK_DIR "/" LOADER_LOAD_LOCK, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (lock_fd >= 0 && flock(lock_fd, LOCK_EX) < 0)
+		return -errno;
 	d = opendir(cgroup_parent);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
