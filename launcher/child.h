@@ -15,7 +15,8 @@ struct child_config {
 	uid_t uid;
 	gid_t gid;
 	const char *user_name;
-	const char *audit_path; /* hidden from the job; NULL for standard error */
+	const char *audit_path;		   /* hidden from the job; NULL for standard error */
+	unsigned long long tmp_size_bytes; /* --tmp-size: the private /tmp's; 0: half the RAM */
 	/* Looked up before the job's cgroup exists: NSS may use sockets the sandbox refuses. */
 	gid_t groups[CHILD_MAX_GROUPS];
 	int ngroups;

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 
 #include "../bpf/launch.h"
+#include "limit.h"
 #include "util.h"
 
 /* Exit status for every failure of the launcher before the job runs (as env(1)). */
@@ -35,6 +36,7 @@ struct policy {
 	size_t nentries;
 	char **unix_paths; /* "unix": paths, or "@name" for abstract sockets */
 	size_t nunix;
+	struct job_limits limits; /* "limits": LIMIT_UNSET where not given */
 };
 
 /*
