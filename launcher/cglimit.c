@@ -19,6 +19,7 @@
 
 #include "cgroup.h"
 #include "cglimit.h"
+#include "gc.h"
 #include "mountinfo.h"
 #include "util.h"
 
@@ -183,6 +184,12 @@ static int v1_create(struct cglimit *cl, enum cglimit_ctrl ctrl, const char *v2_
 		r = v1_remove(path, 1000);
 		if (r == 0)
 			r = mkdir(path, 0755) < 0 ? -errno : 0;
+	}
+	if (r == 0) {
+		_cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		const char *id = strrchr(path, '/') + 1;
+
+		r = fd < 0 ? -errno : gc_mark(fd, id);
 	}
 	if (r < 0)
 		path[0] = '\0';

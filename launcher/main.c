@@ -11,6 +11,7 @@
 #include <sys/capability.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
@@ -460,6 +461,17 @@ static int cmd_check(int argc, char **argv)
 	return EXIT_SUCCESS;
 }
 
+/* The default cgroup parent, <cgroup2 mount>/launch. */
+static int cgroup_parent_default(char *parent, size_t len)
+{
+	int r = cgroup_find_mount(parent, len);
+
+	if (r < 0)
+		return r;
+	strncat(parent, "/launch", len - strlen(parent) - 1);
+	return 0;
+}
+
 /* Writes the folder under which sandbox cgroups are made. */
 static int cgroup_parent_dir(char *parent, size_t len)
 {
@@ -479,9 +491,9 @@ static int cgroup_parent_dir(char *parent, size_t len)
 static int cmd_gc(int argc, char **argv)
 {
 	struct loader_shared shared;
-	char parent[PATH_MAX], holder[PATH_MAX];
+	char parent[PATH_MAX], holder[PATH_MAX], default_parent[PATH_MAX];
 	bool unload = false;
-	int first, r, slots = 0, holders;
+	int first, r, slots = 0, holders, found;
 
 	/* gc's own option, taken out before the common ones are parsed. */
 	for (int i = 1; i < argc; i++)
@@ -505,6 +517,16 @@ static int cmd_gc(int argc, char **argv)
 		fail("gc: %s: %s", GC_LOCK_DIR, strerror(-r));
 		return EXIT_LAUNCH_FAILED;
 	}
+	/* Sandboxes whose lock file is gone too: found in the cgroup parents themselves. */
+	found = gc_sweep_parent(parent, !arg.cgroup_parent);
+	r += found > 0 ? found : 0;
+	if (arg.cgroup_parent &&
+	    cgroup_parent_default(default_parent, sizeof(default_parent)) == 0) {
+		found = gc_sweep_parent(default_parent, true);
+		r += found > 0 ? found : 0;
+	}
+	found = gc_sweep_registered();
+	r += found > 0 ? found : 0;
 	/* The slots of killed launchers, if this build's programs are loaded at all. */
 	if ((size_t)snprintf(holder, sizeof(holder), "%s/%s%s", parent, LOADER_HOLDER_PREFIX,
 			     loader_version()) < sizeof(holder) &&
@@ -594,6 +616,13 @@ static int cmd_run(int argc, char **argv)
 		return EXIT_LAUNCH_FAILED;
 	/* What a killed launcher left behind goes first; a failure here harms no one. */
 	gc_sweep();
+	/* A parent of its own: `launch gc` looks there too for what has no lock file. */
+	if (arg.cgroup_parent && (mkdir(parent, 0755) == 0 || errno == EEXIST) &&
+	    (r = gc_register_parent(parent)) < 0) {
+		fail("cannot register --cgroup-parent %s for launch gc in %s: %s", parent,
+		     GC_LOCK_DIR, strerror(-r));
+		return EXIT_LAUNCH_FAILED;
+	}
 	if (arg.name)
 		snprintf(id, sizeof(id), "%s", arg.name);
 	else if (random_id(id, sizeof(id)) < 0) {

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -398,27 +400,30 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	timing->bpf_load_us = monotonic_us() - stage_us;
 	timing->bpf_loaded = sandbox.shared.loaded_now;
 	stage_us = monotonic_us();
-	r = cgroup_create(options->cgroup_parent, options->id, &sandbox.cgroup);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot create cgroup %s/%s: %s%s", options->cgroup_parent,
-			 options->id, strerror(-r),
-			 r == -EEXIST ? " (a sandbox of that name is running)" : "");
-		goto out;
-	}
 	/*
-	 * Recorded before anything can run in it, so that a sweep after our death removes
-	 * exactly this cgroup; a death between mkdir and here leaves it empty, and harmless.
+	 * Recorded before the cgroup exists, so that a sweep after our death, at any moment,
+	 * removes exactly this cgroup (and its v1 mirrors, found from its path).
 	 */
-	snprintf(line, sizeof(line), "/proc/self/fd/%d", sandbox.cgroup.dir_fd);
-	n = (int)readlink(line, cgroup_path, sizeof(cgroup_path) - 1);
-	r = n > 0 ? 0 : -errno;
-	if (n > 0) {
-		cgroup_path[n] = '\0';
+	r = mkdir(options->cgroup_parent, 0755) < 0 && errno != EEXIST ? -errno : 0;
+	if (r == 0 && !realpath(options->cgroup_parent, cgroup_path))
+		r = -errno;
+	if (r == 0 && strlen(cgroup_path) + strlen(options->id) + 2 > sizeof(cgroup_path))
+		r = -ENAMETOOLONG;
+	if (r == 0) {
+		strcat(cgroup_path, "/");
+		strcat(cgroup_path, options->id);
 		r = gc_record(lock_fd, cgroup_path);
 	}
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot record the cgroup in %s/%s.lock: %s", GC_LOCK_DIR,
 			 options->id, strerror(-r));
+		goto out;
+	}
+	r = cgroup_create(options->cgroup_parent, options->id, &sandbox.cgroup);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot create cgroup %s/%s: %s%s", options->cgroup_parent,
+			 options->id, strerror(-r),
+			 r == -EEXIST ? " (a sandbox of that name is running)" : "");
 		goto out;
 	}
 	/* Before anything runs in it: the job never runs with less than asked. */
