@@ -203,6 +203,8 @@ static int ctrl_write(struct cglimit *cl, enum cglimit_ctrl ctrl, const char *v2
 	_cleanup_close_ int v1_fd = -1;
 	int fd = cl->v2_fd, r;
 
+	if (cl->missing[ctrl])
+		return 0;
 	if (!cl->in_v2[ctrl]) {
 		v1_fd = open(cl->v1[ctrl], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (v1_fd < 0)
@@ -302,12 +304,16 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 	memcpy(parent, v2_path, (size_t)(slash - v2_path));
 	parent[slash - v2_path] = '\0';
 	for (int c = 0; c < CGLIMIT_NCTRLS; c++) {
-		bool required = (c == CGLIMIT_PIDS && limits->pids_max != LIMIT_NONE) ||
-				(c == CGLIMIT_MEMORY && limits->memory_max != LIMIT_NONE) ||
-				(c == CGLIMIT_CPU && limits->cpu_quota_us != LIMIT_NONE);
+		bool limited = (c == CGLIMIT_PIDS && limits->pids_max != LIMIT_NONE) ||
+			       (c == CGLIMIT_MEMORY && limits->memory_max != LIMIT_NONE) ||
+			       (c == CGLIMIT_CPU && limits->cpu_quota_us != LIMIT_NONE);
+		bool defaulted =
+			(c == CGLIMIT_PIDS && (limits->defaulted & LIMIT_DEFAULTED_PIDS)) ||
+			(c == CGLIMIT_MEMORY && (limits->defaulted & LIMIT_DEFAULTED_MEMORY));
+		bool required = limited && !defaulted;
 
 		/* The CPU controller even without a quota: the job weighs as one group. */
-		if (!required && c != CGLIMIT_CPU)
+		if (!limited && c != CGLIMIT_CPU)
 			continue;
 		r = v2_enable(parent, CTRL_NAMES[c]);
 		if (r < 0 && required) {
@@ -323,8 +329,18 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 			continue;
 		}
 		r = v1_create(cl, c, v2_path);
-		if (r == -ENOENT && !required)
+		if (r < 0 && !required) {
+			/* A default the host cannot enforce: said, not fatal. */
+			cl->missing[c] = true;
+			if (limited) {
+				size_t used = strlen(cl->warning);
+
+				snprintf(cl->warning + used, sizeof(cl->warning) - used, "%s%s",
+					 used ? ", " : "",
+					 limit_named(c, limits, named, sizeof(named)));
+			}
 			continue;
+		}
 		if (r == -ENOENT) {
 			snprintf(errbuf, errlen,
 				 "%s cannot be enforced: cgroup v2 has no %s controller for %s "

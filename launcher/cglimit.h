@@ -43,6 +43,8 @@ struct cglimit {
 	unsigned long long oom_kills;	   /* OOM kills seen so far */
 	int tmp_fd;			   /* the job's /tmp, for statfs; -1 when not open */
 	bool tmp_full;			   /* reported once */
+	bool missing[CGLIMIT_NCTRLS];	   /* a default limit the host has no controller for */
+	char warning[256];		   /* what runs without its default limit, for stderr */
 };
 
 #define CGLIMIT_INIT                      \

@@ -233,6 +233,7 @@ void limit_apply_defaults(struct job_limits *limits, uint64_t ram_bytes, uint64_
 			  uint64_t nofile_hard)
 {
 	if (limits->pids_max == LIMIT_UNSET) {
+		limits->defaulted |= LIMIT_DEFAULTED_PIDS;
 		limits->pids_max = kernel_tasks * LIMIT_DEFAULT_PIDS_PERCENT / 100;
 		if (limits->pids_max > LIMIT_DEFAULT_PIDS)
 			limits->pids_max = LIMIT_DEFAULT_PIDS;
@@ -240,6 +241,7 @@ void limit_apply_defaults(struct job_limits *limits, uint64_t ram_bytes, uint64_
 			limits->pids_max = 64;
 	}
 	if (limits->memory_max == LIMIT_UNSET) {
+		limits->defaulted |= LIMIT_DEFAULTED_MEMORY;
 		limits->memory_max = ram_bytes / 100 * LIMIT_DEFAULT_MEMORY_PERCENT;
 		if (limits->memory_max < LIMIT_MEMORY_MIN_BYTES)
 			limits->memory_max = LIMIT_MEMORY_MIN_BYTES;

@@ -40,7 +40,15 @@ struct job_limits {
 	uint64_t tmp_bytes;	  /* size of the private /tmp; or: */
 	unsigned int tmp_percent; /* of the RAM, when tmp_bytes is unset */
 	uint64_t nofile;	  /* RLIMIT_NOFILE, soft and hard */
+	unsigned int defaulted;	  /* LIMIT_DEFAULTED_*: set by limit_apply_defaults, not asked */
 };
+
+/*
+ * Limits nobody asked for: where the host has no controller for them, the job runs without
+ * them (with a warning). An asked-for limit that cannot be enforced is an error.
+ */
+#define LIMIT_DEFAULTED_PIDS   (1u << 0)
+#define LIMIT_DEFAULTED_MEMORY (1u << 1)
 
 /* Each parser: 0, or -EINVAL when text is not a valid value of that limit; "max" = none. */
 int limit_parse_pids(const char *text, uint64_t *ret);

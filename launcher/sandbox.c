@@ -431,6 +431,11 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 			  errbuf, errlen);
 	if (r < 0)
 		goto out;
+	if (sandbox.limits.warning[0])
+		fprintf(stderr,
+			"launch: warning: no cgroup controller for the default %s here: the job "
+			"runs without it\n",
+			sandbox.limits.warning);
 	/*
 	 * Init is cloned into the cgroup now, and sets up the job's namespaces while the cgroup is
 	 * confined; it starts the job only when child_start tells it to. Until then the cgroup's

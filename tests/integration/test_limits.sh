@@ -51,6 +51,20 @@ l_check_alongside() {
 	done
 }
 
+# l_expect_cgroup_value CONTROLLER V2_FILE V1_FILE VALUE: the running sandbox $L_NAME has
+# VALUE in its cgroup v2 file, or else in its v1 mirror's file (the first word of it).
+l_expect_cgroup_value() {
+	local ctrl=$1 v2=$2 v1=$3 want=$4 m got
+
+	if [ -e "$IT_CG2/launch/$L_NAME/$v2" ]; then
+		got=$(cut -d' ' -f1 "$IT_CG2/launch/$L_NAME/$v2")
+	else
+		m=$(l_v1_mount "$ctrl")
+		got=$(cat "$m/launch/$L_NAME/$v1" 2>/dev/null)
+	fi
+	expect_eq "$ctrl limit of the running sandbox" "$want" "$got"
+}
+
 # A uid-0 fork bomb (every process forks until the deadline) under the given options: it is
 # stopped at its pids limit (exit 137, a "limit" event), `launch check` answers within 200 ms
 # meanwhile, and nothing is left.
@@ -151,6 +165,15 @@ test_limit_policy_and_options() {
 	expect_rc "a job under the policy's limits" 0 || return 1
 	expect_eq "nofile soft, hard, OOM score, /tmp KiB" "512 512 1000 2048" "$(echo $L_OUT)" ||
 		return 1
+	# The limits are in the job's cgroups (v2, or the v1 mirrors on a hybrid host).
+	# shellcheck disable=SC2016
+	launch_bg --policy "$p" -- /bin/sh -c 'echo ready >"$0/ready"; sleep 3' "$T_DIR"
+	wait_for_file "$T_DIR/ready" 10 || fail "the job never became ready" || return 1
+	l_expect_cgroup_value pids pids.max pids.max 64 || return 1
+	l_expect_cgroup_value memory memory.max memory.limit_in_bytes $((512 << 20)) || return 1
+	l_expect_cgroup_value cpu cpu.max cpu.cfs_quota_us "50000" || return 1
+	kill -KILL "$L_PID"
+	launch_bg_wait 10 || return 1
 	own=$(cat /proc/self/oom_score_adj)
 	# shellcheck disable=SC2016
 	launch_job --policy "$p" -- /bin/sh -c 'for i in $(seq 100); do sleep 2 & done; wait'
@@ -212,5 +235,16 @@ test_limit_unenforceable() {
 		--policy "$p" -- /bin/true >"$T_DIR/out" 2>"$T_DIR/err"
 	L_RC=$?
 	L_ERR=$(cat "$T_DIR/err")
-	expect_rc "--pids-max max with no pids controller" 0
+	expect_rc "--pids-max max with no pids controller" 0 || return 1
+	# The default limit, which nobody asked for: the job runs, and stderr says so.
+	launch_next_names
+	# shellcheck disable=SC2016
+	unshare --mount --propagation private -- /bin/sh -c 'umount -l "$0" && exec "$@"' \
+		"$m" "$IT_LAUNCH" --audit-log "$L_AUDIT" --name "$L_NAME" --policy "$p" -- /bin/true \
+		>"$T_DIR/out" 2>"$T_DIR/err"
+	L_RC=$?
+	L_ERR=$(cat "$T_DIR/err")
+	expect_rc "the default pids limit with no pids controller" 0 || return 1
+	expect_match "its warning" '^launch: warning: no cgroup controller for the default --pids-max [0-9]+ here' \
+		"$L_ERR"
 }

@@ -1101,6 +1101,8 @@ static void test_limit_merge_defaults(void)
 	limit_override(&merged, &cli);
 	CHECK_EQ_INT(merged.pids_max, 5000);
 	CHECK_EQ_INT(merged.memory_max, 1ull << 30);
+	limit_apply_defaults(&merged, 24ull << 30, 32768, 20000);
+	CHECK_EQ_INT(merged.defaulted, 0); /* asked for, by a policy or an option */
 
 	merged = (struct job_limits){ 0 };
 	limit_apply_defaults(&merged, 24ull << 30, 32768, 20000);
@@ -1109,6 +1111,7 @@ static void test_limit_merge_defaults(void)
 	CHECK(merged.cpu_quota_us == LIMIT_NONE);
 	CHECK_EQ_INT(merged.tmp_percent, 25);
 	CHECK_EQ_INT(merged.nofile, 4096);
+	CHECK_EQ_INT(merged.defaulted, LIMIT_DEFAULTED_PIDS | LIMIT_DEFAULTED_MEMORY);
 	CHECK_EQ_INT(limit_tmp_bytes(&merged, 1000ull * 100), 25000);
 	merged = (struct job_limits){ 0 };
 	limit_apply_defaults(&merged, 1 << 20, 100, 1024);
