@@ -462,6 +462,18 @@ int audit_format_lost(const struct audit_log *log, unsigned long long count, cha
 	return json_end(&j);
 }
 
+int audit_format_limit(const struct audit_log *log, const char *kind, unsigned long long limit,
+		       const char *action, char *buf, size_t len)
+{
+	struct json_line j = { .buf = buf, .cap = len };
+
+	json_begin(&j, log, realtime_ns(), "limit");
+	json_key_str(&j, "kind", kind);
+	json_key_u64(&j, "limit", limit);
+	json_key_str(&j, "action", action);
+	return json_end(&j);
+}
+
 int audit_format_exit(const struct audit_log *log, int exit_code, long long duration_ms,
 		      unsigned long long denied, unsigned long long lost, unsigned long long failed,
 		      char *buf, size_t len)

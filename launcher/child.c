@@ -471,7 +471,12 @@ static int child_readonly_view(const struct child_config *config)
 
 static int child_setup_mounts(const struct child_config *config)
 {
+	char tmp_options[64] = "mode=1777,size=50%";
 	int r;
+
+	if (config->tmp_size_bytes)
+		snprintf(tmp_options, sizeof(tmp_options), "mode=1777,size=%llu",
+			 config->tmp_size_bytes);
 
 	/* Nothing done below may propagate back to the host's mounts. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -482,8 +487,7 @@ static int child_setup_mounts(const struct child_config *config)
 	 * A private /tmp: AF_UNIX sockets under it are the job's own and always reachable, so
 	 * no symlink there may lead anywhere else (nosymfollow, 5.10).
 	 */
-	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOSYMFOLLOW,
-		  "mode=1777,size=50%") < 0)
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOSYMFOLLOW, tmp_options) < 0)
 		return -errno;
 	/* POSIX shared memory and semaphores: the host's /dev/shm is a folder every user shares. */
 	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOSYMFOLLOW,

@@ -28,6 +28,7 @@ struct child_config {
 	const char *const *fs_write;
 	bool fs_write_cwd; /* fs_write[0] is the working directory, opened as "." */
 	int landlock_abi;
+	unsigned long long tmp_size_bytes; /* --tmp-size: the private /tmp's; 0: half the RAM */
 	/* Looked up before the job's cgroup exists: NSS may use sockets the sandbox refuses. */
 	gid_t groups[CHILD_MAX_GROUPS];
 	int ngroups;

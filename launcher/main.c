@@ -10,6 +10,9 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -19,6 +22,7 @@
 #include "dnsproxy.h"
 #include "gc.h"
 #include "landlock.h"
+#include "limit.h"
 #include "loader.h"
 #include "rules.h"
 #include "sandbox.h"
@@ -41,6 +45,7 @@ static struct {
 	bool verbose;
 	bool no_dns_proxy;
 	struct dnsproxy_config dns; /* defaults set in main */
+	struct job_limits limits;   /* --pids-max and the others; LIMIT_UNSET when not given */
 } arg = { .audit_path = AUDIT_DEFAULT_PATH };
 
 static const char USAGE[] =
@@ -78,6 +83,18 @@ static const char USAGE[] =
 	"  -n, --name NAME          sandbox id in the audit log and cgroup name\n"
 	"                           (default: 12 random hex digits)\n"
 	"  -v, --verbose            show libbpf's messages, the verifier's included\n"
+	"\n"
+	"Resource limits (also a policy's \"limits\"; options win, else the strictest policy):\n"
+	"      --pids-max N|max     processes and threads (default 2048)\n"
+	"      --memory-max SIZE|max\n"
+	"                           memory, swap included: 256M, 2G (default half the RAM)\n"
+	"      --cpu-max CPUS|max   CPU time: 1.5, 150%, or \"QUOTA PERIOD\" in microseconds\n"
+	"                           (default max; the job always competes as one group)\n"
+	"      --tmp-size SIZE      the private /tmp: 512M, or 10% of the RAM (default 25%)\n"
+	"      --nofile N           descriptors per process (default 4096)\n"
+	"                           Reaching the pids or memory limit stops the job (exit 137,\n"
+	"                           a \"limit\" audit event); a limit that cannot be enforced\n"
+	"                           is an error (125)\n"
 	"  -h, --help               show this help\n"
 	"\n"
 	"DNS (docs/dns.md): the job's DNS, to any address on port 53, is answered by launch.\n"
@@ -103,6 +120,7 @@ static const char USAGE[] =
 	"on to it. When it exits, every process left in its cgroup is killed.\n"
 	"\n"
 	"Exit status: the job's own; 128+N if it was killed by signal N; 124 after --timeout;\n"
+	"137 when it reached its pids or memory limit;\n"
 	"125 if launch failed (bad option, bad policy, no privilege, audit log failure);\n"
 	"126 if COMMAND cannot be executed; 127 if it is not found.\n"
 	"\n"
@@ -176,6 +194,11 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		OPT_DNS_DENY,
 		OPT_AUDIT_DNS_ALLOWED,
 		OPT_ALLOW_NO_LANDLOCK,
+		OPT_PIDS_MAX,
+		OPT_MEMORY_MAX,
+		OPT_CPU_MAX,
+		OPT_TMP_SIZE,
+		OPT_NOFILE,
 	};
 	static const struct option options[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -196,6 +219,11 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		{ "dns-deny", required_argument, NULL, OPT_DNS_DENY },
 		{ "audit-dns-allowed", no_argument, NULL, OPT_AUDIT_DNS_ALLOWED },
 		{ "allow-no-landlock", no_argument, NULL, OPT_ALLOW_NO_LANDLOCK },
+		{ "pids-max", required_argument, NULL, OPT_PIDS_MAX },
+		{ "memory-max", required_argument, NULL, OPT_MEMORY_MAX },
+		{ "cpu-max", required_argument, NULL, OPT_CPU_MAX },
+		{ "tmp-size", required_argument, NULL, OPT_TMP_SIZE },
+		{ "nofile", required_argument, NULL, OPT_NOFILE },
 		{},
 	};
 	char *end;
@@ -299,6 +327,49 @@ static int parse_options(int argc, char **argv, bool need_policy)
 			break;
 		case OPT_ALLOW_NO_LANDLOCK:
 			arg.allow_no_landlock = true;
+			break;
+		case OPT_PIDS_MAX:
+			if (limit_parse_pids(optarg, &arg.limits.pids_max) < 0) {
+				fail("--pids-max: \"%s\" is not a number of tasks (1-%u) or "
+				     "\"max\"",
+				     optarg, LIMIT_PIDS_CEILING);
+				return -1;
+			}
+			break;
+		case OPT_MEMORY_MAX:
+			if (limit_parse_memory(optarg, &arg.limits.memory_max) < 0) {
+				fail("--memory-max: \"%s\" is not a size of at least 4M (bytes, or "
+				     "with K, M, G, T) or \"max\"",
+				     optarg);
+				return -1;
+			}
+			break;
+		case OPT_CPU_MAX:
+			if (limit_parse_cpu(optarg, &arg.limits.cpu_quota_us,
+					    &arg.limits.cpu_period_us) < 0) {
+				fail("--cpu-max: \"%s\" is not a number of CPUs (1.5), a "
+				     "percentage "
+				     "of one (150%%), \"QUOTA PERIOD\" in microseconds or \"max\"",
+				     optarg);
+				return -1;
+			}
+			break;
+		case OPT_TMP_SIZE:
+			if (limit_parse_tmp(optarg, &arg.limits.tmp_bytes,
+					    &arg.limits.tmp_percent) < 0) {
+				fail("--tmp-size: \"%s\" is not a size (bytes, or with K, M, G, T) "
+				     "or "
+				     "a percentage of the RAM (1-100%%)",
+				     optarg);
+				return -1;
+			}
+			break;
+		case OPT_NOFILE:
+			if (limit_parse_nofile(optarg, &arg.limits.nofile) < 0) {
+				fail("--nofile: \"%s\" is not a number of descriptors (3-%u)",
+				     optarg, LIMIT_NOFILE_CEILING);
+				return -1;
+			}
 			break;
 		case 'h':
 			fputs(USAGE, stdout);
@@ -458,6 +529,17 @@ static int cmd_check(int argc, char **argv)
 	return EXIT_SUCCESS;
 }
 
+/* The default cgroup parent, <cgroup2 mount>/launch. */
+static int cgroup_parent_default(char *parent, size_t len)
+{
+	int r = cgroup_find_mount(parent, len);
+
+	if (r < 0)
+		return r;
+	strncat(parent, "/launch", len - strlen(parent) - 1);
+	return 0;
+}
+
 /* Writes the folder under which sandbox cgroups are made. */
 static int cgroup_parent_dir(char *parent, size_t len)
 {
@@ -477,9 +559,9 @@ static int cgroup_parent_dir(char *parent, size_t len)
 static int cmd_gc(int argc, char **argv)
 {
 	struct loader_shared shared;
-	char parent[PATH_MAX], holder[PATH_MAX];
+	char parent[PATH_MAX], holder[PATH_MAX], default_parent[PATH_MAX];
 	bool unload = false;
-	int first, r, slots = 0, holders;
+	int first, r, slots = 0, holders, found;
 
 	/* gc's own option, taken out before the common ones are parsed. */
 	for (int i = 1; i < argc; i++)
@@ -503,6 +585,16 @@ static int cmd_gc(int argc, char **argv)
 		fail("gc: %s: %s", GC_LOCK_DIR, strerror(-r));
 		return EXIT_LAUNCH_FAILED;
 	}
+	/* Sandboxes whose lock file is gone too: found in the cgroup parents themselves. */
+	found = gc_sweep_parent(parent, !arg.cgroup_parent);
+	r += found > 0 ? found : 0;
+	if (arg.cgroup_parent &&
+	    cgroup_parent_default(default_parent, sizeof(default_parent)) == 0) {
+		found = gc_sweep_parent(default_parent, true);
+		r += found > 0 ? found : 0;
+	}
+	found = gc_sweep_registered();
+	r += found > 0 ? found : 0;
 	/* The slots of killed launchers, if this build's programs are loaded at all. */
 	if ((size_t)snprintf(holder, sizeof(holder), "%s/%s%s", parent, LOADER_HOLDER_PREFIX,
 			     loader_version()) < sizeof(holder) &&
@@ -519,6 +611,45 @@ static int cmd_gc(int argc, char **argv)
 	return EXIT_SUCCESS;
 }
 
+/* A number from a /proc/sys file; 0 when it cannot be read. */
+static uint64_t read_sysctl(const char *path)
+{
+	unsigned long long value = 0;
+	FILE *f = fopen(path, "re");
+
+	if (f) {
+		if (fscanf(f, "%llu", &value) != 1)
+			value = 0;
+		fclose(f);
+	}
+	return value;
+}
+
+/*
+ * The job's limits: the options, else the strictest of the policies', else the defaults
+ * (limit.h), which depend on this host's RAM and task limit.
+ */
+static void job_limits_of(const struct rules *rules, struct job_limits *ret, uint64_t *ret_ram)
+{
+	uint64_t pid_max = read_sysctl("/proc/sys/kernel/pid_max"),
+		 threads = read_sysctl("/proc/sys/kernel/threads-max");
+	struct rlimit nofile = { .rlim_max = LIMIT_DEFAULT_NOFILE };
+	struct sysinfo info;
+	uint64_t ram = 0;
+
+	*ret = (struct job_limits){ 0 };
+	for (size_t i = 0; i < rules->npolicies; i++)
+		limit_merge_strictest(ret, &rules->policies[i]->limits);
+	limit_override(ret, &arg.limits);
+	if (sysinfo(&info) == 0)
+		ram = (uint64_t)info.totalram * info.mem_unit;
+	getrlimit(RLIMIT_NOFILE, &nofile);
+	if (!pid_max || (threads && threads < pid_max))
+		pid_max = threads ? threads : 32768;
+	limit_apply_defaults(ret, ram, pid_max, nofile.rlim_max);
+	*ret_ram = ram;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
@@ -528,6 +659,7 @@ static int cmd_run(int argc, char **argv)
 	struct timespec t0, t1;
 	double policy_us;
 	char id[SANDBOX_NAME_MAX + 1], parent[PATH_MAX], errbuf[PATH_MAX + 512];
+	uint64_t ram = 0;
 	int first, status, r;
 
 	first = parse_options(argc, argv, true);
@@ -561,6 +693,13 @@ static int cmd_run(int argc, char **argv)
 		return EXIT_LAUNCH_FAILED;
 	/* What a killed launcher left behind goes first; a failure here harms no one. */
 	gc_sweep();
+	/* A parent of its own: `launch gc` looks there too for what has no lock file. */
+	if (arg.cgroup_parent && (mkdir(parent, 0755) == 0 || errno == EEXIST) &&
+	    (r = gc_register_parent(parent)) < 0) {
+		fail("cannot register --cgroup-parent %s for launch gc in %s: %s", parent,
+		     GC_LOCK_DIR, strerror(-r));
+		return EXIT_LAUNCH_FAILED;
+	}
 	if (arg.name)
 		snprintf(id, sizeof(id), "%s", arg.name);
 	else if (random_id(id, sizeof(id)) < 0) {
@@ -578,6 +717,8 @@ static int cmd_run(int argc, char **argv)
 	options.dns = arg.dns;
 	options.child.argv = argv + first;
 	options.child.audit_path = strcmp(arg.audit_path, "-") == 0 ? NULL : arg.audit_path;
+	job_limits_of(rules, &options.limits, &ram);
+	options.child.tmp_size_bytes = limit_tmp_bytes(&options.limits, ram);
 	options.timing_out = &timing;
 	r = sandbox_run(&options, rules, &status, errbuf, sizeof(errbuf));
 	if (arg.verbose)

@@ -97,7 +97,7 @@ static const char *json_type_name(const cJSON *item)
 static int check_keys(const struct parse_ctx *ctx, const cJSON *obj, const char *where,
 		      const char *const *known, size_t nknown)
 {
-	bool seen[8] = { false };
+	bool seen[16] = { false };
 	const cJSON *child;
 	char vbuf[ERR_VALUE_SHOWN_LEN];
 
@@ -671,6 +671,41 @@ static int parse_fs_write(const struct parse_ctx *ctx, const cJSON *write, struc
 	return 0;
 }
 
+/*
+ * One "limits" value as text for the limit_parse_* functions, which the command-line
+ * options share: a string as is, a number in decimal (integers only, unless fractions are
+ * allowed, as CPUs are).
+ */
+static int limit_text(const struct parse_ctx *ctx, const cJSON *item, const char *key,
+		      bool fractions, char *buf, size_t len)
+{
+	if (cJSON_IsString(item)) {
+		snprintf(buf, len, "%s", item->valuestring);
+		return 0;
+	}
+	if (!cJSON_IsNumber(item))
+		return parse_fail(ctx, key, "must be a number or a string, not %s",
+				  json_type_name(item));
+	if (item->valuedouble < 0 || item->valuedouble > 1e18 ||
+	    (!fractions && item->valuedouble != (double)(long long)item->valuedouble))
+		return parse_fail(ctx, key, "%g is not a %s", item->valuedouble,
+				  fractions ? "positive number" : "positive integer");
+	if (fractions)
+		snprintf(buf, len, "%.6f", item->valuedouble);
+	else
+		snprintf(buf, len, "%lld", (long long)item->valuedouble);
+	/* "1.500000": trailing zeros (and a trailing dot) go, so the parser takes it. */
+	if (fractions && strchr(buf, '.')) {
+		size_t n = strlen(buf);
+
+		while (buf[n - 1] == '0')
+			buf[--n] = '\0';
+		if (buf[n - 1] == '.')
+			buf[--n] = '\0';
+	}
+	return 0;
+}
+
 /* "fs": {"write": [...], "read_only": true}; without it, the defaults (read-only but for the
  * working directory and the private /tmp). */
 static int parse_fs(const struct parse_ctx *ctx, const cJSON *fs, struct policy *policy)
@@ -703,6 +738,87 @@ static int parse_fs(const struct parse_ctx *ctx, const cJSON *fs, struct policy 
 				  "has no effect with \"read_only\": false, which lets the job "
 				  "write every file its user may");
 	return parse_fs_write(ctx, write, policy);
+}
+
+/*
+ * "limits": the job's resources, as the --pids-max, --memory-max, --cpu-max, --tmp-size and
+ * --nofile options (which take precedence); each key also with a '-' for the '_'.
+ */
+static int parse_limits(const struct parse_ctx *ctx, const cJSON *limits, struct policy *policy)
+{
+	static const char *const known[] = { "pids_max",   "memory_max", "cpu_max",
+					     "tmp_size",   "nofile",	 "pids-max",
+					     "memory-max", "cpu-max",	 "tmp-size" };
+	struct job_limits *l = &policy->limits;
+	char key[KEY_PATH_LEN], text[128], vbuf[ERR_VALUE_SHOWN_LEN];
+	const cJSON *item;
+	int r;
+
+	if (!limits)
+		return 0;
+	if (!cJSON_IsObject(limits))
+		return parse_fail(ctx, "limits", "must be an object, not %s",
+				  json_type_name(limits));
+	r = check_keys(ctx, limits, "limits", known, ARRAY_SIZE(known));
+	if (r < 0)
+		return r;
+	cJSON_ArrayForEach (item, limits) {
+		char name[16];
+		bool cpu;
+
+		snprintf(name, sizeof(name), "%s", item->string);
+		for (char *c = name; *c; c++)
+			if (*c == '-')
+				*c = '_';
+		for (size_t i = 0; i < ARRAY_SIZE(known); i++) {
+			/* Both spellings of one key are one key. */
+			if (i < 5 && strcmp(name, known[i]) == 0 &&
+			    strcmp(item->string, known[i]) != 0 &&
+			    cJSON_GetObjectItemCaseSensitive(limits, known[i]))
+				return parse_fail(ctx, "limits", "duplicate key \"%s\"", known[i]);
+		}
+		snprintf(key, sizeof(key), "limits.%s", item->string);
+		cpu = strcmp(name, "cpu_max") == 0;
+		r = limit_text(ctx, item, key, cpu, text, sizeof(text));
+		if (r < 0)
+			return r;
+		if (strcmp(name, "pids_max") == 0)
+			r = limit_parse_pids(text, &l->pids_max);
+		else if (strcmp(name, "memory_max") == 0)
+			r = limit_parse_memory(text, &l->memory_max);
+		else if (cpu)
+			r = limit_parse_cpu(text, &l->cpu_quota_us, &l->cpu_period_us);
+		else if (strcmp(name, "tmp_size") == 0)
+			r = limit_parse_tmp(text, &l->tmp_bytes, &l->tmp_percent);
+		else
+			r = limit_parse_nofile(text, &l->nofile);
+		if (r == 0)
+			continue;
+		shown(text, vbuf, sizeof(vbuf));
+		if (strcmp(name, "pids_max") == 0)
+			return parse_fail(ctx, key,
+					  "\"%s\" is not a number of tasks (1-%u) or \"max\"", vbuf,
+					  LIMIT_PIDS_CEILING);
+		if (strcmp(name, "memory_max") == 0)
+			return parse_fail(ctx, key,
+					  "\"%s\" is not a size of at least 4M (bytes, or with K, "
+					  "M, G, T) or \"max\"",
+					  vbuf);
+		if (cpu)
+			return parse_fail(ctx, key,
+					  "\"%s\" is not a number of CPUs (\"1.5\"), a percentage "
+					  "of one (\"150%%\"), \"QUOTA PERIOD\" in microseconds or "
+					  "\"max\"",
+					  vbuf);
+		if (strcmp(name, "tmp_size") == 0)
+			return parse_fail(ctx, key,
+					  "\"%s\" is not a size (bytes, or with K, M, G, T) or a "
+					  "percentage of the RAM (1-100%%)",
+					  vbuf);
+		return parse_fail(ctx, key, "\"%s\" is not a number of descriptors (3-%u)", vbuf,
+				  LIMIT_NOFILE_CEILING);
+	}
+	return 0;
 }
 
 static int parse_name(const struct parse_ctx *ctx, const cJSON *name, struct policy *policy)
@@ -764,7 +880,7 @@ static const char *find_escaped_nul(const char *json)
 int policy_parse(const char *path, const char *json, struct policy **ret_policy, char *errbuf,
 		 size_t errlen)
 {
-	static const char *const known[] = { "name", "description", "allow", "unix", "fs" };
+	static const char *const known[] = { "name", "description", "allow", "unix", "fs", "limits" };
 	const struct parse_ctx ctx = { .path = path ? path : "(policy)",
 				       .errbuf = errbuf,
 				       .errlen = errlen };
@@ -819,6 +935,9 @@ int policy_parse(const char *path, const char *json, struct policy **ret_policy,
 	if (r < 0)
 		return r;
 	r = parse_fs(&ctx, cJSON_GetObjectItemCaseSensitive(root, "fs"), policy);
+	if (r < 0)
+		return r;
+	r = parse_limits(&ctx, cJSON_GetObjectItemCaseSensitive(root, "limits"), policy);
 	if (r < 0)
 		return r;
 	*ret_policy = TAKE_PTR(policy);

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 
 #include "../bpf/launch.h"
+#include "limit.h"
 #include "util.h"
 
 /* Exit status for every failure of the launcher before the job runs (as env(1)). */
@@ -39,6 +40,7 @@ struct policy {
 	bool fs_read_only; /* "fs.read_only": true (the default) unless false is given */
 	char **fs_write;   /* "fs.write": absolute paths the job may write below */
 	size_t nfs_write;
+	struct job_limits limits; /* "limits": LIMIT_UNSET where not given */
 };
 
 /* Paths one policy's "fs.write" may list. */

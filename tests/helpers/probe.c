@@ -30,6 +30,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -818,6 +819,93 @@ static int probe_op_userns_clone(char **argv)
 	return probe_wait_child((pid_t)pid);
 }
 
+/* Bounds of the resource ops: they must end on their own even where no limit stops them. */
+#define PROBE_FORKBOMB_MAX_S  60
+#define PROBE_FORKBOMB_FANOUT 16
+#define PROBE_FORKBOMB_DEPTH  4 /* at most 16^4 + ... = 69,905 processes in all */
+#define PROBE_MEMHOG_MAX_MIB  65536
+
+static long long probe_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * A fork bomb, for limit tests only (run it inside a sandbox): every process forks up to
+ * FANOUT children, each of which does the same down to DEPTH generations, retrying failed
+ * forks, and every process stays until the deadline. Prints the errno of the first failed
+ * fork of the first process, or OK if none failed.
+ */
+static int probe_op_forkbomb(char **argv)
+{
+	long long deadline = probe_now_ms() + atoi(argv[0]) * 1000LL;
+	int first_error = 0, depth = 0, forked = 0;
+
+	while (probe_now_ms() < deadline) {
+		pid_t pid;
+
+		if (depth >= PROBE_FORKBOMB_DEPTH || forked >= PROBE_FORKBOMB_FANOUT) {
+			/* Done forking: one long sleep, so that thousands of these cost no CPU. */
+			long long left = deadline - probe_now_ms();
+
+			if (left > 0)
+				usleep((useconds_t)(left > 1000 ? 1000000 : left * 1000));
+			continue;
+		}
+		pid = fork();
+		if (pid < 0) {
+			if (depth == 0 && !first_error)
+				first_error = errno;
+			usleep(1000);
+			continue;
+		}
+		if (pid == 0) {
+			depth++;
+			forked = 0;
+			first_error = 0;
+			continue;
+		}
+		forked++;
+	}
+	if (depth > 0)
+		_exit(0);
+	while (wait(NULL) > 0 || errno == EINTR)
+		;
+	return -first_error;
+}
+
+static bool probe_valid_forkbomb(char **argv)
+{
+	int s = atoi(argv[0]);
+
+	return s > 0 && s <= PROBE_FORKBOMB_MAX_S;
+}
+
+/* Allocates and touches MIB mebibytes, one at a time; OK when it got them all. */
+static int probe_op_memhog(char **argv)
+{
+	int mib = atoi(argv[0]);
+
+	for (int i = 0; i < mib; i++) {
+		char *chunk = malloc(1 << 20);
+
+		if (!chunk)
+			return -ENOMEM;
+		memset(chunk, i + 1, 1 << 20);
+	}
+	return 0;
+}
+
+static bool probe_valid_memhog(char **argv)
+{
+	int mib = atoi(argv[0]);
+
+	return mib > 0 && mib <= PROBE_MEMHOG_MAX_MIB;
+}
+
 static int probe_op_userns_clone3(char **argv)
 {
 	struct clone_args args = { .flags = CLONE_NEWUSER, .exit_signal = SIGCHLD };
@@ -1224,6 +1312,8 @@ static const struct probe_op probe_ops[] = {
 	  probe_valid_burst },
 	{ "tcp-self", "ADDR PORT", 2, probe_op_tcp_self, probe_valid_dest },
 	{ "sockopt", "FAMILY LEVEL OPTNAME HEX|-", 4, probe_op_sockopt, probe_valid_sockopt },
+	{ "forkbomb", "SECONDS", 1, probe_op_forkbomb, probe_valid_forkbomb },
+	{ "memhog", "MIB", 1, probe_op_memhog, probe_valid_memhog },
 };
 
 static void probe_usage(FILE *out)

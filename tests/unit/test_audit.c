@@ -340,6 +340,23 @@ static void test_deny_setsockopt_and_packet(void)
 	cJSON_Delete(obj);
 }
 
+/* The limit event: what the job reached, and what launch did about it. */
+static void test_limit_line(void)
+{
+	char buf[AUDIT_LINE_MAX];
+	cJSON *obj;
+
+	obj = parse_line(buf, audit_format_limit(&test_log, "memory", 268435456, "stopped", buf,
+						 sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "event"), "limit");
+	CHECK_EQ_STR(str(obj, "kind"), "memory");
+	CHECK_EQ_INT(num(obj, "limit"), 268435456);
+	CHECK_EQ_STR(str(obj, "action"), "stopped");
+	CHECK_EQ_STR(str(obj, "sandbox"), test_log.sandbox);
+	cJSON_Delete(obj);
+	CHECK_EQ_INT(audit_format_limit(&test_log, "pids", 1, "stopped", buf, 40), -ENOBUFS);
+}
+
 static void test_time_format(void)
 {
 	char buf[40];
@@ -457,6 +474,7 @@ int main(void)
 	RUN(test_small_buffer_refused);
 	RUN(test_start_exit_lost);
 	RUN(test_deny_setsockopt_and_packet);
+	RUN(test_limit_line);
 	RUN(test_time_format);
 	RUN(test_append_flush_whole_lines);
 	RUN(test_flush_failure_counted);
