@@ -33,6 +33,7 @@ SKELS := $(BUILD)/launch.skel.h $(BUILD)/bpf_version.h
 
 # Modules without libbpf: unit-tested on their own, with ASan/UBSan.
 PURE_SRCS := launcher/policy.c launcher/allowlist.c launcher/resolve.c launcher/dns.c \
+	launcher/audit_writer.c \
 	launcher/audit.c launcher/dnsproxy.c launcher/landlock.c launcher/limit.c
 SRCS := $(wildcard launcher/*.c)
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))

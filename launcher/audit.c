@@ -1,19 +1,18 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* The JSON-lines audit log: formats events and appends whole lines with one write() each. */
+/* The JSON-lines audit log: formats events into lines of bounded length. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "audit.h"
-#include "util.h"
+
+/* Fields cut to their cap, listed in the line's "truncated" (further ones are not named). */
+#define JSON_TRUNCATED_MAX 6
 
 /* A line being built; `overflow` turns every later call into a no-op. */
 struct json_line {
@@ -21,7 +20,15 @@ struct json_line {
 	size_t len;
 	size_t cap;
 	bool overflow;
+	const char *truncated[JSON_TRUNCATED_MAX];
+	size_t ntruncated;
 };
+
+static void json_mark_truncated(struct json_line *j, const char *key)
+{
+	if (j->ntruncated < JSON_TRUNCATED_MAX)
+		j->truncated[j->ntruncated++] = key;
+}
 
 static void json_raw(struct json_line *j, const char *s, size_t n)
 {
@@ -49,41 +56,56 @@ static void json_printf(struct json_line *j, const char *fmt, ...)
 		j->len += n;
 }
 
-/* A JSON string; bytes the job controls (comm, paths, argv) are escaped, never trusted. */
-static void json_string_prefixed(struct json_line *j, const char *prefix, const char *s, size_t max)
+/*
+ * A JSON string of at most max_out escaped bytes (prefix included); bytes the job controls
+ * (comm, paths, argv) are escaped, never trusted. Returns false when it had to be cut: an
+ * escape is never split, so the string stays valid.
+ */
+static bool json_string_capped(struct json_line *j, const char *prefix, const char *s, size_t max,
+			       size_t max_out)
 {
 	static const char hex[] = "0123456789abcdef";
+	size_t out = strlen(prefix);
+	bool whole = true;
 
 	json_raw(j, "\"", 1);
-	json_raw(j, prefix, strlen(prefix));
+	json_raw(j, prefix, out);
 	for (size_t i = 0; i < max && s[i]; i++) {
 		unsigned char c = (unsigned char)s[i];
+		/* Non-ASCII is escaped byte by byte so the line stays valid UTF-8. */
+		char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+		size_t n = 6;
 
 		if (c == '"' || c == '\\') {
-			char esc[2] = { '\\', (char)c };
-
-			json_raw(j, esc, 2);
-		} else if (c < 0x20 || c >= 0x7f) {
-			/* Non-ASCII is escaped byte by byte so the line stays valid UTF-8. */
-			char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-
-			json_raw(j, esc, 6);
-		} else {
-			json_raw(j, (const char *)&c, 1);
+			esc[1] = (char)c;
+			n = 2;
+		} else if (c >= 0x20 && c < 0x7f) {
+			esc[0] = (char)c;
+			n = 1;
 		}
+		if (out + n > max_out) {
+			whole = false;
+			break;
+		}
+		json_raw(j, esc, n);
+		out += n;
 	}
 	json_raw(j, "\"", 1);
+	return whole;
 }
 
-static void json_string(struct json_line *j, const char *s, size_t max)
+/* "key":"value", value cut to AUDIT_FIELD_MAX escaped bytes and then named in "truncated". */
+static void json_key_string(struct json_line *j, const char *key, const char *prefix,
+			    const char *value, size_t max)
 {
-	json_string_prefixed(j, "", s, max);
+	json_printf(j, ",\"%s\":", key);
+	if (!json_string_capped(j, prefix, value, max, AUDIT_FIELD_MAX))
+		json_mark_truncated(j, key);
 }
 
 static void json_key_str(struct json_line *j, const char *key, const char *value)
 {
-	json_printf(j, ",\"%s\":", key);
-	json_string(j, value, SIZE_MAX);
+	json_key_string(j, key, "", value, SIZE_MAX);
 }
 
 static void json_key_u64(struct json_line *j, const char *key, unsigned long long value)
@@ -129,6 +151,12 @@ static void json_begin(struct json_line *j, const struct audit_log *log, int64_t
 
 static int json_end(struct json_line *j)
 {
+	if (j->ntruncated) {
+		json_printf(j, ",\"truncated\":[");
+		for (size_t i = 0; i < j->ntruncated; i++)
+			json_printf(j, "%s\"%s\"", i ? "," : "", j->truncated[i]);
+		json_raw(j, "]", 1);
+	}
 	json_raw(j, "}\n", 2);
 	if (j->overflow)
 		return -ENOBUFS;
@@ -323,8 +351,7 @@ int audit_format_deny_name(const struct audit_log *log, const struct deny_event 
 	if (event->op != AUDIT_OP_PACKET || event->pid) {
 		json_key_u64(&j, "pid", event->pid);
 		json_key_u64(&j, "tid", event->tid);
-		json_printf(&j, ",\"comm\":");
-		json_string(&j, event->comm, sizeof(event->comm));
+		json_key_string(&j, "comm", "", event->comm, sizeof(event->comm));
 		json_key_u64(&j, "uid", event->uid);
 	}
 	/* userns and io_uring refusals concern no socket: nothing more to say. */
@@ -347,13 +374,13 @@ int audit_format_deny_name(const struct audit_log *log, const struct deny_event 
 			json_key_str(&j, "option", option);
 	} else if (event->op == AUDIT_OP_CONNECT_UNIX || event->op == AUDIT_OP_SENDMSG_UNIX) {
 		json_key_name(&j, "type", sock_type_name(event->sock_type), event->sock_type);
-		json_printf(&j, ",\"dst_path\":");
 		/* Abstract names start with a NUL byte; they are shown with a leading '@'. */
 		if (event->unix_path[0] == '\0')
-			json_string_prefixed(&j, "@", event->unix_path + 1,
-					     sizeof(event->unix_path) - 1);
+			json_key_string(&j, "dst_path", "@", event->unix_path + 1,
+					sizeof(event->unix_path) - 1);
 		else
-			json_string(&j, event->unix_path, sizeof(event->unix_path));
+			json_key_string(&j, "dst_path", "", event->unix_path,
+					sizeof(event->unix_path));
 	} else {
 		char ip[INET6_ADDRSTRLEN];
 
@@ -418,15 +445,40 @@ int audit_format_dns_allow(const struct audit_log *log, const struct audit_dns *
 	return json_end(&j);
 }
 
-static void json_string_array(struct json_line *j, char *const *strings)
+/*
+ * A JSON array of strings within max_out escaped bytes, each cut at AUDIT_ARG_MAX. Returns
+ * false when one was cut or the last ones left out; *ret_count is how many there are.
+ */
+static bool json_string_array_capped(struct json_line *j, char *const *strings, size_t max_out,
+				     size_t *ret_count)
 {
+	bool whole = true, full = false;
+	size_t n = 0, first;
+
 	json_raw(j, "[", 1);
-	for (size_t i = 0; strings[i]; i++) {
-		if (i)
+	first = j->len;
+	for (; strings[n]; n++) {
+		size_t used = j->len - first, budget = AUDIT_ARG_MAX;
+
+		if (full)
+			continue;
+		/* A comma and two quotes around what is left of the budget. */
+		if (used + 3 + budget > max_out)
+			budget = used + 3 < max_out ? max_out - used - 3 : 0;
+		if (budget < 16) {
+			/* No room for a useful part of this string: the rest are left out. */
+			whole = false;
+			full = true;
+			continue;
+		}
+		if (n)
 			json_raw(j, ",", 1);
-		json_string(j, strings[i], SIZE_MAX);
+		if (!json_string_capped(j, "", strings[n], SIZE_MAX, budget))
+			whole = false;
 	}
 	json_raw(j, "]", 1);
+	*ret_count = n;
+	return whole;
 }
 
 int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
@@ -434,10 +486,19 @@ int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
 		       size_t len)
 {
 	struct json_line j = { .buf = buf, .cap = len };
+	size_t argc, nwrite;
+	bool truncated;
 
 	json_begin(&j, log, realtime_ns(), "sandbox_start");
+	/*
+	 * A command line can be megabytes: the line keeps the arguments that fit in
+	 * AUDIT_ARGV_MAX, each cut at AUDIT_ARG_MAX, and says so; argc has the full count.
+	 */
 	json_printf(&j, ",\"argv\":");
-	json_string_array(&j, argv);
+	truncated = !json_string_array_capped(&j, argv, AUDIT_ARGV_MAX, &argc);
+	json_key_u64(&j, "argc", argc);
+	if (truncated)
+		json_printf(&j, ",\"argv_truncated\":true");
 	json_key_u64(&j, "pid", (unsigned int)pid);
 	json_key_u64(&j, "uid", job->uid);
 	json_key_u64(&j, "gid", job->gid);
@@ -446,7 +507,8 @@ int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
 		json_key_u64(&j, "landlock_abi", (unsigned int)job->landlock_abi);
 	if (job->fs_write) {
 		json_printf(&j, ",\"fs_write\":");
-		json_string_array(&j, job->fs_write);
+		if (!json_string_array_capped(&j, job->fs_write, AUDIT_FIELD_MAX, &nwrite))
+			json_mark_truncated(&j, "fs_write");
 	}
 	json_key_u64(&j, "rules", rules);
 	json_key_str(&j, "hostname", hostname);
@@ -474,151 +536,25 @@ int audit_format_limit(const struct audit_log *log, const char *kind, unsigned l
 	return json_end(&j);
 }
 
-int audit_format_exit(const struct audit_log *log, int exit_code, long long duration_ms,
-		      unsigned long long denied, unsigned long long lost, unsigned long long failed,
-		      char *buf, size_t len)
+int audit_format_exit(const struct audit_log *log, const struct audit_exit *exit, char *buf,
+		      size_t len)
 {
 	struct json_line j = { .buf = buf, .cap = len };
 
 	json_begin(&j, log, realtime_ns(), "sandbox_exit");
-	if (exit_code >= 0)
-		json_key_u64(&j, "exit_code", (unsigned int)exit_code);
+	if (exit->exit_code >= 0)
+		json_key_u64(&j, "exit_code", (unsigned int)exit->exit_code);
 	else
-		json_key_u64(&j, "signal", (unsigned int)-exit_code);
-	json_key_u64(&j, "duration_ms", duration_ms < 0 ? 0 : (unsigned long long)duration_ms);
-	json_key_u64(&j, "denied", denied);
-	json_key_u64(&j, "lost", lost);
-	json_key_u64(&j, "packet_dropped", log->packet_dropped);
-	if (failed)
-		json_key_u64(&j, "log_failed", failed);
+		json_key_u64(&j, "signal", (unsigned int)-exit->exit_code);
+	json_key_u64(&j, "duration_ms",
+		     exit->duration_ms < 0 ? 0 : (unsigned long long)exit->duration_ms);
+	json_key_u64(&j, "denied", exit->denied);
+	json_key_u64(&j, "lost", exit->lost);
+	json_key_u64(&j, "unwritten", exit->unwritten);
+	json_key_u64(&j, "packet_dropped", exit->packet_dropped);
+	if (exit->log_failed)
+		json_key_u64(&j, "log_failed", exit->log_failed);
 	return json_end(&j);
-}
-
-int audit_open(struct audit_log *log, const char *path, const char *sandbox, const char *policy)
-{
-	struct timespec real, boot;
-
-	memset(log, 0, sizeof(*log));
-	log->fd = -1;
-	snprintf(log->sandbox, sizeof(log->sandbox), "%s", sandbox);
-	snprintf(log->policy, sizeof(log->policy), "%s", policy);
-	clock_gettime(CLOCK_REALTIME, &real);
-	clock_gettime(CLOCK_BOOTTIME, &boot);
-	log->boot_to_real_ns =
-		(real.tv_sec - boot.tv_sec) * 1000000000LL + (real.tv_nsec - boot.tv_nsec);
-
-	if (strcmp(path, "-") == 0) {
-		log->fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-		return log->fd < 0 ? -errno : 0;
-	}
-
-	/* Creates the folder (one level) the default path needs. */
-	{
-		_cleanup_free_ char *dir = strdup(path);
-		char *slash;
-
-		if (!dir)
-			return -ENOMEM;
-		slash = strrchr(dir, '/');
-		if (slash && slash != dir) {
-			*slash = '\0';
-			if (mkdir(dir, 0750) < 0 && errno != EEXIST)
-				return -errno;
-		}
-	}
-	log->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
-	return log->fd < 0 ? -errno : 0;
-}
-
-void audit_close(struct audit_log *log)
-{
-	if (log->fd >= 0) {
-		close(log->fd);
-		log->fd = -1;
-	}
-}
-
-static size_t count_lines(const char *buf, size_t len)
-{
-	size_t lines = 0;
-
-	for (const char *p = buf; (p = memchr(p, '\n', len - (size_t)(p - buf))); p++)
-		lines++;
-	return lines;
-}
-
-/*
- * A write that stopped mid-line (a full disk) leaves the start of a line behind. With
- * O_APPEND our bytes end at our file offset: if nothing was appended after them, cutting the
- * fragment off leaves only whole lines. Returns false when it could not be cut.
- */
-static bool audit_cut_torn_line(struct audit_log *log, size_t fragment)
-{
-	off_t end = lseek(log->fd, 0, SEEK_CUR);
-	struct stat st;
-
-	if (end < (off_t)fragment || fstat(log->fd, &st) < 0 || st.st_size != end)
-		return false;
-	return ftruncate(log->fd, end - (off_t)fragment) == 0;
-}
-
-int audit_flush(struct audit_log *log)
-{
-	size_t off = 0;
-
-	/* A fragment could not be cut last time: the next line must at least start afresh. */
-	if (log->torn && log->used) {
-		if (write(log->fd, "\n", 1) != 1)
-			goto failed;
-		log->torn = false;
-	}
-	while (off < log->used) {
-		ssize_t n = write(log->fd, log->buf + off, log->used - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
-			goto failed;
-		}
-		off += (size_t)n;
-	}
-	log->written_lines += log->pending_lines;
-	log->pending_lines = 0;
-	log->used = 0;
-	return 0;
-
-failed : {
-	int r = -errno;
-	size_t whole = count_lines(log->buf, off);
-	const char *last_nl = off ? memrchr(log->buf, '\n', off) : NULL;
-	size_t fragment = off - (last_nl ? (size_t)(last_nl - log->buf) + 1 : 0);
-
-	if (fragment && !audit_cut_torn_line(log, fragment))
-		log->torn = true;
-	log->written_lines += whole;
-	log->failed_lines += log->pending_lines - whole;
-	log->pending_lines = 0;
-	log->used = 0;
-	if (!log->error)
-		log->error = r;
-	return r;
-}
-}
-
-int audit_append(struct audit_log *log, const char *line, size_t len)
-{
-	int r = 0;
-
-	if (len > sizeof(log->buf))
-		return -ENOBUFS;
-	if (log->used + len > sizeof(log->buf))
-		r = audit_flush(log);
-	memcpy(log->buf + log->used, line, len);
-	log->used += len;
-	log->pending_lines++;
-	return r;
 }
 
 int audit_deny(struct audit_log *log, const struct deny_event *event)
@@ -633,5 +569,8 @@ int audit_deny_name(struct audit_log *log, const struct deny_event *event, const
 
 	if (n < 0)
 		return n;
-	return audit_append(log, line, (size_t)n);
+	/* A dropped packet is no refused call: not in "denied", so not counted with them. */
+	return audit_append_kind(log,
+				 event->op == AUDIT_OP_PACKET ? AUDIT_KIND_OTHER : AUDIT_KIND_DENY,
+				 line, (size_t)n);
 }

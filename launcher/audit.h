@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The JSON-lines audit log: formats events and appends whole lines with one write() each. */
+/* The JSON-lines audit log: formats events (audit.c) and queues whole lines for a writer thread
+ * (audit_writer.c). */
 #ifndef LAUNCH_AUDIT_H
 #define LAUNCH_AUDIT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <linux/types.h>
 #include <netinet/in.h>
 
@@ -18,29 +20,93 @@
 #define AUDIT_SCHEMA_VERSION 1
 #define AUDIT_DEFAULT_DIR    "/var/log/launch"
 #define AUDIT_DEFAULT_PATH   AUDIT_DEFAULT_DIR "/audit.jsonl"
-/* Largest line: a deny event with every field escaped at worst is well below this. */
+/*
+ * Largest line. Every field a job or a policy controls has a cap on its escaped length, and
+ * argv a budget of its own, so that the longest line a formatter can make fits: no line is
+ * ever dropped for its size. It is also below PIPE_BUF, so one write() of whole lines to a
+ * pipe or FIFO is atomic.
+ */
 #define AUDIT_LINE_MAX 4096
-/* Lines are gathered and written together, whole lines only, once per poll round. */
-#define AUDIT_BUFFER_BYTES (64 * 1024)
+/* Escaped bytes kept of one string field (a policy name list, a DNS name, a path...). */
+#define AUDIT_FIELD_MAX 512
+/* Escaped bytes of sandbox_start's argv, all arguments together, and of any one of them. */
+#define AUDIT_ARGV_MAX 2048
+#define AUDIT_ARG_MAX  512
+
+/*
+ * Lines wait here for the writer thread. The supervisor never writes itself, so a sink that
+ * blocks (a FIFO nobody reads, a full pipe, a hung file system) cannot stop the timer, the
+ * signals or the reaping.
+ */
+#define AUDIT_QUEUE_BYTES (1024 * 1024)
+/*
+ * With less room than this, the supervisor takes no new events (ring buffer, seccomp, DNS)
+ * until the writer catches up: what is in flight (events_lost, sandbox_exit, a DNS answer)
+ * still fits, and refusals wait in the kernel's ring rather than be dropped here.
+ */
+#define AUDIT_QUEUE_RESERVE (64 * 1024)
+/* Bytes of one write() to a regular file; pipes, FIFOs, sockets and terminals get PIPE_BUF. */
+#define AUDIT_WRITE_BYTES (64 * 1024)
+/* A sink that accepts nothing for this long has failed (--audit-stall-timeout). */
+#define AUDIT_STALL_TIMEOUT_MS_DEFAULT 5000
+
+/* What a queued line is, for the accounting: refusals are counted apart. */
+enum audit_kind {
+	AUDIT_KIND_OTHER = 1,
+	AUDIT_KIND_DENY = 2, /* a refusal counted in sandbox_exit's "denied" */
+};
+
+/* Where every line went; a line counts in exactly one of written and unwritten. */
+struct audit_counts {
+	unsigned long long written_lines;
+	unsigned long long written_denied; /* deny lines (AUDIT_KIND_DENY) among them */
+	unsigned long long unwritten_lines;
+	unsigned long long unwritten_denied;
+	unsigned long long queued_lines; /* neither yet */
+	unsigned long long queued_denied;
+};
 
 struct audit_log {
 	int fd;
 	char sandbox[128];
 	char policy[1024];	 /* names joined by "," */
 	int64_t boot_to_real_ns; /* CLOCK_REALTIME - CLOCK_BOOTTIME at open */
-	char buf[AUDIT_BUFFER_BYTES];
-	size_t used;
-	size_t pending_lines;
-	unsigned long long written_lines;
-	unsigned long long failed_lines; /* lines a failed write() took with it */
-	int error;			 /* first write error, negative errno; 0 when none */
-	bool torn;			 /* a line fragment could not be cut off the file */
-	/* For sandbox_exit: packets the egress backstop dropped (set before it is formatted). */
-	unsigned long long packet_dropped;
+	long long stall_timeout_ms;
+	bool pipe_like; /* a pipe, FIFO, socket or terminal: writes of PIPE_BUF at most */
+	bool wait_room; /* appends wait (bounded by the stall timeout) for room: teardown */
+
+	/* Shared with the writer thread, under lock once it runs. */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;	 /* for the writer: lines queued, or stop */
+	pthread_cond_t progress; /* for waiters: a write finished */
+	pthread_t writer;
+	bool writer_running;
+	bool stop;	       /* the writer ends when the queue is empty */
+	bool abandon;	       /* the writer ends now: what is queued is unwritten */
+	bool abandoned;	       /* it did not end in time: its counts are no longer its to change */
+	int event_fd;	       /* the writer adds 1 after each write: wakes the supervisor */
+	long long progress_ms; /* CLOCK_MONOTONIC of the last write, or of the queue filling */
+	size_t head, tail;     /* offsets into queue, as ever-growing counters */
+	struct audit_counts counts;
+	int error; /* first failure, negative errno (-ETIMEDOUT: a stall); 0 when none */
+	bool torn; /* writer only: a line fragment could not be cut off the file */
+	/* Records: an enum audit_kind byte, then the line with its '\n'. */
+	char queue[AUDIT_QUEUE_BYTES];
+	char out[AUDIT_WRITE_BYTES]; /* writer only: the lines of one write() */
 };
 
-/* Opens (creating 0640, and its folder 0750) the log at path; "-" is standard error. */
-int audit_open(struct audit_log *log, const char *path, const char *sandbox, const char *policy);
+/*
+ * Opens (creating 0640, and its folder 0750) the log at path; "-" is standard error. A FIFO
+ * is opened without blocking: with no reader within stall_timeout_ms, -ENXIO.
+ */
+int audit_open(struct audit_log *log, const char *path, const char *sandbox, const char *policy,
+	       long long stall_timeout_ms);
+/* Starts the writer thread; until then lines only queue. Call it after forking. */
+int audit_start_writer(struct audit_log *log);
+/*
+ * Stops the writer once the queue is written, waiting no longer than a stall allows; lines
+ * it could not write are counted unwritten. Closes the file.
+ */
 void audit_close(struct audit_log *log);
 
 /*
@@ -86,18 +152,48 @@ int audit_format_lost(const struct audit_log *log, unsigned long long count, cha
  */
 int audit_format_limit(const struct audit_log *log, const char *kind, unsigned long long limit,
 		       const char *action, char *buf, size_t len);
-/* exit_code >= 0 for a normal exit, else -signal. */
-int audit_format_exit(const struct audit_log *log, int exit_code, long long duration_ms,
-		      unsigned long long denied, unsigned long long lost, unsigned long long failed,
-		      char *buf, size_t len);
+/* What sandbox_exit says. */
+struct audit_exit {
+	int exit_code; /* >= 0 for a normal exit, else -signal */
+	long long duration_ms;
+	unsigned long long denied;	   /* every refusal */
+	unsigned long long lost;	   /* refusals the kernel's ring had no room for */
+	unsigned long long unwritten;	   /* refusals whose deny line launch could not write */
+	unsigned long long log_failed;	   /* lines of any kind launch could not write */
+	unsigned long long packet_dropped; /* packets the egress backstop dropped */
+};
+int audit_format_exit(const struct audit_log *log, const struct audit_exit *exit, char *buf,
+		      size_t len);
 /* Formats an RFC 3339 UTC time with microseconds: 2026-11-29T21:30:00.123456Z. */
 int audit_format_time(int64_t real_ns, char *buf, size_t len);
 
-/* Queues a line; writes the queue first when it would not fit. */
+/*
+ * Queues a line for the writer; never blocks, unless log->wait_room (then at most until a
+ * stall). A line that finds no room is counted unwritten: -ENOBUFS.
+ */
 int audit_append(struct audit_log *log, const char *line, size_t len);
-/* Writes every queued line with one write(). On failure the queued lines are counted in
- * failed_lines and dropped, and the error is returned (and kept in log->error). */
+int audit_append_kind(struct audit_log *log, enum audit_kind kind, const char *line, size_t len);
+/*
+ * Wakes the writer. Never blocks. Returns the first failure (kept in log->error): a write
+ * error, a line without room, or -ETIMEDOUT when the sink has accepted nothing for the stall
+ * timeout.
+ */
 int audit_flush(struct audit_log *log);
+/* Milliseconds until queued lines would make a stall (for a poll timeout); -1: none queued. */
+int audit_timeout_ms(struct audit_log *log);
+/* Waits until every queued line is written or failed, at most until a stall. */
+int audit_drain(struct audit_log *log);
+/* Free bytes in the queue. */
+size_t audit_room(struct audit_log *log);
+/* Readable after each write of the writer (an eventfd); -1 before it starts. */
+int audit_event_fd(const struct audit_log *log);
+void audit_get_counts(struct audit_log *log, struct audit_counts *ret_counts);
+/* What a failure of the log means, for an error message: strerror, or words for our own. */
+const char *audit_strerror(int error);
+/* The queued lines as text (for tests of what would be written), NUL-terminated. */
+size_t audit_queued_text(struct audit_log *log, char *buf, size_t len);
+/* Forgets the queued lines (for tests). */
+void audit_discard(struct audit_log *log);
 int audit_deny(struct audit_log *log, const struct deny_event *event);
 int audit_deny_name(struct audit_log *log, const struct deny_event *event, const char *dst_name);
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,6 +40,7 @@ static struct {
 	const char *user;
 	const char *name;
 	double timeout_s;
+	double audit_stall_s;
 	bool audit_continue;
 	bool allow_unix_unfiltered;
 	bool allow_no_landlock;
@@ -46,7 +48,8 @@ static struct {
 	bool no_dns_proxy;
 	struct dnsproxy_config dns; /* defaults set in main */
 	struct job_limits limits;   /* --pids-max and the others; LIMIT_UNSET when not given */
-} arg = { .audit_path = AUDIT_DEFAULT_PATH };
+} arg = { .audit_path = AUDIT_DEFAULT_PATH,
+	  .audit_stall_s = AUDIT_STALL_TIMEOUT_MS_DEFAULT / 1000.0 };
 
 static const char USAGE[] =
 	"Usage: launch [OPTIONS] -- COMMAND [ARG...]\n"
@@ -64,7 +67,11 @@ static const char USAGE[] =
 	"      --audit-failure=stop|continue\n"
 	"                           when the audit log cannot be written: stop the job and\n"
 	"                           exit 125 (default), or keep it running and count the\n"
-	"                           lost lines in sandbox_exit\n"
+	"                           lines it could not write (sandbox_exit, and a last line\n"
+	"                           on stderr)\n"
+	"      --audit-stall-timeout SECONDS\n"
+	"                           an audit log that accepts nothing for this long (a FIFO\n"
+	"                           nobody reads, a full pipe) has failed (default 5)\n"
 	"      --allow-unix-unfiltered\n"
 	"                           on kernels before 6.7, which cannot filter AF_UNIX\n"
 	"                           connects, run anyway (the job can then reach any local\n"
@@ -133,16 +140,35 @@ static const char USAGE[] =
 	"run does this too), frees the maps that idle BPF slots keep for the next sandbox,\n"
 	"and unloads the programs of other builds; with --unload, this build's too.\n";
 
+/*
+ * One line to stderr, which may be a pipe nobody drains (with --audit-log -, the very sink
+ * that stalled): it waits at most STDERR_WAIT_MS for room, and after one such wait, not at
+ * all, so launch always exits in bounded time.
+ */
+#define STDERR_WAIT_MS 1000
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
 {
+	static bool stderr_stalled;
+	struct pollfd pfd = { .fd = STDERR_FILENO, .events = POLLOUT };
+	char line[4096];
 	va_list ap;
+	int n;
 
-	fputs("launch: ", stderr);
+	n = snprintf(line, sizeof(line), "launch: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if ((size_t)n > sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	if (stderr_stalled || poll(&pfd, 1, STDERR_WAIT_MS) != 1 || !(pfd.revents & POLLOUT)) {
+		stderr_stalled = true;
+		return;
+	}
+	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+		/* Nowhere left to say it. */
+	}
 }
 
 static int libbpf_print(enum libbpf_print_level level __attribute__((unused)), const char *fmt,
@@ -199,6 +225,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		OPT_CPU_MAX,
 		OPT_TMP_SIZE,
 		OPT_NOFILE,
+		OPT_AUDIT_STALL_TIMEOUT,
 	};
 	static const struct option options[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -224,6 +251,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		{ "cpu-max", required_argument, NULL, OPT_CPU_MAX },
 		{ "tmp-size", required_argument, NULL, OPT_TMP_SIZE },
 		{ "nofile", required_argument, NULL, OPT_NOFILE },
+		{ "audit-stall-timeout", required_argument, NULL, OPT_AUDIT_STALL_TIMEOUT },
 		{},
 	};
 	char *end;
@@ -360,6 +388,16 @@ static int parse_options(int argc, char **argv, bool need_policy)
 				fail("--tmp-size: \"%s\" is not a size (bytes, or with K, M, G, T) "
 				     "or "
 				     "a percentage of the RAM (1-100%%)",
+				     optarg);
+				return -1;
+			}
+			break;
+		case OPT_AUDIT_STALL_TIMEOUT:
+			errno = 0;
+			arg.audit_stall_s = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(arg.audit_stall_s >= 0.01) ||
+			    arg.audit_stall_s > 86400) {
+				fail("--audit-stall-timeout: \"%s\" is not 0.01-86400 seconds",
 				     optarg);
 				return -1;
 			}
@@ -656,6 +694,7 @@ static int cmd_run(int argc, char **argv)
 	_cleanup_free_ const char **fs_write = NULL;
 	struct sandbox_options options = { 0 };
 	struct sandbox_timing timing = { 0 };
+	struct sandbox_audit_result audit = { 0 };
 	struct timespec t0, t1;
 	double policy_us;
 	char id[SANDBOX_NAME_MAX + 1], parent[PATH_MAX], errbuf[PATH_MAX + 512];
@@ -712,6 +751,8 @@ static int cmd_run(int argc, char **argv)
 	options.audit_path = arg.audit_path;
 	options.timeout_s = arg.timeout_s;
 	options.audit_continue = arg.audit_continue;
+	options.audit_stall_ms = (long long)(arg.audit_stall_s * 1000.0 + 0.5);
+	options.audit_out = &audit;
 	options.allow_unix_unfiltered = arg.allow_unix_unfiltered;
 	options.dns_proxy = !arg.no_dns_proxy;
 	options.dns = arg.dns;
@@ -731,6 +772,13 @@ static int cmd_run(int argc, char **argv)
 			timing.teardown_us / 1000.0);
 	if (r < 0)
 		fail("%s", errbuf);
+	/* Last: every refusal accounted for once, even when the log could not say it. */
+	if (audit.incomplete)
+		fail("audit: sandbox %s: denied %llu, written %llu, lost %llu, unwritten %llu "
+		     "(audit log %s: %s; %llu line%s in all not written)",
+		     id, audit.denied, audit.written, audit.lost, audit.unwritten, arg.audit_path,
+		     audit.error ? audit_strerror(audit.error) : "lines not written",
+		     audit.lines_failed, audit.lines_failed == 1 ? "" : "s");
 	return status;
 }
 

@@ -53,6 +53,7 @@ struct sandbox {
 	int limits_timer_fd;
 	bool limit_stopped;	    /* a pids or memory limit was reached: the job was stopped */
 	unsigned int limits_logged; /* CGLIMIT_HIT_* on record already */
+	bool throttled;		    /* the audit queue is nearly full: new events wait */
 };
 
 static long long monotonic_ms(void)
@@ -93,6 +94,13 @@ static int sandbox_on_event(void *ctx, void *data, size_t size)
 		return 0;
 	/* A write error is kept in the log and acted on after the round. */
 	audit_deny_name(sandbox->log, data, sandbox_dst_name(sandbox, data));
+	/*
+	 * The queue keeps room for what is in flight; the rest of the refusals wait in the
+	 * kernel's ring, which counts what it cannot hold. At teardown appends wait instead.
+	 */
+	if (!sandbox->log->wait_room && !sandbox->log->error &&
+	    audit_room(sandbox->log) < AUDIT_QUEUE_RESERVE)
+		return -ENOBUFS;
 	return 0;
 }
 
@@ -112,17 +120,55 @@ static void sandbox_report_lost(struct sandbox *sandbox)
 	sandbox->lost_reported = lost;
 }
 
+static void sandbox_watch_events(struct sandbox *sandbox, int fd, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.fd = fd };
+
+	/* ENOENT: the seccomp listener hung up and is watched no more. */
+	if (fd >= 0)
+		epoll_ctl(sandbox->epoll_fd, EPOLL_CTL_MOD, fd, &ev);
+}
+
+/*
+ * While the audit queue is nearly full, new events wait where they are: refusals in the
+ * kernel's ring, seccomp notifications and DNS queries with the job. The supervisor still
+ * runs its timer, signals and reaping. Once the log has failed (--audit-failure=continue)
+ * nothing waits any more: a line without room is counted unwritten.
+ */
+static void sandbox_throttle(struct sandbox *sandbox)
+{
+	size_t room = audit_room(sandbox->log);
+	bool throttle;
+	uint32_t events;
+
+	if (sandbox->log->error)
+		throttle = false;
+	else if (sandbox->throttled)
+		throttle = room < 2 * AUDIT_QUEUE_RESERVE;
+	else
+		throttle = room < AUDIT_QUEUE_RESERVE;
+	if (throttle == sandbox->throttled)
+		return;
+	sandbox->throttled = throttle;
+	events = throttle ? 0 : EPOLLIN;
+	sandbox_watch_events(sandbox, ring_buffer__epoll_fd(sandbox->ringbuf), events);
+	sandbox_watch_events(sandbox, sandbox->child.seccomp_fd, events);
+	sandbox_watch_events(sandbox, dnsproxy_fd(sandbox->dns), events);
+}
+
 /* Drains the ring buffer into the log. Returns -errno when the log failed and must stop. */
 static int sandbox_drain(struct sandbox *sandbox)
 {
-	int r = ring_buffer__consume(sandbox->ringbuf);
+	int r = sandbox->throttled ? 0 : ring_buffer__consume(sandbox->ringbuf);
 
-	if (r < 0 && r != -EINTR)
+	/* -ENOBUFS: sandbox_on_event stopped, the queue is nearly full. */
+	if (r < 0 && r != -EINTR && r != -ENOBUFS)
 		return r;
 	sandbox_report_lost(sandbox);
 	audit_flush(sandbox->log);
 	if (sandbox->log->error && !sandbox->audit_continue)
 		return sandbox->log->error;
+	sandbox_throttle(sandbox);
 	return 0;
 }
 
@@ -239,7 +285,9 @@ static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 {
 	for (;;) {
 		struct epoll_event evs[4];
-		int n = epoll_wait(sandbox->epoll_fd, evs, 4, -1);
+		/* Lines waiting for a sink that accepts nothing become a failure in time. */
+		int timeout_ms = sandbox->log->error ? -1 : audit_timeout_ms(sandbox->log);
+		int n = epoll_wait(sandbox->epoll_fd, evs, 4, timeout_ms);
 		int r;
 
 		if (n < 0 && errno == EINTR)
@@ -266,6 +314,12 @@ static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 				r = dnsproxy_process(sandbox->dns);
 				if (r < 0)
 					return r;
+			} else if (fd == audit_event_fd(sandbox->log)) {
+				uint64_t writes;
+
+				/* The writer made room: the round's drain takes events again. */
+				if (read(fd, &writes, sizeof(writes)) < 0 && errno != EAGAIN)
+					return -errno;
 			} else if (fd == sandbox->timer_fd) {
 				sandbox->timed_out = true;
 				r = cgroup_kill(&sandbox->cgroup, CGROUP_KILL_TIMEOUT_MS);
@@ -338,7 +392,7 @@ static int sandbox_setup_signals(struct sandbox *sandbox, sigset_t *ret_old)
 int sandbox_run(const struct sandbox_options *options, const struct rules *rules,
 		int *ret_exit_status, char *errbuf, size_t errlen)
 {
-	static struct audit_log log; /* 64 KiB buffer: kept off the stack */
+	static struct audit_log log; /* 1 MiB queue: kept off the stack */
 	struct sandbox sandbox = {
 		.cgroup = { .dir_fd = -1 },
 		.bpf = LOADER_SANDBOX_INIT,
@@ -358,6 +412,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	long long started_ms = monotonic_ms(), stage_us = monotonic_us();
 	struct sandbox_timing *timing = &options->timing_out[0];
 	unsigned long long denied = 0, lost = 0;
+	struct audit_counts counts;
 	const char *failed_prog = NULL;
 	char hostname[256] = "", line[AUDIT_LINE_MAX];
 	int r, n, audit_code = 0, exit_status = EXIT_LAUNCH_FAILED;
@@ -368,6 +423,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	sigset_t old_mask;
 
 	log.fd = -1;
+	log.event_fd = -1;
 	loader_shared_init(&sandbox.shared);
 	/* Locked before anything of the sandbox exists: `launch gc` leaves it alone. */
 	lock_fd = gc_lock(options->id);
@@ -377,9 +433,15 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 			 strerror(-r), r == -EEXIST ? " (a sandbox of that name is running)" : "");
 		goto out;
 	}
-	r = audit_open(&log, options->audit_path, options->id, rules->names);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "audit log %s: %s", options->audit_path, strerror(-r));
+	r = audit_open(&log, options->audit_path, options->id, rules->names,
+		       options->audit_stall_ms);
+	if (r == -ENXIO && options->audit_continue) {
+		/* A sink that accepts nothing, like any other failure: every line is counted. */
+		log.error = r;
+		r = 0;
+	} else if (r < 0) {
+		snprintf(errbuf, errlen, "audit log %s: %s", options->audit_path,
+			 audit_strerror(r));
 		goto out;
 	}
 	r = loader_shared_get(options->cgroup_parent, &sandbox.shared);
@@ -472,6 +534,14 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	r = cglimit_join(&sandbox.limits, &options->limits, sandbox.child.pid, errbuf, errlen);
 	if (r < 0)
 		goto out;
+	/* After the clone: the job's init is not a copy of a process with two threads. */
+	r = audit_start_writer(&log);
+	if (r == 0 && audit_event_fd(&log) >= 0)
+		r = sandbox_watch(&sandbox, audit_event_fd(&log));
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot start the audit log's writer: %s", strerror(-r));
+		goto out;
+	}
 	r = loader_sandbox_new(&sandbox.shared, rules, options->dns_proxy, &sandbox.bpf);
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot make the sandbox's maps: %s%s", strerror(-r),
@@ -535,7 +605,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	if (audit_flush(&log) < 0 && !sandbox.audit_continue) {
 		r = log.error;
 		snprintf(errbuf, errlen, "audit log %s: %s; job stopped", options->audit_path,
-			 strerror(-r));
+			 audit_strerror(r));
 		goto out;
 	}
 
@@ -572,10 +642,11 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		timing->job_us = monotonic_us() - stage_us;
 		if (r == 0)
 			reaped = true;
+		else if (sandbox.audit_failed)
+			snprintf(errbuf, errlen, "audit log %s: %s; job stopped",
+				 options->audit_path, audit_strerror(r));
 		else
-			snprintf(errbuf, errlen, "%s: %s; job stopped",
-				 sandbox.audit_failed ? "audit log write failed" : "supervisor",
-				 strerror(-r));
+			snprintf(errbuf, errlen, "supervisor: %s; job stopped", strerror(-r));
 	}
 
 out:
@@ -588,13 +659,17 @@ out:
 	}
 	if (sandbox.child.pid > 0 && !reaped)
 		waitid(P_PIDFD, (id_t)sandbox.child.pidfd, &info, WEXITED);
+	/* Every process is dead: appends may wait for room now, as long as a stall allows. */
+	log.wait_room = true;
 	if (started) {
+		struct audit_exit exit = { .duration_ms = monotonic_ms() - started_ms };
+
 		/* The last refusals, made by processes now dead, are still in the ring. */
 		ring_buffer__consume(sandbox.ringbuf);
 		sandbox_report_lost(&sandbox);
 		loader_sandbox_counters(&sandbox.bpf, &denied, &lost);
 		denied += sandbox.seccomp_denied;
-		log.packet_dropped = loader_sandbox_packet_dropped(&sandbox.bpf);
+		exit.packet_dropped = loader_sandbox_packet_dropped(&sandbox.bpf);
 		/* What killed the job's last processes, if a limit did, is on record too. */
 		sandbox_check_limits(&sandbox);
 		if (reaped)
@@ -603,15 +678,24 @@ out:
 			audit_code = exit_status;
 		if (reaped && sandbox.limit_stopped && !sandbox.timed_out)
 			exit_status = EXIT_LIMIT;
-		n = audit_format_exit(&log, audit_code, monotonic_ms() - started_ms, denied, lost,
-				      log.failed_lines, line, sizeof(line));
+		/* What the queue still holds after a stall will not be written either. */
+		audit_drain(&log);
+		audit_get_counts(&log, &counts);
+		exit.exit_code = audit_code;
+		exit.denied = denied;
+		exit.lost = lost;
+		exit.unwritten = counts.unwritten_denied + (log.error ? counts.queued_denied : 0);
+		exit.log_failed = counts.unwritten_lines + (log.error ? counts.queued_lines : 0);
+		n = audit_format_exit(&log, &exit, line, sizeof(line));
 		if (n > 0)
 			audit_append(&log, line, (size_t)n);
 	}
-	if (log.fd >= 0 && audit_flush(&log) < 0 && r == 0 && !sandbox.audit_continue) {
+	audit_drain(&log);
+	if (log.error && r == 0 && !sandbox.audit_continue) {
 		r = log.error;
 		exit_status = EXIT_LAUNCH_FAILED;
-		snprintf(errbuf, errlen, "audit log %s: %s", options->audit_path, strerror(-r));
+		snprintf(errbuf, errlen, "audit log %s: %s", options->audit_path,
+			 audit_strerror(r));
 	}
 	ring_buffer__free(sandbox.ringbuf);
 	dnsproxy_free(sandbox.dns);
@@ -641,6 +725,18 @@ out:
 	if (sandbox.epoll_fd >= 0)
 		close(sandbox.epoll_fd);
 	audit_close(&log);
+	audit_get_counts(&log, &counts);
+	if (options->audit_out && (counts.unwritten_lines || log.error)) {
+		struct sandbox_audit_result *result = options->audit_out;
+
+		result->incomplete = true;
+		result->error = log.error;
+		result->denied = denied;
+		result->lost = lost;
+		result->written = counts.written_denied;
+		result->unwritten = counts.unwritten_denied;
+		result->lines_failed = counts.unwritten_lines;
+	}
 	gc_unlock(options->id, lock_fd);
 	timing->teardown_us = monotonic_us() - stage_us;
 	*ret_exit_status = exit_status;

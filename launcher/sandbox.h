@@ -28,18 +28,31 @@ struct sandbox_timing {
 	bool bpf_loaded;       /* the programs were loaded (verified) by this launch */
 };
 
+/* How the audit log fared: main prints it when a line could not be written. */
+struct sandbox_audit_result {
+	bool incomplete;	      /* a line could not be written, or the log failed */
+	int error;		      /* the first failure, negative errno (see audit_strerror) */
+	unsigned long long denied;    /* every refusal */
+	unsigned long long written;   /* refusals with their deny line in the log */
+	unsigned long long lost;      /* refusals the kernel's ring had no room for */
+	unsigned long long unwritten; /* refusals whose deny line launch could not write */
+	unsigned long long lines_failed; /* lines of any kind launch could not write */
+};
+
 struct sandbox_options {
 	const char *id;
 	const char *cgroup_parent; /* the folder under which <id> is made */
 	const char *audit_path;
 	double timeout_s;	    /* 0: none */
 	bool audit_continue;	    /* --audit-failure=continue */
+	long long audit_stall_ms;   /* --audit-stall-timeout: a sink accepting nothing fails */
 	bool allow_unix_unfiltered; /* --allow-unix-unfiltered: run on kernels before 6.7 */
 	bool dns_proxy;		    /* the job's DNS goes to our proxy (docs/dns.md) */
 	struct dnsproxy_config dns;
 	struct child_config child;
-	struct job_limits limits;	   /* every one set: defaults filled in (limit.h) */
-	struct sandbox_timing *timing_out; /* filled in by sandbox_run */
+	struct job_limits limits;		/* every one set: defaults filled in (limit.h) */
+	struct sandbox_timing *timing_out;	/* filled in by sandbox_run */
+	struct sandbox_audit_result *audit_out; /* filled in by sandbox_run */
 };
 
 /*

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../launcher/audit.h"
@@ -233,6 +234,9 @@ static void test_start_exit_lost(void)
 	char *const argv[] = { "node", "agent.js", "--flag=\"x\"", NULL };
 	char *const writable[] = { "/work", "/tmp", NULL };
 	struct audit_job job = { .uid = 65534, .gid = 65533 };
+	struct audit_exit exit = {
+		.exit_code = -SIGKILL, .duration_ms = 1500, .denied = 10, .lost = 4
+	};
 	char buf[AUDIT_LINE_MAX];
 	cJSON *obj;
 
@@ -259,23 +263,35 @@ static void test_start_exit_lost(void)
 	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(obj, "argv")), 3);
 	CHECK_EQ_STR(cJSON_GetArrayItem(cJSON_GetObjectItem(obj, "argv"), 2)->valuestring,
 		     "--flag=\"x\"");
+	CHECK_EQ_INT(num(obj, "argc"), 3);
+	CHECK(cJSON_GetObjectItem(obj, "argv_truncated") == NULL);
+	CHECK(cJSON_GetObjectItem(obj, "truncated") == NULL);
 	CHECK_EQ_INT(num(obj, "rules"), 3);
 	CHECK_EQ_STR(str(obj, "hostname"), "host1");
 	cJSON_Delete(obj);
 
-	obj = parse_line(buf,
-			 audit_format_exit(&test_log, -SIGKILL, 1500, 10, 4, 0, buf, sizeof(buf)));
+	obj = parse_line(buf, audit_format_exit(&test_log, &exit, buf, sizeof(buf)));
 	CHECK_EQ_STR(str(obj, "event"), "sandbox_exit");
 	CHECK_EQ_INT(num(obj, "signal"), SIGKILL);
 	CHECK(cJSON_GetObjectItem(obj, "exit_code") == NULL);
 	CHECK_EQ_INT(num(obj, "denied"), 10);
 	CHECK_EQ_INT(num(obj, "lost"), 4);
+	CHECK_EQ_INT(num(obj, "unwritten"), 0);
 	CHECK(cJSON_GetObjectItem(obj, "log_failed") == NULL);
 	cJSON_Delete(obj);
 
-	obj = parse_line(buf, audit_format_exit(&test_log, 3, 10, 0, 0, 2, buf, sizeof(buf)));
+	/* lost (the kernel's ring) and unwritten (launch's writes) are counted apart. */
+	exit = (struct audit_exit){ .exit_code = 3,
+				    .duration_ms = 10,
+				    .denied = 9,
+				    .lost = 2,
+				    .unwritten = 5,
+				    .log_failed = 6 };
+	obj = parse_line(buf, audit_format_exit(&test_log, &exit, buf, sizeof(buf)));
 	CHECK_EQ_INT(num(obj, "exit_code"), 3);
-	CHECK_EQ_INT(num(obj, "log_failed"), 2);
+	CHECK_EQ_INT(num(obj, "lost"), 2);
+	CHECK_EQ_INT(num(obj, "unwritten"), 5);
+	CHECK_EQ_INT(num(obj, "log_failed"), 6);
 	cJSON_Delete(obj);
 
 	obj = parse_line(buf, audit_format_lost(&test_log, 7151, buf, sizeof(buf)));
@@ -334,9 +350,165 @@ static void test_deny_setsockopt_and_packet(void)
 	CHECK_EQ_STR(str(obj, "reason"), "routing_header");
 	cJSON_Delete(obj);
 
-	test_log.packet_dropped = 12345;
-	obj = parse_line(buf, audit_format_exit(&test_log, 0, 10, 1, 0, 0, buf, sizeof(buf)));
-	CHECK_EQ_INT(num(obj, "packet_dropped"), 12345);
+	{
+		struct audit_exit exit = { .duration_ms = 10,
+					   .denied = 1,
+					   .packet_dropped = 12345 };
+
+		obj = parse_line(buf, audit_format_exit(&test_log, &exit, buf, sizeof(buf)));
+		CHECK_EQ_INT(num(obj, "packet_dropped"), 12345);
+	}
+	cJSON_Delete(obj);
+}
+
+/* Formats sandbox_start for argv into a line of the largest size; checks and parses it. */
+static cJSON *start_line(char *const *argv, char *buf)
+{
+	struct audit_job job = { .uid = 0 };
+	int n = audit_format_start(&test_log, argv, 77, &job, 3, "host1", buf, AUDIT_LINE_MAX);
+
+	CHECK(n > 0 && n < AUDIT_LINE_MAX);
+	return parse_line(buf, n);
+}
+
+/* One argument of 5,000 bytes: cut, marked, and the line is still written. */
+static void test_start_long_argument_truncated(void)
+{
+	static char big[5001], buf[AUDIT_LINE_MAX];
+	char *argv[] = { "/bin/true", big, "after", NULL };
+	const cJSON *args, *item;
+	cJSON *obj;
+
+	log_init();
+	memset(big, 'a', sizeof(big) - 1);
+	obj = start_line(argv, buf);
+	CHECK(obj != NULL);
+	args = cJSON_GetObjectItem(obj, "argv");
+	CHECK_EQ_INT(num(obj, "argc"), 3);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(obj, "argv_truncated")));
+	CHECK_EQ_INT(cJSON_GetArraySize(args), 3);
+	item = cJSON_GetArrayItem(args, 1);
+	CHECK(cJSON_IsString(item) && strlen(item->valuestring) == AUDIT_ARG_MAX);
+	CHECK_EQ_STR(cJSON_GetArrayItem(args, 2)->valuestring, "after");
+	cJSON_Delete(obj);
+
+	/* An escape is never split: 0x01 takes 6 bytes, and the string still parses. */
+	memset(big, 1, sizeof(big) - 1);
+	obj = start_line(argv, buf);
+	CHECK(obj != NULL);
+	item = cJSON_GetArrayItem(cJSON_GetObjectItem(obj, "argv"), 1);
+	CHECK(cJSON_IsString(item) && strlen(item->valuestring) == AUDIT_ARG_MAX / 6);
+	cJSON_Delete(obj);
+}
+
+/* 100,000 arguments: those that fit are listed, argc has them all. */
+static void test_start_many_arguments_truncated(void)
+{
+	static char *argv[100002], buf[AUDIT_LINE_MAX];
+	const cJSON *args;
+	cJSON *obj;
+
+	log_init();
+	argv[0] = "/bin/true";
+	for (size_t i = 1; i <= 100000; i++)
+		argv[i] = "xy";
+	argv[100001] = NULL;
+	obj = start_line(argv, buf);
+	CHECK(obj != NULL);
+	args = cJSON_GetObjectItem(obj, "argv");
+	CHECK_EQ_INT(num(obj, "argc"), 100001);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(obj, "argv_truncated")));
+	CHECK(cJSON_GetArraySize(args) > 100 && cJSON_GetArraySize(args) < 1000);
+	CHECK_EQ_STR(cJSON_GetArrayItem(args, 0)->valuestring, "/bin/true");
+	CHECK_EQ_STR(cJSON_GetArrayItem(args, cJSON_GetArraySize(args) - 1)->valuestring, "xy");
+	CHECK_EQ_STR(str(obj, "hostname"), "host1");
+	cJSON_Delete(obj);
+
+	/* Both at once: every argument at the cap. */
+	static char big[5001];
+	memset(big, '"', sizeof(big) - 1);
+	for (size_t i = 1; i <= 100000; i++)
+		argv[i] = big;
+	obj = start_line(argv, buf);
+	CHECK(obj != NULL);
+	CHECK_EQ_INT(num(obj, "argc"), 100001);
+	cJSON_Delete(obj);
+}
+
+/*
+ * Every other field a job or a policy controls, at its worst: each line stays within
+ * AUDIT_LINE_MAX, parses, and names what was cut in "truncated".
+ */
+static void test_long_fields_truncated(void)
+{
+	static char long_name[4096], buf[AUDIT_LINE_MAX];
+	struct deny_event e = connect_event();
+	struct in6_addr addrs[AUDIT_DNS_ADDRS_MAX];
+	struct audit_dns dns = { .protocol = "tcp",
+				 .qtype = "TYPE65280",
+				 .rcode = "NOERROR",
+				 .reason = "name",
+				 .addrs = addrs,
+				 .naddrs = 1000 };
+	const cJSON *cut;
+	cJSON *obj;
+	int n;
+
+	log_init();
+	memset(long_name, '\x81', sizeof(long_name) - 1);
+	memset(test_log.policy, '\x82', sizeof(test_log.policy) - 1);
+	memset(addrs, 0xfe, sizeof(addrs));
+	memset(e.comm, '\x83', sizeof(e.comm));
+	memset(e.unix_path, '\x84', sizeof(e.unix_path));
+	e.op = AUDIT_OP_CONNECT_UNIX;
+	e.family = AF_UNIX;
+	n = audit_format_deny_name(&test_log, &e, long_name, buf, sizeof(buf));
+	obj = parse_line(buf, n);
+	CHECK(obj != NULL);
+	cut = cJSON_GetObjectItem(obj, "truncated");
+	CHECK(cJSON_IsArray(cut));
+	CHECK_EQ_STR(cJSON_GetArrayItem(cut, 0)->valuestring, "policy");
+	CHECK_EQ_STR(cJSON_GetArrayItem(cut, 1)->valuestring, "dst_path");
+	cJSON_Delete(obj);
+
+	e = connect_event();
+	n = audit_format_deny_name(&test_log, &e, long_name, buf, sizeof(buf));
+	obj = parse_line(buf, n);
+	CHECK(obj != NULL);
+	{
+		char *text = cJSON_PrintUnformatted(cJSON_GetObjectItem(obj, "truncated"));
+
+		CHECK_CONTAINS(text, "dst_name");
+		free(text);
+	}
+	cJSON_Delete(obj);
+
+	dns.qname = long_name;
+	obj = parse_line(buf, audit_format_dns_allow(&test_log, &dns, buf, sizeof(buf)));
+	CHECK(obj != NULL);
+	CHECK_EQ_INT(num(obj, "naddrs"), 1000);
+	cJSON_Delete(obj);
+	obj = parse_line(buf, audit_format_dns_deny(&test_log, &dns, buf, sizeof(buf)));
+	CHECK(obj != NULL);
+	cJSON_Delete(obj);
+
+	/* argv, fs_write, policy and hostname all at their longest, in one line. */
+	char *argv[] = { long_name, long_name, NULL };
+	char *writable[] = { long_name, long_name, long_name, NULL };
+	struct audit_job job = { .uid = 1, .landlock_abi = 6, .fs_write = writable };
+
+	obj = parse_line(
+		buf, audit_format_start(&test_log, argv, 1, &job, 0, long_name, buf, sizeof(buf)));
+	CHECK(obj != NULL);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(obj, "argv_truncated")));
+	CHECK_EQ_INT(num(obj, "argc"), 2);
+	{
+		char *text = cJSON_PrintUnformatted(cJSON_GetObjectItem(obj, "truncated"));
+
+		CHECK_CONTAINS(text, "fs_write");
+		CHECK_CONTAINS(text, "hostname");
+		free(text);
+	}
 	cJSON_Delete(obj);
 }
 
@@ -368,26 +540,21 @@ static void test_time_format(void)
 	CHECK_EQ_INT(audit_format_time(0, buf, 10), -ENOBUFS);
 }
 
-/* Lines reach the file whole, in order, with one write per flush. */
-static void test_append_flush_whole_lines(void)
+/* Gives test_log a descriptor and starts its writer, as audit_open and sandbox.c do. */
+static void log_start(int fd, bool pipe_like, long long stall_ms)
 {
-	struct deny_event e = connect_event();
-	char path[] = "/tmp/launch-audit-test.XXXXXX";
-	char content[AUDIT_BUFFER_BYTES * 3];
-	int fd = mkstemp(path), lines = 0;
-	ssize_t n;
-
-	CHECK(fd >= 0);
 	log_init();
 	test_log.fd = fd;
-	/* Enough lines to fill the buffer twice: appends flush on their own. */
-	for (int i = 0; i < 600; i++)
-		CHECK_EQ_INT(audit_deny(&test_log, &e), 0);
-	CHECK_EQ_INT(audit_flush(&test_log), 0);
-	CHECK_EQ_INT(test_log.written_lines, 600);
-	n = pread(fd, content, sizeof(content) - 1, 0);
-	CHECK(n > 0);
-	content[n > 0 ? n : 0] = '\0';
+	test_log.event_fd = -1;
+	test_log.pipe_like = pipe_like;
+	test_log.stall_timeout_ms = stall_ms;
+	CHECK_EQ_INT(audit_start_writer(&test_log), 0);
+}
+
+static long long lines_and_check(char *content)
+{
+	long long lines = 0;
+
 	for (char *line = content; line && *line; lines++) {
 		char *end = strchr(line, '\n');
 		cJSON *obj;
@@ -401,41 +568,77 @@ static void test_append_flush_whole_lines(void)
 		cJSON_Delete(obj);
 		line = end + 1;
 	}
-	CHECK_EQ_INT(lines, 600);
+	return lines;
+}
+
+/* Lines reach the file whole and in order, written by the writer thread. */
+static void test_append_flush_whole_lines(void)
+{
+	struct deny_event e = connect_event();
+	char path[] = "/tmp/launch-audit-test.XXXXXX";
+	static char content[AUDIT_QUEUE_BYTES * 2];
+	int fd = mkstemp(path);
+	struct audit_counts counts;
+	ssize_t n;
+
+	CHECK(fd >= 0);
+	log_start(dup(fd), false, 5000);
+	/* More than the queue holds at once: the appender waits for room, as at teardown. */
+	test_log.wait_room = true;
+	for (int i = 0; i < 6000; i++)
+		CHECK_EQ_INT(audit_deny(&test_log, &e), 0);
+	CHECK_EQ_INT(audit_flush(&test_log), 0);
+	CHECK_EQ_INT(audit_drain(&test_log), 0);
+	audit_close(&test_log);
+	audit_get_counts(&test_log, &counts);
+	CHECK_EQ_INT(counts.written_lines, 6000);
+	CHECK_EQ_INT(counts.written_denied, 6000);
+	CHECK_EQ_INT(counts.unwritten_lines, 0);
+	n = pread(fd, content, sizeof(content) - 1, 0);
+	CHECK(n > 0);
+	content[n > 0 ? n : 0] = '\0';
+	CHECK_EQ_INT(lines_and_check(content), 6000);
 	close(fd);
 	unlink(path);
 }
 
-/* A failed write drops the queued lines, counts them, and keeps the first error. */
+/* A failed write counts its lines unwritten, refusals apart, and keeps the first error. */
 static void test_flush_failure_counted(void)
 {
 	struct deny_event e = connect_event();
+	struct audit_counts counts;
 	int pipe_fds[2];
 
 	CHECK_EQ_INT(pipe(pipe_fds), 0);
 	close(pipe_fds[0]);
 	signal(SIGPIPE, SIG_IGN);
-	log_init();
-	test_log.fd = pipe_fds[1];
+	log_start(pipe_fds[1], true, 5000);
 	audit_deny(&test_log, &e);
 	audit_deny(&test_log, &e);
+	CHECK_EQ_INT(audit_append(&test_log, "{}\n", 3), 0);
+	/* A dropped packet is not in "denied": counted as a line, not as a refusal. */
+	e.op = AUDIT_OP_PACKET;
+	audit_deny(&test_log, &e);
+	audit_drain(&test_log);
 	CHECK_EQ_INT(audit_flush(&test_log), -EPIPE);
-	CHECK_EQ_INT(test_log.failed_lines, 2);
-	CHECK_EQ_INT(test_log.written_lines, 0);
+	audit_close(&test_log);
+	audit_get_counts(&test_log, &counts);
+	CHECK_EQ_INT(counts.unwritten_lines, 4);
+	CHECK_EQ_INT(counts.unwritten_denied, 2);
+	CHECK_EQ_INT(counts.written_lines, 0);
 	CHECK_EQ_INT(test_log.error, -EPIPE);
-	CHECK_EQ_INT(test_log.used, 0);
-	close(pipe_fds[1]);
 }
 
 /*
  * A file size limit makes write() stop mid-line, as a full disk does: the fragment is cut
- * off, so the file holds whole lines only, and the lines are counted as written or failed.
+ * off, so the file holds whole lines only, and each line is counted written or unwritten.
  */
 static void test_short_write_leaves_whole_lines(void)
 {
 	struct deny_event e = connect_event();
 	char path[] = "/tmp/launch-audit-torn.XXXXXX";
 	struct rlimit old, small = { .rlim_cur = 1000, .rlim_max = RLIM_INFINITY };
+	struct audit_counts counts;
 	char content[2048];
 	int fd = mkstemp(path);
 	ssize_t n;
@@ -445,22 +648,91 @@ static void test_short_write_leaves_whole_lines(void)
 	getrlimit(RLIMIT_FSIZE, &old);
 	small.rlim_max = old.rlim_max;
 	CHECK_EQ_INT(setrlimit(RLIMIT_FSIZE, &small), 0);
-	log_init();
-	test_log.fd = open(path, O_WRONLY | O_APPEND);
+	log_start(open(path, O_WRONLY | O_APPEND), false, 5000);
 	for (int i = 0; i < 10; i++)
 		audit_deny(&test_log, &e);
-	CHECK_EQ_INT(audit_flush(&test_log), -EFBIG);
+	audit_flush(&test_log);
+	audit_drain(&test_log);
+	CHECK_EQ_INT(test_log.error, -EFBIG);
+	audit_close(&test_log);
 	setrlimit(RLIMIT_FSIZE, &old);
-	CHECK(test_log.written_lines > 0);
-	CHECK_EQ_INT(test_log.written_lines + test_log.failed_lines, 10);
+	audit_get_counts(&test_log, &counts);
+	CHECK(counts.written_lines > 0);
+	CHECK_EQ_INT(counts.written_lines + counts.unwritten_lines, 10);
 	n = pread(fd, content, sizeof(content) - 1, 0);
 	CHECK(n > 0 && n <= 1000);
 	content[n > 0 ? n : 0] = '\0';
 	CHECK(n > 0 && content[n - 1] == '\n');
-	CHECK_EQ_INT(count_newlines(content), test_log.written_lines);
-	close(test_log.fd);
+	CHECK_EQ_INT(count_newlines(content), counts.written_lines);
 	close(fd);
 	unlink(path);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * A pipe whose reader never reads: appends never block, the stall is reported after the
+ * timeout, closing takes bounded time, and the lines in the pipe are exactly those counted
+ * written (whole ones: PIPE_BUF writes are atomic).
+ */
+static void test_stalled_pipe(void)
+{
+	struct deny_event e = connect_event();
+	static char content[1 << 20];
+	struct audit_counts counts;
+	int pipe_fds[2], appended = 0;
+	long long t0;
+	ssize_t n;
+
+	CHECK_EQ_INT(pipe(pipe_fds), 0);
+	log_start(pipe_fds[1], true, 300);
+	t0 = now_ms();
+	/* 64 KiB of pipe, then the queue: until it is full. */
+	while (audit_deny(&test_log, &e) == 0)
+		appended++;
+	CHECK(now_ms() - t0 < 1000);
+	CHECK(appended > 1000);
+	CHECK_EQ_INT(audit_flush(&test_log), -ENOBUFS);
+	test_log.error = 0;
+	CHECK(audit_timeout_ms(&test_log) <= 300);
+	usleep(400 * 1000);
+	CHECK_EQ_INT(audit_flush(&test_log), -ETIMEDOUT);
+	t0 = now_ms();
+	audit_close(&test_log);
+	CHECK(now_ms() - t0 < 1000);
+	audit_get_counts(&test_log, &counts);
+	CHECK_EQ_INT(counts.written_lines + counts.unwritten_lines, appended + 1);
+	CHECK_EQ_INT(counts.queued_lines, 0);
+	fcntl(pipe_fds[0], F_SETFL, O_NONBLOCK);
+	n = read(pipe_fds[0], content, sizeof(content) - 1);
+	CHECK(n > 0);
+	content[n > 0 ? n : 0] = '\0';
+	CHECK_EQ_INT(lines_and_check(content), counts.written_lines);
+	close(pipe_fds[0]);
+}
+
+/* Without a writer (no sink at all), lines queue, then are counted unwritten. */
+static void test_no_sink_counts_everything(void)
+{
+	struct deny_event e = connect_event();
+	struct audit_counts counts;
+	int appended = 0;
+
+	log_init();
+	test_log.event_fd = -1;
+	while (audit_deny(&test_log, &e) == 0)
+		appended++;
+	CHECK_EQ_INT(test_log.error, -ENOBUFS);
+	audit_close(&test_log);
+	audit_get_counts(&test_log, &counts);
+	CHECK_EQ_INT(counts.unwritten_denied, appended + 1);
+	CHECK_EQ_INT(counts.written_lines, 0);
 }
 
 int main(void)
@@ -479,5 +751,10 @@ int main(void)
 	RUN(test_append_flush_whole_lines);
 	RUN(test_flush_failure_counted);
 	RUN(test_short_write_leaves_whole_lines);
+	RUN(test_stalled_pipe);
+	RUN(test_no_sink_counts_everything);
+	RUN(test_start_long_argument_truncated);
+	RUN(test_start_many_arguments_truncated);
+	RUN(test_long_fields_truncated);
 	return test_failures != 0;
 }

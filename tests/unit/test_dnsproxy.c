@@ -186,8 +186,10 @@ static struct fixture *fixture_new(void)
 
 static const char *log_text(void)
 {
-	test_log.buf[test_log.used < sizeof(test_log.buf) ? test_log.used : 0] = '\0';
-	return test_log.buf;
+	static char text[AUDIT_QUEUE_BYTES];
+
+	audit_queued_text(&test_log, text, sizeof(text));
+	return text;
 }
 
 static size_t make_query(uint8_t *buf, size_t cap, uint16_t id, const char *name, uint16_t qtype,
@@ -520,7 +522,7 @@ static void test_fuzzed_queries(void)
 			dnsproxy_query_free(f->proxy, q);
 		}
 		/* Keep the audit buffer from filling: nothing is written anywhere. */
-		test_log.used = 0;
+		audit_discard(&test_log);
 	}
 	CHECK(forwarded > 0);
 	fixture_free(f);

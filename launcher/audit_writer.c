@@ -1,0 +1,588 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The audit log's writer: a bounded queue of whole lines, written by a thread of its own. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "util.h"
+
+/* Interrupts a write() that a stalled sink keeps blocked, so the writer can end. */
+#define AUDIT_INTERRUPT_SIGNAL (SIGRTMIN)
+/* How long audit_close waits for an interrupted writer before leaving it behind. */
+#define AUDIT_JOIN_MS	   200
+#define AUDIT_JOIN_STEP_MS 20
+/* Poll interval while a FIFO has no reader yet. */
+#define AUDIT_FIFO_POLL_MS 20
+
+static long long audit_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* A CLOCK_MONOTONIC deadline ms from now, for the queue's condition variables. */
+static struct timespec audit_deadline(long long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return ts;
+}
+
+static void audit_lock(struct audit_log *log)
+{
+	if (log->writer_running)
+		pthread_mutex_lock(&log->lock);
+}
+
+static void audit_unlock(struct audit_log *log)
+{
+	if (log->writer_running)
+		pthread_mutex_unlock(&log->lock);
+}
+
+static void audit_fail(struct audit_log *log, int error)
+{
+	if (!log->error)
+		log->error = error;
+}
+
+static char queue_byte(const struct audit_log *log, size_t pos)
+{
+	return log->queue[pos % AUDIT_QUEUE_BYTES];
+}
+
+/* Copies len queued bytes from pos (an ever-growing offset) out of the ring. */
+static void queue_copy_out(const struct audit_log *log, size_t pos, char *dst, size_t len)
+{
+	size_t at = pos % AUDIT_QUEUE_BYTES, first = AUDIT_QUEUE_BYTES - at;
+
+	if (first > len)
+		first = len;
+	memcpy(dst, log->queue + at, first);
+	memcpy(dst + first, log->queue, len - first);
+}
+
+static void queue_copy_in(struct audit_log *log, size_t pos, const char *src, size_t len)
+{
+	size_t at = pos % AUDIT_QUEUE_BYTES, first = AUDIT_QUEUE_BYTES - at;
+
+	if (first > len)
+		first = len;
+	memcpy(log->queue + at, src, first);
+	memcpy(log->queue, src + first, len - first);
+}
+
+/* Length of the line of the record at pos, its '\n' included (the kind byte not). */
+static size_t queue_line_len(const struct audit_log *log, size_t pos, size_t end)
+{
+	size_t at = (pos + 1) % AUDIT_QUEUE_BYTES, avail = end - pos - 1, first;
+	const char *nl;
+
+	first = AUDIT_QUEUE_BYTES - at < avail ? AUDIT_QUEUE_BYTES - at : avail;
+	nl = memchr(log->queue + at, '\n', first);
+	if (nl)
+		return (size_t)(nl - (log->queue + at)) + 1;
+	nl = memchr(log->queue, '\n', avail - first);
+	return nl ? first + (size_t)(nl - log->queue) + 1 : avail;
+}
+
+/* Counts the records in [pos, end) as unwritten. Under lock. */
+static void queue_count_unwritten(struct audit_log *log, size_t pos, size_t end)
+{
+	while (pos < end) {
+		size_t len = queue_line_len(log, pos, end);
+
+		log->counts.unwritten_lines++;
+		if (queue_byte(log, pos) == AUDIT_KIND_DENY)
+			log->counts.unwritten_denied++;
+		pos += 1 + len;
+	}
+}
+
+int audit_append_kind(struct audit_log *log, enum audit_kind kind, const char *line, size_t len)
+{
+	char tag = (char)kind;
+	int r = 0;
+
+	audit_lock(log);
+	if (len == 0 || len > AUDIT_LINE_MAX || line[len - 1] != '\n') {
+		r = -EINVAL;
+		goto out;
+	}
+	while (AUDIT_QUEUE_BYTES - (log->tail - log->head) < len + 1) {
+		long long at = log->progress_ms + log->stall_timeout_ms;
+		struct timespec deadline;
+
+		/* At teardown the job is dead: waiting for the writer (bounded) loses nothing. */
+		if (!log->wait_room || !log->writer_running || log->abandon ||
+		    audit_now_ms() >= at) {
+			log->counts.unwritten_lines++;
+			if (kind == AUDIT_KIND_DENY)
+				log->counts.unwritten_denied++;
+			audit_fail(log,
+				   log->wait_room && log->writer_running ? -ETIMEDOUT : -ENOBUFS);
+			r = -ENOBUFS;
+			goto out;
+		}
+		pthread_cond_signal(&log->wake);
+		deadline = audit_deadline(at - audit_now_ms());
+		pthread_cond_timedwait(&log->progress, &log->lock, &deadline);
+	}
+	/* The stall clock starts when lines wait; the writer starts writing at once. */
+	if (log->tail == log->head) {
+		log->progress_ms = audit_now_ms();
+		if (log->writer_running)
+			pthread_cond_signal(&log->wake);
+	}
+	queue_copy_in(log, log->tail, &tag, 1);
+	queue_copy_in(log, log->tail + 1, line, len);
+	log->tail += 1 + len;
+	log->counts.queued_lines++;
+	if (kind == AUDIT_KIND_DENY)
+		log->counts.queued_denied++;
+out:
+	audit_unlock(log);
+	return r;
+}
+
+int audit_append(struct audit_log *log, const char *line, size_t len)
+{
+	return audit_append_kind(log, AUDIT_KIND_OTHER, line, len);
+}
+
+/*
+ * A write that stopped mid-line (a full disk) leaves the start of a line behind. With
+ * O_APPEND our bytes end at our file offset: if nothing was appended after them, cutting the
+ * fragment off leaves only whole lines. Returns false when it could not be cut.
+ */
+static bool audit_cut_torn_line(struct audit_log *log, size_t fragment)
+{
+	off_t end = lseek(log->fd, 0, SEEK_CUR);
+	struct stat st;
+
+	if (end < (off_t)fragment || fstat(log->fd, &st) < 0 || st.st_size != end)
+		return false;
+	return ftruncate(log->fd, end - (off_t)fragment) == 0;
+}
+
+/* Writes log->out; returns the bytes written, and the error that stopped it in *ret_error. */
+static size_t audit_write_out(struct audit_log *log, size_t len, int *ret_error)
+{
+	size_t off = 0;
+
+	*ret_error = 0;
+	/* A fragment could not be cut last time: the next line must at least start afresh. */
+	if (log->torn) {
+		ssize_t n = write(log->fd, "\n", 1);
+
+		if (n != 1) {
+			*ret_error = n < 0 ? -errno : -EIO;
+			return 0;
+		}
+		log->torn = false;
+	}
+	while (off < len) {
+		ssize_t n = write(log->fd, log->out + off, len - off);
+
+		if (n < 0 && errno == EINTR && !__atomic_load_n(&log->abandon, __ATOMIC_RELAXED))
+			continue;
+		if (n <= 0) {
+			*ret_error = n < 0 ? -errno : -EIO;
+			break;
+		}
+		off += (size_t)n;
+	}
+	if (*ret_error && off) {
+		const char *last_nl = memrchr(log->out, '\n', off);
+		size_t fragment = off - (last_nl ? (size_t)(last_nl - log->out) + 1 : 0);
+
+		if (fragment && !audit_cut_torn_line(log, fragment))
+			log->torn = true;
+	}
+	return off;
+}
+
+/*
+ * Takes whole lines from [head, end) into log->out, at most one write's worth (PIPE_BUF for
+ * a pipe: a write of that size is atomic there, whole or nothing, even among several
+ * launchers on one FIFO). Returns the record bytes taken; *ret_len the line bytes.
+ */
+static size_t audit_take(struct audit_log *log, size_t head, size_t end, size_t *ret_len)
+{
+	size_t max = log->pipe_like ? PIPE_BUF : AUDIT_WRITE_BYTES, pos = head, len = 0;
+
+	while (pos < end) {
+		size_t line = queue_line_len(log, pos, end);
+
+		if (len + line > max)
+			break;
+		queue_copy_out(log, pos + 1, log->out + len, line);
+		len += line;
+		pos += 1 + line;
+	}
+	*ret_len = len;
+	return pos - head;
+}
+
+/* Moves the records of a write out of the queue, counting each line once. Under lock. */
+static void audit_account(struct audit_log *log, size_t taken, size_t written, int error)
+{
+	size_t pos = log->head, end = log->head + taken, done = 0;
+
+	while (pos < end) {
+		size_t len = queue_line_len(log, pos, end);
+		bool deny = queue_byte(log, pos) == AUDIT_KIND_DENY;
+
+		done += len;
+		if (done <= written) {
+			log->counts.written_lines++;
+			log->counts.written_denied += deny;
+		} else {
+			log->counts.unwritten_lines++;
+			log->counts.unwritten_denied += deny;
+		}
+		log->counts.queued_lines--;
+		log->counts.queued_denied -= deny;
+		pos += 1 + len;
+	}
+	log->head = end;
+	if (error)
+		audit_fail(log, error);
+}
+
+static void *audit_writer(void *userdata)
+{
+	struct audit_log *log = userdata;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&log->lock);
+	for (;;) {
+		size_t head, end, taken, len, written;
+		int error;
+
+		while (log->head == log->tail && !log->stop && !log->abandon)
+			pthread_cond_wait(&log->wake, &log->lock);
+		if (log->abandon || log->head == log->tail)
+			break;
+		head = log->head;
+		end = log->tail;
+		pthread_mutex_unlock(&log->lock);
+
+		/* The appender only adds after end: [head, end) holds still without the lock. */
+		taken = audit_take(log, head, end, &len);
+		written = audit_write_out(log, len, &error);
+
+		pthread_mutex_lock(&log->lock);
+		if (log->abandoned)
+			break;
+		audit_account(log, taken, written, error);
+		log->progress_ms = audit_now_ms();
+		pthread_cond_broadcast(&log->progress);
+		if (write(log->event_fd, &one, sizeof(one)) < 0) {
+			/* The counter cannot overflow in practice; a missed wake-up only delays. */
+		}
+	}
+	if (!log->abandoned && log->abandon) {
+		queue_count_unwritten(log, log->head, log->tail);
+		log->counts.queued_lines = log->counts.queued_denied = 0;
+		log->head = log->tail;
+	}
+	pthread_cond_broadcast(&log->progress);
+	pthread_mutex_unlock(&log->lock);
+	return NULL;
+}
+
+static void audit_interrupted(int sig __attribute__((unused)))
+{
+}
+
+int audit_open(struct audit_log *log, const char *path, const char *sandbox, const char *policy,
+	       long long stall_timeout_ms)
+{
+	const int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	struct timespec real, boot;
+	long long deadline;
+	struct stat st;
+
+	memset(log, 0, sizeof(*log));
+	log->fd = -1;
+	log->event_fd = -1;
+	log->stall_timeout_ms = stall_timeout_ms;
+	snprintf(log->sandbox, sizeof(log->sandbox), "%s", sandbox);
+	snprintf(log->policy, sizeof(log->policy), "%s", policy);
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	log->boot_to_real_ns =
+		(real.tv_sec - boot.tv_sec) * 1000000000LL + (real.tv_nsec - boot.tv_nsec);
+
+	if (strcmp(path, "-") == 0) {
+		log->fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (log->fd < 0)
+			return -errno;
+	} else {
+		/* Creates the folder (one level) the default path needs. */
+		_cleanup_free_ char *dir = strdup(path);
+		char *slash;
+
+		if (!dir)
+			return -ENOMEM;
+		slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = '\0';
+			if (mkdir(dir, 0750) < 0 && errno != EEXIST)
+				return -errno;
+		}
+		/*
+		 * O_NONBLOCK: opening a FIFO for writing would wait for a reader forever. With
+		 * none, ENXIO: a reader may still come, for as long as a stall is allowed.
+		 */
+		deadline = audit_now_ms() + stall_timeout_ms;
+		while ((log->fd = open(path, flags, 0640)) < 0 && errno == ENXIO &&
+		       audit_now_ms() < deadline)
+			usleep(AUDIT_FIFO_POLL_MS * 1000);
+		if (log->fd < 0)
+			return -errno;
+		/* Our own open file description: the writer thread may block, the rest never. */
+		if (fcntl(log->fd, F_SETFL, O_WRONLY | O_APPEND) < 0)
+			return -errno;
+	}
+	if (fstat(log->fd, &st) < 0)
+		return -errno;
+	log->pipe_like = !S_ISREG(st.st_mode);
+	return 0;
+}
+
+int audit_start_writer(struct audit_log *log)
+{
+	struct sigaction sa = { .sa_handler = audit_interrupted };
+	pthread_condattr_t attr;
+	sigset_t all, old;
+	int r;
+
+	if (log->fd < 0 || log->writer_running)
+		return 0;
+	log->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (log->event_fd < 0)
+		return -errno;
+	/* No SA_RESTART: the signal must end a blocked write(). */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(AUDIT_INTERRUPT_SIGNAL, &sa, NULL) < 0)
+		return -errno;
+	pthread_mutex_init(&log->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&log->wake, &attr);
+	pthread_cond_init(&log->progress, &attr);
+	pthread_condattr_destroy(&attr);
+	/*
+	 * The writer takes no signal but the one that interrupts it: the ones the launcher
+	 * forwards stay for its signalfd, whatever thread the kernel would pick.
+	 */
+	sigfillset(&all);
+	sigdelset(&all, AUDIT_INTERRUPT_SIGNAL);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = -pthread_create(&log->writer, NULL, audit_writer, log);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		return r;
+	log->progress_ms = audit_now_ms();
+	log->writer_running = true;
+	return 0;
+}
+
+int audit_flush(struct audit_log *log)
+{
+	if (!log->writer_running)
+		return log->error;
+	pthread_mutex_lock(&log->lock);
+	if (log->head != log->tail) {
+		pthread_cond_signal(&log->wake);
+		if (audit_now_ms() - log->progress_ms >= log->stall_timeout_ms)
+			audit_fail(log, -ETIMEDOUT);
+	}
+	pthread_mutex_unlock(&log->lock);
+	return log->error;
+}
+
+int audit_timeout_ms(struct audit_log *log)
+{
+	long long left = -1;
+
+	if (!log->writer_running)
+		return -1;
+	pthread_mutex_lock(&log->lock);
+	if (log->head != log->tail) {
+		left = log->progress_ms + log->stall_timeout_ms - audit_now_ms();
+		if (left < 0)
+			left = 0;
+	}
+	pthread_mutex_unlock(&log->lock);
+	return left > INT_MAX ? INT_MAX : (int)left;
+}
+
+int audit_drain(struct audit_log *log)
+{
+	if (!log->writer_running)
+		return log->error;
+	pthread_mutex_lock(&log->lock);
+	pthread_cond_signal(&log->wake);
+	while (log->head != log->tail && !log->abandon) {
+		long long at = log->progress_ms + log->stall_timeout_ms, left = at - audit_now_ms();
+		struct timespec deadline;
+
+		if (left <= 0) {
+			audit_fail(log, -ETIMEDOUT);
+			break;
+		}
+		deadline = audit_deadline(left);
+		pthread_cond_timedwait(&log->progress, &log->lock, &deadline);
+	}
+	pthread_mutex_unlock(&log->lock);
+	return log->error;
+}
+
+size_t audit_room(struct audit_log *log)
+{
+	size_t room;
+
+	audit_lock(log);
+	room = AUDIT_QUEUE_BYTES - (log->tail - log->head);
+	audit_unlock(log);
+	return room;
+}
+
+int audit_event_fd(const struct audit_log *log)
+{
+	return log->event_fd;
+}
+
+void audit_get_counts(struct audit_log *log, struct audit_counts *ret_counts)
+{
+	audit_lock(log);
+	*ret_counts = log->counts;
+	audit_unlock(log);
+}
+
+/*
+ * Waits for the writer to end, at most ms; false when it is still running. An abandoned
+ * writer is interrupted again each round: the first signal may come just before its write().
+ */
+static bool audit_join(struct audit_log *log, long long ms)
+{
+	for (long long waited = 0; waited < ms; waited += AUDIT_JOIN_STEP_MS) {
+		struct timespec deadline;
+
+		if (log->abandon)
+			pthread_kill(log->writer, AUDIT_INTERRUPT_SIGNAL);
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_nsec += AUDIT_JOIN_STEP_MS * 1000000;
+		if (deadline.tv_nsec >= 1000000000) {
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000;
+		}
+		if (pthread_timedjoin_np(log->writer, NULL, &deadline) == 0)
+			return true;
+	}
+	return false;
+}
+
+void audit_close(struct audit_log *log)
+{
+	bool joined = true;
+
+	if (log->writer_running) {
+		audit_drain(log);
+		pthread_mutex_lock(&log->lock);
+		log->stop = true;
+		if (log->head != log->tail)
+			__atomic_store_n(&log->abandon, true, __ATOMIC_RELAXED);
+		pthread_cond_signal(&log->wake);
+		pthread_mutex_unlock(&log->lock);
+		joined = audit_join(log, AUDIT_JOIN_MS);
+		pthread_mutex_lock(&log->lock);
+		if (!joined) {
+			/*
+			 * Stuck where no signal reaches (a hung file system): its lines are
+			 * counted unwritten now, and the thread ends with the process.
+			 */
+			log->abandoned = true;
+			queue_count_unwritten(log, log->head, log->tail);
+			log->counts.queued_lines = log->counts.queued_denied = 0;
+			log->head = log->tail;
+		}
+		pthread_mutex_unlock(&log->lock);
+		log->writer_running = false;
+	}
+	/* Lines that never had a writer (no sink at all) were not written either. */
+	if (log->head != log->tail) {
+		queue_count_unwritten(log, log->head, log->tail);
+		log->counts.queued_lines = log->counts.queued_denied = 0;
+		log->head = log->tail;
+	}
+	/* A writer left behind may still hold the descriptor in a write(). */
+	if (log->fd >= 0 && joined)
+		close(log->fd);
+	log->fd = -1;
+	if (log->event_fd >= 0)
+		close(log->event_fd);
+	log->event_fd = -1;
+}
+
+size_t audit_queued_text(struct audit_log *log, char *buf, size_t len)
+{
+	size_t pos, out = 0;
+
+	audit_lock(log);
+	for (pos = log->head; pos < log->tail && len;) {
+		size_t line = queue_line_len(log, pos, log->tail);
+
+		if (out + line >= len)
+			break;
+		queue_copy_out(log, pos + 1, buf + out, line);
+		out += line;
+		pos += 1 + line;
+	}
+	if (len)
+		buf[out] = '\0';
+	audit_unlock(log);
+	return out;
+}
+
+void audit_discard(struct audit_log *log)
+{
+	audit_lock(log);
+	log->head = log->tail;
+	log->counts.queued_lines = log->counts.queued_denied = 0;
+	audit_unlock(log);
+}
+
+const char *audit_strerror(int error)
+{
+	switch (error) {
+	case -ETIMEDOUT:
+		return "it accepted nothing for the stall timeout (--audit-stall-timeout)";
+	case -ENXIO:
+		return "no process opened the FIFO for reading";
+	case -ENOBUFS:
+		return "launch's queue of lines was full";
+	default:
+		return strerror(-error);
+	}
+}
