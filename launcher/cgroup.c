@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +21,26 @@
 int cgroup_find_mount(char *ret_path, size_t len)
 {
 	return mountinfo_find("cgroup2", ret_path, len);
+}
+
+int cgroup_mount_private(char *ret_path, size_t len)
+{
+	/*
+	 * The hierarchy is the host's own (one cgroup2 hierarchy per cgroup namespace), so
+	 * sandboxes made through this mount are the ones every other launcher and `launch gc`
+	 * see. The namespace keeps the mount from anyone else's view, and from outliving us.
+	 */
+	if (unshare(CLONE_NEWNS) < 0)
+		return -errno;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -errno;
+	if (mount("cgroup2", CGROUP_PRIVATE_MOUNT, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) < 0)
+		return -errno;
+	if (strlen(CGROUP_PRIVATE_MOUNT) >= len)
+		return -ENAMETOOLONG;
+	strcpy(ret_path, CGROUP_PRIVATE_MOUNT);
+	return 0;
 }
 
 int cgroup_create(const char *parent, const char *name, struct sandbox_cgroup *ret_cgroup)

@@ -16,6 +16,13 @@ struct sandbox_cgroup {
 /* Writes the cgroup2 mount point found in /proc/self/mountinfo. -ENOENT when there is none. */
 int cgroup_find_mount(char *ret_path, size_t len);
 /*
+ * When no cgroup2 hierarchy is visible (`ip netns exec` mounts a fresh sysfs over /sys,
+ * which hides it), mounts it on CGROUP_PRIVATE_MOUNT in a mount namespace of the launcher's
+ * own and writes that path. Call it while the launcher has a single thread.
+ */
+#define CGROUP_PRIVATE_MOUNT "/sys/fs/cgroup"
+int cgroup_mount_private(char *ret_path, size_t len);
+/*
  * Creates <parent>/<name> (and parent itself, with mode 0755, when missing). -EEXIST when a
  * sandbox of that name exists already.
  */

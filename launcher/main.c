@@ -585,10 +585,21 @@ static int cgroup_parent_dir(char *parent, size_t len)
 		snprintf(parent, len, "%s", arg.cgroup_parent);
 		return 0;
 	}
+	int r;
+
 	if (cgroup_find_mount(parent, len) < 0) {
-		fail("no cgroup v2 hierarchy is mounted (none in /proc/self/mountinfo): "
-		     "mount one with 'mount -t cgroup2 none /sys/fs/cgroup/unified'");
-		return -ENOENT;
+		/* Hidden (under `ip netns exec`, say): mounted again, for launch alone. */
+		r = cgroup_mount_private(parent, len);
+		if (r < 0) {
+			fail("no cgroup v2 hierarchy is visible (none in /proc/self/mountinfo), "
+			     "and "
+			     "mounting one on %s for launch alone failed: %s; mount one with "
+			     "'mkdir -p /run/cgroup2 && mount -t cgroup2 none /run/cgroup2', or "
+			     "give "
+			     "--cgroup-parent",
+			     CGROUP_PRIVATE_MOUNT, strerror(-r));
+			return r;
+		}
 	}
 	strncat(parent, "/launch", len - strlen(parent) - 1);
 	return 0;

@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# launch inside a named network namespace: `ip netns exec` mounts a fresh sysfs over /sys,
+# which hides the cgroup2 mount; launch mounts it again for itself and works.
+
+NETNS_POLICY='{"name": "netns", "allow": [{"cidr": "127.0.0.2", "ports": [8080]}]}'
+
+test_netns_exec() {
+	local p ns=launch-it-$IT_RUNID-$BASHPID hidden unsandboxed
+
+	p=$(policy netns "$NETNS_POLICY")
+	ip netns add "$ns" || fail "ip netns add $ns" || return 1
+	# The hierarchy is hidden there, as launch will find it.
+	hidden=$(ip netns exec "$ns" awk '$0 ~ / - cgroup2 / { print $5 }' /proc/self/mountinfo)
+	# Outside any sandbox, in that namespace (lo down), the connect is unreachable.
+	unsandboxed=$(ip netns exec "$ns" "$IT_PROBE" tcp 127.0.0.3 8080 2>&1)
+	launch_next_names
+	L_N=$((L_N + 1))
+	L_OUT_FILE=$T_DIR/launch$L_N.out
+	L_ERR_FILE=$T_DIR/launch$L_N.err
+	L_START=$EPOCHREALTIME
+	echo "+ ip netns exec $ns launch --audit-log $L_AUDIT --name $L_NAME --policy $p -- ..."
+	# shellcheck disable=SC2016
+	timeout -k 3 30 ip netns exec "$ns" "$IT_LAUNCH" --audit-log "$L_AUDIT" --name "$L_NAME" \
+		--policy "$p" -- /bin/sh -c '"$0" tcp 127.0.0.3 8080; grep -c " - cgroup" /proc/self/mountinfo' \
+		"$IT_PROBE" </dev/null >"$L_OUT_FILE" 2>"$L_ERR_FILE"
+	L_RC=$?
+	L_END=$EPOCHREALTIME
+	L_OUT=$(cat "$L_OUT_FILE")
+	L_ERR=$(cat "$L_ERR_FILE")
+	echo "  rc=$L_RC out=$(brief "$L_OUT") err=$(brief "$L_ERR")"
+	ip netns del "$ns" || fail "ip netns del $ns" || return 1
+	expect_eq "cgroup2 mounts visible under ip netns exec" "" "$hidden" || return 1
+	expect_eq "the connect outside the sandbox" ENETUNREACH "$unsandboxed" || return 1
+	# grep -c prints 0 and exits 1: the job's own status.
+	expect_rc "launch under ip netns exec" 1 || return 1
+	expect_eq "the job's refused connect, then its cgroup mounts" "EPERM 0" "${L_OUT//$'\n'/ }" ||
+		return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_ip=127.0.0.3 dst_port=8080 || return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit exit_code=1 denied=1 || return 1
+	[ ! -e "$IT_CG2/launch/$L_NAME" ] || fail "cgroup $IT_CG2/launch/$L_NAME left behind"
+}
