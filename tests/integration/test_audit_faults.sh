@@ -64,7 +64,7 @@ test_audit_fifo_no_reader() {
 	launch_raw --audit-log "$T_DIR/fifo" --name "$L_NAME" --policy "$p" -- \
 		/bin/touch "$T_DIR/ran"
 	expect_rc "FIFO without a reader" 125 || return 1
-	expect_within 9000 || return 1
+	expect_within 12000 || return 1
 	[[ $L_ERR == *"$T_DIR/fifo"* ]] || fail "stderr does not name the FIFO: $(brief "$L_ERR")" ||
 		return 1
 	[ ! -e "$T_DIR/ran" ] || fail "the job ran without its audit log" || return 1
@@ -74,7 +74,7 @@ test_audit_fifo_no_reader() {
 	launch_raw --audit-log "$T_DIR/fifo" --audit-failure=continue --name "$L_NAME" \
 		--policy "$p" -- /bin/sh -c "$FLOOD_JOB" "$T_DIR/job.pid" "$IT_HELPERS/flood" 50 exit
 	expect_rc "FIFO without a reader, --audit-failure=continue" 0 || return 1
-	expect_within 9000 || return 1
+	expect_within 12000 || return 1
 	expect_accounting || return 1
 	expect_eq "denied, written, unwritten" "50 0 50" "$A_DENIED $A_WRITTEN $A_UNWRITTEN"
 }
@@ -90,7 +90,7 @@ test_audit_fifo_reader_never_reads() {
 	launch_raw --audit-log "$FIFO" --name "$L_NAME" --policy "$p" -- \
 		/bin/sh -c "$FLOOD_JOB" "$T_DIR/job.pid" "$IT_HELPERS/flood" 3000
 	expect_rc "FIFO reader that never reads" 125 || return 1
-	expect_within 9000 || return 1
+	expect_within 12000 || return 1
 	expect_match "stderr" "audit log $FIFO: it accepted nothing" "$L_ERR" || return 1
 	expect_accounting || return 1
 	expect_nothing_left "$T_DIR/job.pid"
@@ -107,7 +107,7 @@ test_audit_stall_timeout_fires() {
 		--policy "$p" -- /bin/sh -c "$FLOOD_JOB" "$T_DIR/job.pid" "$IT_HELPERS/flood" 3000
 	expect_rc "--timeout 2 with a stalled log" 124 || return 1
 	# The timeout, then teardown waits for the log at most until the stall (5 s) is due.
-	expect_within 9000 || return 1
+	expect_within 12000 || return 1
 	expect_accounting || return 1
 	expect_eq "denied" 3000 "$A_DENIED" || return 1
 	[ "$A_UNWRITTEN" -gt 0 ] || fail "nothing unwritten with a stalled log" || return 1
@@ -132,7 +132,7 @@ test_audit_stall_signal_forwarded() {
 	# Let the pipe fill and the supervisor meet the stalled sink.
 	sleep 0.5
 	kill -TERM "$L_PID" || fail "cannot signal launch (pid $L_PID)" || return 1
-	launch_bg_wait 9 || return 1
+	launch_bg_wait 12 || return 1
 	expect_rc "SIGTERM to launch while its log stalls, job traps it and exits 42" 42 || return 1
 	expect_accounting || return 1
 	[ ! -e "$IT_CG2/launch/$L_NAME" ] || fail "cgroup $IT_CG2/launch/$L_NAME left behind"
@@ -155,7 +155,7 @@ test_audit_stderr_pipe_undrained() {
 	echo "  rc=$L_RC in $L_MS ms"
 	expect_rc "--audit-log - into a pipe nobody drains" 125 || return 1
 	# The stall (5 s), then at most one second for launch's own message.
-	expect_within 10000 || return 1
+	expect_within 13000 || return 1
 	expect_nothing_left "$T_DIR/job.pid"
 }
 
@@ -168,7 +168,7 @@ test_audit_stall_timeout_option() {
 	launch_raw --audit-log "$FIFO" --audit-stall-timeout 0.5 --name "$L_NAME" --policy "$p" -- \
 		/bin/sh -c "$FLOOD_JOB" "$T_DIR/job.pid" "$IT_HELPERS/flood" 3000
 	expect_rc "--audit-stall-timeout 0.5" 125 || return 1
-	expect_within 3000 || return 1
+	expect_within 5000 || return 1
 	expect_nothing_left "$T_DIR/job.pid" || return 1
 	for v in 0 -1 abc 1e9; do
 		launch_job --audit-stall-timeout "$v" --policy "$p" -- /bin/touch "$T_DIR/ran"
