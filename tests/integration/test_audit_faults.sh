@@ -279,3 +279,52 @@ test_audit_long_command_line() {
 	expect_eq "first argument" /bin/true \
 		"$(audit_get "$L_AUDIT" event=sandbox_start -- argv | "$IT_PY" -c 'import json, sys; print(json.load(sys.stdin)[0])')"
 }
+
+# Several launchers flooding one log at once, a regular file (O_APPEND) and then a FIFO
+# (writes of whole lines, at most PIPE_BUF): every line is whole, and each sandbox's refusals
+# add up.
+test_audit_shared_sink_whole_lines() {
+	local p sink i pids names bad="" deny lost denied reader log
+
+	p=$(policy fault "$FAULT_POLICY")
+	mkfifo "$T_DIR/shared.fifo"
+	for sink in file fifo; do
+		pids=()
+		names=()
+		: >"$T_DIR/shared.$sink.jsonl"
+		if [ "$sink" = fifo ]; then
+			cat "$T_DIR/shared.fifo" >"$T_DIR/shared.$sink.jsonl" &
+			reader=$!
+			track_pid "$reader"
+			log=$T_DIR/shared.fifo
+		else
+			log=$T_DIR/shared.$sink.jsonl
+		fi
+		for i in 1 2 3 4; do
+			launch_next_names
+			L_N=$((L_N + 1))
+			names+=("$L_NAME")
+			"$IT_LAUNCH" --audit-log "$log" --name "$L_NAME" --policy "$p" -- \
+				"$IT_HELPERS/flood" udp 127.0.0.9 9 2000 </dev/null >/dev/null \
+				2>"$T_DIR/shared.$sink.$i.err" &
+			pids+=($!)
+			track_pid $!
+		done
+		for i in 0 1 2 3; do
+			wait "${pids[i]}" || bad+="${bad:+; }$sink: launch $i exited $?"
+		done
+		[ "$sink" = file ] || wait "$reader"
+		[ -z "$bad" ] || fail "$bad" || return 1
+		L_AUDIT=$T_DIR/shared.$sink.jsonl
+		"$IT_PY" "$IT_FIX/audit.py" check "$L_AUDIT" ||
+			fail "$sink shared by 4 launchers: a line is not whole JSON" || return 1
+		for i in 0 1 2 3; do
+			deny=$(audit_count "$L_AUDIT" event=deny sandbox="${names[i]}")
+			denied=$(audit_get "$L_AUDIT" event=sandbox_exit sandbox="${names[i]}" -- denied)
+			lost=$(audit_get "$L_AUDIT" event=sandbox_exit sandbox="${names[i]}" -- lost)
+			[ "$denied" = 2000 ] && [ $((deny + lost)) = 2000 ] ||
+				bad+="${bad:+; }$sink: ${names[i]}: $deny deny lines + $lost lost, denied '$denied'"
+		done
+	done
+	[ -z "$bad" ] || fail "$bad"
+}
