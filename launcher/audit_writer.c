@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -201,8 +202,17 @@ static size_t audit_write_out(struct audit_log *log, size_t len, int *ret_error)
 	while (off < len) {
 		ssize_t n = write(log->fd, log->out + off, len - off);
 
-		if (n < 0 && errno == EINTR && !__atomic_load_n(&log->abandon, __ATOMIC_RELAXED))
+		bool abandon = __atomic_load_n(&log->abandon, __ATOMIC_RELAXED);
+
+		if (n < 0 && errno == EINTR && !abandon)
 			continue;
+		/* `-` shares stderr with a caller that may have made it non-blocking. */
+		if (n < 0 && errno == EAGAIN && !abandon) {
+			struct pollfd pfd = { .fd = log->fd, .events = POLLOUT };
+
+			poll(&pfd, 1, -1);
+			continue;
+		}
 		if (n <= 0) {
 			*ret_error = n < 0 ? -errno : -EIO;
 			break;
