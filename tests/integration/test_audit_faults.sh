@@ -16,6 +16,7 @@ IT_LAUNCH_SAFETY_S=25
 fifo_idle_reader() {
 	FIFO=$T_DIR/$1
 	mkfifo "$FIFO" || fail "mkfifo $FIFO" || return 1
+	# shellcheck disable=SC2217 # the redirection is the point: it opens the FIFO
 	sleep 120 <"$FIFO" &
 	track_pid $!
 }

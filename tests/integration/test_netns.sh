@@ -10,6 +10,7 @@ test_netns_exec() {
 	p=$(policy netns "$NETNS_POLICY")
 	ip netns add "$ns" || fail "ip netns add $ns" || return 1
 	# The hierarchy is hidden there, as launch will find it.
+	# shellcheck disable=SC2016 # awk's $5
 	hidden=$(ip netns exec "$ns" awk '$0 ~ / - cgroup2 / { print $5 }' /proc/self/mountinfo)
 	# Outside any sandbox, in that namespace (lo down), the connect is unreachable.
 	unsandboxed=$(ip netns exec "$ns" "$IT_PROBE" tcp 127.0.0.3 8080 2>&1)
@@ -17,6 +18,7 @@ test_netns_exec() {
 	L_N=$((L_N + 1))
 	L_OUT_FILE=$T_DIR/launch$L_N.out
 	L_ERR_FILE=$T_DIR/launch$L_N.err
+	# shellcheck disable=SC2034 # L_START and L_END bound the log's timestamps (audit_check)
 	L_START=$EPOCHREALTIME
 	echo "+ ip netns exec $ns launch --audit-log $L_AUDIT --name $L_NAME --policy $p -- ..."
 	# shellcheck disable=SC2016
@@ -24,6 +26,7 @@ test_netns_exec() {
 		--policy "$p" -- /bin/sh -c '"$0" tcp 127.0.0.3 8080; grep -c " - cgroup" /proc/self/mountinfo' \
 		"$IT_PROBE" </dev/null >"$L_OUT_FILE" 2>"$L_ERR_FILE"
 	L_RC=$?
+	# shellcheck disable=SC2034
 	L_END=$EPOCHREALTIME
 	L_OUT=$(cat "$L_OUT_FILE")
 	L_ERR=$(cat "$L_ERR_FILE")
