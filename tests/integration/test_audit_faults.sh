@@ -228,14 +228,15 @@ test_audit_exit_separates_unwritten() {
 
 	p=$(policy fault "$FAULT_POLICY")
 	mkfifo "$T_DIR/fifo"
-	# Opens the FIFO at once, reads nothing until the flood is over and the stall (1 s) is
-	# well past, then everything.
+	# Opens the FIFO at once, reads nothing until the job says so, then everything. The job
+	# floods, waits for the stall (1 s) to be declared, and floods again: those refusals
+	# find the queue full.
 	"$IT_PY" -c '
 import os, sys, time
 f = open(sys.argv[1], "rb")
 while not os.path.exists(sys.argv[3]):
     time.sleep(0.05)
-time.sleep(2.5)
+time.sleep(0.5)
 with open(sys.argv[2], "wb") as out:
     out.write(f.read())
 ' "$T_DIR/fifo" "$T_DIR/drained.jsonl" "$T_DIR/flooded" &
@@ -245,7 +246,8 @@ with open(sys.argv[2], "wb") as out:
 	# shellcheck disable=SC2016
 	launch_raw --audit-log "$T_DIR/fifo" --audit-failure=continue --audit-stall-timeout 1 \
 		--name "$L_NAME" --policy "$p" -- /bin/sh -c \
-		'"$1" udp 127.0.0.9 9 6000; touch "$2"; sleep 5' sh "$IT_HELPERS/flood" "$T_DIR/flooded"
+		'"$1" udp 127.0.0.9 9 3000; sleep 2.5; "$1" udp 127.0.0.9 9 3000; touch "$2"; sleep 3' \
+		sh "$IT_HELPERS/flood" "$T_DIR/flooded"
 	expect_rc "stalled, then drained log" 0 || return 1
 	expect_accounting || return 1
 	wait_for_file "$T_DIR/drained.jsonl" 5 || fail "the reader wrote nothing" || return 1
