@@ -581,22 +581,20 @@ static int cgroup_parent_default(char *parent, size_t len)
 /* Writes the folder under which sandbox cgroups are made. */
 static int cgroup_parent_dir(char *parent, size_t len)
 {
+	int r;
+
 	if (arg.cgroup_parent) {
 		snprintf(parent, len, "%s", arg.cgroup_parent);
 		return 0;
 	}
-	int r;
-
 	if (cgroup_find_mount(parent, len) < 0) {
 		/* Hidden (under `ip netns exec`, say): mounted again, for launch alone. */
 		r = cgroup_mount_private(parent, len);
 		if (r < 0) {
 			fail("no cgroup v2 hierarchy is visible (none in /proc/self/mountinfo), "
-			     "and "
-			     "mounting one on %s for launch alone failed: %s; mount one with "
-			     "'mkdir -p /run/cgroup2 && mount -t cgroup2 none /run/cgroup2', or "
-			     "give "
-			     "--cgroup-parent",
+			     "and mounting one on %s for launch alone failed: %s; mount one with "
+			     "'mkdir -p /run/cgroup2 && mount -t cgroup2 none /run/cgroup2', "
+			     "or give --cgroup-parent",
 			     CGROUP_PRIVATE_MOUNT, strerror(-r));
 			return r;
 		}
