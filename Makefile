@@ -47,8 +47,12 @@ HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/helpers/%,$(HELPER_SRCS))
 DEB_PKGS := clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libcjson-dev libcap-dev iproute2 util-linux procps valgrind clang-format dnsmasq-base \
 	python3 liburing-dev bind9-dnsutils
+# The agent example, its demo and the MCP server's end-to-end test: Node.js (18 on Debian 12)
+# and a throwaway CA. Debian's npm only when no npm is there: NodeSource's nodejs carries its
+# own and conflicts with Debian's.
+DEB_PKGS += nodejs openssl $(if $(shell command -v npm),,npm)
 
-.PHONY: all deps vmlinux install test unit integration valgrind demo bench clean format helpers
+.PHONY: all deps vmlinux install test unit integration valgrind demo demo-mini bench clean format helpers
 
 all: $(BUILD)/launch helpers
 
@@ -124,6 +128,10 @@ test: all $(UNIT_BINS)
 
 demo: all
 	@tests/demo
+
+# The smaller demo: a Python socket job under policies/demo.json.
+demo-mini: all
+	@tests/demo-mini
 
 bench: all
 	@tests/bench/run
