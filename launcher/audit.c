@@ -591,6 +591,8 @@ int audit_append(struct audit_log *log, const char *line, size_t len)
 	memcpy(log->buf + log->used, line, len);
 	log->used += len;
 	log->pending_lines++;
+	if (log->observer)
+		log->observer(line, len, log->observer_ctx);
 	return r;
 }
 

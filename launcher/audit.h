@@ -37,6 +37,9 @@ struct audit_log {
 	bool torn;			 /* a line fragment could not be cut off the file */
 	/* For sandbox_exit: packets the egress backstop dropped (set before it is formatted). */
 	unsigned long long packet_dropped;
+	/* Sees every line as it is queued (--notify-denials); NULL: none. */
+	void (*observer)(const char *line, size_t len, void *ctx);
+	void *observer_ctx;
 };
 
 /* Opens (creating 0640, and its folder 0750) the log at path; "-" is standard error. */

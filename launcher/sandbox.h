@@ -36,6 +36,9 @@ struct sandbox_options {
 	struct dnsproxy_config dns;
 	struct child_config child;
 	struct sandbox_timing *timing_out; /* filled in by sandbox_run */
+	/* Sees every audit line as it is written (--notify-denials); NULL: none. */
+	void (*audit_observer)(const char *line, size_t len, void *ctx);
+	void *audit_observer_ctx;
 };
 
 /*
