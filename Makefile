@@ -34,6 +34,7 @@ SKELS := $(BUILD)/launch.skel.h $(BUILD)/bpf_version.h
 # Modules without libbpf: unit-tested on their own, with ASan/UBSan.
 PURE_SRCS := launcher/policy.c launcher/allowlist.c launcher/resolve.c launcher/dns.c \
 	launcher/audit.c launcher/dnsproxy.c
+PURE_SRCS += launcher/jobenv.c launcher/refusal.c launcher/mcp.c
 SRCS := $(wildcard launcher/*.c)
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 
@@ -119,11 +120,17 @@ valgrind: $(UNIT_BINS:=.valgrind)
 	@for t in $^; do valgrind -q --error-exitcode=1 --leak-check=full $$t >/dev/null || exit 1; done
 	@echo "valgrind: clean"
 
-integration: all
+# launch mcp's end-to-end test: the MCP SDK's client, and tsx and stripe for the tool's code,
+# as the lock file pins them (the tests run in a network namespace without the registry).
+MCP_TEST_MODULES := tests/mcp/node_modules/.package-lock.json
+$(MCP_TEST_MODULES): tests/mcp/package.json tests/mcp/package-lock.json
+	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error
+
+integration: all $(MCP_TEST_MODULES)
 	@tests/integration/run
 
 # One line at the end: "N passed, N failed".
-test: all $(UNIT_BINS)
+test: all $(UNIT_BINS) $(MCP_TEST_MODULES)
 	@tests/run $(UNIT_BINS)
 
 demo: all

@@ -175,11 +175,11 @@ static int mcp_run_audit(const struct mcp_runner *runner, const char *path,
 		} else if (strstr(line, "\"event\":\"sandbox_exit\"")) {
 			_cleanup_(cJSON_Deletep) cJSON *exit =
 				cJSON_ParseWithLength(line, (size_t)(nl - line));
-			const cJSON *code = cJSON_GetObjectItemCaseSensitive(exit, "exit_code");
+			const cJSON *sig = cJSON_GetObjectItemCaseSensitive(exit, "signal");
 
-			/* Negative: the signal that killed the job, as the audit log has it. */
-			if (cJSON_IsNumber(code) && code->valueint < 0)
-				result->signal = -code->valueint;
+			/* The job's own end, not its exit status as launch passes it on (128+N). */
+			if (cJSON_IsNumber(sig) && sig->valueint > 0)
+				result->signal = sig->valueint;
 		}
 	}
 	if (runner->audit_fd < 0 || len == 0)
