@@ -112,6 +112,9 @@ vmlinux:
 
 install: $(BUILD)/launch
 	install -D -m 0755 $(BUILD)/launch $(DESTDIR)$(PREFIX)/bin/launch
+	# --policy NAME finds these (after /etc/launch/policies): <prefix>/share/launch/policies.
+	install -d $(DESTDIR)$(PREFIX)/share/launch/policies
+	install -m 0644 policies/*.json $(DESTDIR)$(PREFIX)/share/launch/policies/
 
 unit: $(UNIT_BINS)
 	@tests/run-unit $(UNIT_BINS)
