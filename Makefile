@@ -136,8 +136,10 @@ integration: all $(MCP_TEST_MODULES)
 test: all $(UNIT_BINS) $(MCP_TEST_MODULES)
 	@tests/run $(UNIT_BINS)
 
+# DEMO=openai or DEMO=anthropic: the same scenario with that provider's SDK.
+DEMO ?= stripe
 demo: all
-	@tests/demo
+	@tests/demo $(DEMO)
 
 # The smaller demo: a Python socket job under policies/demo.json.
 demo-mini: all
