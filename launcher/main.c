@@ -54,6 +54,7 @@ static const char USAGE[] =
 	"       launch check --policy FILE [--policy FILE...] [--resolver ADDR[:PORT]]\n"
 	"       launch gc [--unload]\n"
 	"       launch mcp --policy FILE [--runtime node] [--modules DIR] [--pass-env NAME...]\n"
+	"                  [--pool N] [--max-output BYTES]\n"
 	"\n"
 	"Runs COMMAND in its own cgroup, where BPF programs let its sockets reach only the\n"
 	"addresses, ports and protocols its policies allow, and write every refusal to a\n"
@@ -725,9 +726,12 @@ static int cmd_mcp(int argc, char **argv)
 	const char *runtime = take_option(&argc, argv, "--runtime");
 	const char *modules = take_option(&argc, argv, "--modules");
 	const char *max_output = take_option(&argc, argv, "--max-output");
+	const char *pool = take_option(&argc, argv, "--pool");
 	struct mcp_run_config config = { .runtime = runtime ?: "node" };
 	char modules_path[PATH_MAX], tsx[PATH_MAX + 32], self[PATH_MAX], errbuf[PATH_MAX + 256];
+	char parent[PATH_MAX];
 	unsigned int max_output_bytes = MCP_RUN_DEFAULT_MAX_OUTPUT_BYTES;
+	unsigned int pool_size = MCP_RUN_DEFAULT_POOL;
 	int first, nforward;
 
 	first = parse_options(argc, argv, true);
@@ -746,6 +750,10 @@ static int cmd_mcp(int argc, char **argv)
 		fail("--max-output: \"%s\" is not 0-%d bytes", max_output, 64 << 20);
 		return EXIT_LAUNCH_FAILED;
 	}
+	if (pool && parse_uint(pool, MCP_RUN_POOL_MAX, &pool_size) < 0) {
+		fail("--pool: \"%s\" is not 0-%d prepared sandboxes", pool, MCP_RUN_POOL_MAX);
+		return EXIT_LAUNCH_FAILED;
+	}
 	/* The code imports tsx's loader and the SDK from here: it must be complete now. */
 	if (!realpath(modules ?: "node_modules", modules_path)) {
 		fail("--modules: %s: %s (a node_modules folder with tsx and the provider's SDK: "
@@ -759,7 +767,8 @@ static int cmd_mcp(int argc, char **argv)
 		     modules_path);
 		return EXIT_LAUNCH_FAILED;
 	}
-	if (check_system() < 0 || resolve_policy_names() < 0 || compile_rules(&rules) < 0)
+	if (check_system() < 0 || resolve_policy_names() < 0 || compile_rules(&rules) < 0 ||
+	    cgroup_parent_dir(parent, sizeof(parent)) < 0)
 		return EXIT_LAUNCH_FAILED;
 	if (!realpath("/proc/self/exe", self)) {
 		fail("cannot find launch's own binary: %s", strerror(errno));
@@ -778,6 +787,8 @@ static int cmd_mcp(int argc, char **argv)
 	config.policy = rules->names;
 	config.timeout_s = arg.timeout_s > 0 ? arg.timeout_s : MCP_RUN_DEFAULT_TIMEOUT_S;
 	config.max_output_bytes = max_output_bytes;
+	config.pool = pool_size;
+	config.cgroup_parent = parent;
 	if (mcp_run_serve(&config, STDIN_FILENO, STDOUT_FILENO, errbuf, sizeof(errbuf)) < 0) {
 		fail("mcp: %s", errbuf);
 		return EXIT_LAUNCH_FAILED;

@@ -122,10 +122,17 @@ check('missing code -32602', e?.code === -32602, brief(e?.message ?? 'no error')
 	await quick.close();
 }
 
-// A call that crashes its runtime.
-r = await call(client, `process.kill(process.pid, 'SIGSEGV');`);
-s = r.structuredContent;
-check('crash', r.isError && s?.signal === 'SIGSEGV' && s.exit_status === 139, brief(s));
+// A call that crashes its runtime, on a server without prepared sandboxes (--pool 0): each
+// call then starts its launch with the code (the other calls here use the pool).
+{
+	const cold = new Client({ name: 'launch-e2e-cold', version: '1.0.0' });
+	await cold.connect(new StdioClientTransport({ command: launch, args: [...args, '--pool', '0'],
+						      env: { ...process.env }, stderr: 'inherit' }));
+	r = await call(cold, `process.kill(process.pid, 'SIGSEGV');`);
+	s = r.structuredContent;
+	check('crash', r.isError && s?.signal === 'SIGSEGV' && s.exit_status === 139, brief(s));
+	await cold.close();
+}
 
 // The last call: nothing of the earlier ones is there, and a huge output is cut at the cap.
 r = await call(client, `
