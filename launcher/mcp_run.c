@@ -40,12 +40,20 @@ static const char MCP_RUN_SCRIPT[] = "cd \"$1\" && shift && exec \"$@\"";
 static const char MCP_RUN_WARM_RUNNER[] =
 	"import { register } from 'tsx/esm/api';\n"
 	"import { pathToFileURL } from 'node:url';\n"
+	"import { lookup } from 'node:dns/promises';\n"
+	"import { createSecureContext } from 'node:tls';\n"
 	"register();\n"
 	"for (const name of (process.env.LAUNCH_MCP_PRELOAD ?? '').split(',').filter(Boolean))\n"
 	"\tawait import(name);\n"
 	"delete process.env.LAUNCH_MCP_PRELOAD;\n"
+	/* What the first call would pay for: esbuild's service, resolver threads, CA store. */
+	"await import(new URL('./warmup.mts', import.meta.url).href);\n"
+	"await lookup('localhost').catch(() => {});\n"
+	"createSecureContext();\n"
 	"for await (const chunk of process.stdin);\n"
 	"await import(pathToFileURL(process.cwd() + '/main.mts').href);\n";
+/* Transformed by tsx ahead of the call, so that esbuild is started already. */
+static const char MCP_RUN_WARMUP[] = "const warm: number = 1;\nexport default warm;\n";
 /* Imported by a prepared sandbox before its call when they are in --modules. */
 static const char *const MCP_RUN_SDKS[] = { "stripe", "openai", "@anthropic-ai/sdk" };
 
@@ -534,6 +542,10 @@ static int mcp_run_state_dir(struct mcp_runner *runner)
 		return -errno;
 	snprintf(path, sizeof(path), "%s/runner.mjs", runner->state_dir);
 	r = write_file(path, MCP_RUN_WARM_RUNNER, 0644);
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof(path), "%s/warmup.mts", runner->state_dir);
+	r = write_file(path, MCP_RUN_WARMUP, 0644);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(MCP_RUN_SDKS); i++) {

@@ -95,14 +95,22 @@ const row = (name, s) => {
 	rows.push([name, s]);
 	console.error(`mcp_bench: ${name}: median ${s.median.toFixed(1)} ms, p95 ${s.p95.toFixed(1)} ms`);
 };
+// MCP_BENCH_ONLY=warm (or cold, bare, ...): one variant, for a quick look.
+const only = process.env.MCP_BENCH_ONLY;
+const want = (key) => !only || only === key;
 try {
 	// The bare variants first: they check that the stand-in and DNS answer at all.
-	row('the call in an already-started node', await inProcess());
-	row('bare `tsx snippet.mts`', processes(npx, dir));
-	row('`launch -- tsx snippet.mts`', processes([launch, '--policy', policy,
-		'--resolver', resolver, '--audit-log', '/dev/null', '--', ...npx], dir));
-	row('`launch mcp --pool 0` (cold)', await mcp(0));
-	row('`launch mcp`, prepared sandbox (warm)', await mcp(2));
+	if (want('node'))
+		row('the call in an already-started node', await inProcess());
+	if (want('bare'))
+		row('bare `tsx snippet.mts`', processes(npx, dir));
+	if (want('launch'))
+		row('`launch -- tsx snippet.mts`', processes([launch, '--policy', policy,
+			'--resolver', resolver, '--audit-log', '/dev/null', '--', ...npx], dir));
+	if (want('cold'))
+		row('`launch mcp --pool 0` (cold)', await mcp(0));
+	if (want('warm'))
+		row('`launch mcp`, prepared sandbox (warm)', await mcp(2));
 } finally {
 	rmSync(dir, { recursive: true, force: true });
 }
