@@ -43,6 +43,9 @@ static void refusal_destination(const cJSON *line, struct refusal *refusal)
 		snprintf(refusal->destination, sizeof(refusal->destination),
 			 strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip, port->valueint);
 		copy(refusal->name, sizeof(refusal->name), json_str(line, "dst_name"));
+	} else if (json_str(line, "option")) {
+		/* A socket option that would route packets elsewhere: "IPV6_RTHDR". */
+		copy(refusal->destination, sizeof(refusal->destination), json_str(line, "option"));
 	} else if (json_str(line, "dst_path")) {
 		copy(refusal->destination, sizeof(refusal->destination),
 		     json_str(line, "dst_path"));

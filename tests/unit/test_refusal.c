@@ -42,6 +42,14 @@ static void test_refusal_notices(void)
 	CHECK_EQ_STR(notice("{\"event\":\"deny\",\"policy\":\"p\",\"op\":\"socket\",\"family\":"
 			    "\"packet\",\"type\":\"raw\",\"protocol\":\"768\"}"),
 		     "refused socket packet raw 768 (policy p)");
+	CHECK_EQ_STR(notice("{\"event\":\"deny\",\"policy\":\"p\",\"op\":\"setsockopt\","
+			    "\"family\":\"ipv6\",\"type\":\"dgram\",\"protocol\":\"udp\",\"level\":"
+			    "\"ipv6\",\"optname\":51,\"option\":\"IPV6_RTHDR\"}"),
+		     "refused setsockopt IPV6_RTHDR (policy p)");
+	CHECK_EQ_STR(notice("{\"event\":\"deny\",\"policy\":\"p\",\"op\":\"packet\","
+			    "\"family\":\"ipv4\",\"protocol\":\"tcp\",\"dst_ip\":\"192.0.2.9\","
+			    "\"dst_port\":80,\"reason\":\"destination\"}"),
+		     "refused packet 192.0.2.9:80 (policy p)");
 	CHECK_EQ_STR(notice("{\"event\":\"deny\",\"policy\":\"p\",\"op\":\"userns\"}"),
 		     "refused userns (policy p)");
 }
