@@ -40,15 +40,19 @@ static const char MCP_RUN_SCRIPT[] = "cd \"$1\" && shift && exec \"$@\"";
 static const char MCP_RUN_WARM_RUNNER[] =
 	"import { register } from 'tsx/esm/api';\n"
 	"import { pathToFileURL } from 'node:url';\n"
-	"import { lookup } from 'node:dns/promises';\n"
+	"import { pbkdf2 } from 'node:crypto';\n"
 	"import { createSecureContext } from 'node:tls';\n"
 	"register();\n"
 	"for (const name of (process.env.LAUNCH_MCP_PRELOAD ?? '').split(',').filter(Boolean))\n"
 	"\tawait import(name);\n"
 	"delete process.env.LAUNCH_MCP_PRELOAD;\n"
-	/* What the first call would pay for: esbuild's service, resolver threads, CA store. */
+	/*
+	 * What the first call would pay for: esbuild's service, libuv's threads (a look-up would
+	 * start them too, but glibc connects UDP sockets to sort its answers: refusals), the CA
+	 * store.
+	 */
 	"await import(new URL('./warmup.mts', import.meta.url).href);\n"
-	"await lookup('localhost').catch(() => {});\n"
+	"await new Promise((done) => pbkdf2('', '', 1, 8, 'sha256', done));\n"
 	"createSecureContext();\n"
 	"for await (const chunk of process.stdin);\n"
 	"await import(pathToFileURL(process.cwd() + '/main.mts').href);\n";
