@@ -33,7 +33,7 @@ SKELS := $(BUILD)/launch.skel.h $(BUILD)/bpf_version.h
 
 # Modules without libbpf: unit-tested on their own, with ASan/UBSan.
 PURE_SRCS := launcher/policy.c launcher/allowlist.c launcher/resolve.c launcher/dns.c \
-	launcher/audit.c launcher/dnsproxy.c
+	launcher/audit.c launcher/dnsproxy.c launcher/landlock.c launcher/limit.c
 PURE_SRCS += launcher/jobenv.c launcher/refusal.c launcher/mcp.c
 SRCS := $(wildcard launcher/*.c)
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
@@ -53,7 +53,7 @@ DEB_PKGS := clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-
 # own and conflicts with Debian's.
 DEB_PKGS += nodejs openssl $(if $(shell command -v npm),,npm)
 
-.PHONY: all deps vmlinux install test unit integration valgrind demo demo-mini bench clean format helpers
+.PHONY: all deps vmlinux install test unit integration valgrind demo demo-mini bench soak clean format helpers
 
 all: $(BUILD)/launch helpers
 
@@ -144,6 +144,11 @@ demo: all
 # The smaller demo: a Python socket job under policies/demo.json.
 demo-mini: all
 	@tests/demo-mini
+
+# The fault tests at length: 200 launchers SIGKILLed at random moments, 500 launches beside
+# launch gc loops (make test runs short forms of both).
+soak: all
+	@IT_GC_KILLS=200 IT_GC_LAUNCHES=500 IT_TEST_TIMEOUT_S=900 tests/integration/run '^gc_'
 
 bench: all
 	@tests/bench/run

@@ -418,21 +418,36 @@ int audit_format_dns_allow(const struct audit_log *log, const struct audit_dns *
 	return json_end(&j);
 }
 
-int audit_format_start(const struct audit_log *log, char *const *argv, int pid, unsigned int uid,
-		       size_t rules, const char *hostname, char *buf, size_t len)
+static void json_string_array(struct json_line *j, char *const *strings)
+{
+	json_raw(j, "[", 1);
+	for (size_t i = 0; strings[i]; i++) {
+		if (i)
+			json_raw(j, ",", 1);
+		json_string(j, strings[i], SIZE_MAX);
+	}
+	json_raw(j, "]", 1);
+}
+
+int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
+		       const struct audit_job *job, size_t rules, const char *hostname, char *buf,
+		       size_t len)
 {
 	struct json_line j = { .buf = buf, .cap = len };
 
 	json_begin(&j, log, realtime_ns(), "sandbox_start");
-	json_printf(&j, ",\"argv\":[");
-	for (size_t i = 0; argv[i]; i++) {
-		if (i)
-			json_raw(&j, ",", 1);
-		json_string(&j, argv[i], SIZE_MAX);
-	}
-	json_raw(&j, "]", 1);
+	json_printf(&j, ",\"argv\":");
+	json_string_array(&j, argv);
 	json_key_u64(&j, "pid", (unsigned int)pid);
-	json_key_u64(&j, "uid", uid);
+	json_key_u64(&j, "uid", job->uid);
+	json_key_u64(&j, "gid", job->gid);
+	json_printf(&j, ",\"landlock\":%s", job->landlock_abi > 0 ? "true" : "false");
+	if (job->landlock_abi > 0)
+		json_key_u64(&j, "landlock_abi", (unsigned int)job->landlock_abi);
+	if (job->fs_write) {
+		json_printf(&j, ",\"fs_write\":");
+		json_string_array(&j, job->fs_write);
+	}
 	json_key_u64(&j, "rules", rules);
 	json_key_str(&j, "hostname", hostname);
 	return json_end(&j);
@@ -444,6 +459,18 @@ int audit_format_lost(const struct audit_log *log, unsigned long long count, cha
 
 	json_begin(&j, log, realtime_ns(), "events_lost");
 	json_key_u64(&j, "count", count);
+	return json_end(&j);
+}
+
+int audit_format_limit(const struct audit_log *log, const char *kind, unsigned long long limit,
+		       const char *action, char *buf, size_t len)
+{
+	struct json_line j = { .buf = buf, .cap = len };
+
+	json_begin(&j, log, realtime_ns(), "limit");
+	json_key_str(&j, "kind", kind);
+	json_key_u64(&j, "limit", limit);
+	json_key_str(&j, "action", action);
 	return json_end(&j);
 }
 

@@ -72,9 +72,23 @@ int audit_format_dns_deny(const struct audit_log *log, const struct audit_dns *d
 			  size_t len);
 int audit_format_dns_allow(const struct audit_log *log, const struct audit_dns *dns, char *buf,
 			   size_t len);
-int audit_format_start(const struct audit_log *log, char *const *argv, int pid, unsigned int uid,
-		       size_t rules, const char *hostname, char *buf, size_t len);
+/* Who the job runs as, and what it may write: the sandbox_start line's account of it. */
+struct audit_job {
+	unsigned int uid;
+	unsigned int gid;
+	int landlock_abi;      /* 0: file writes are not confined by Landlock */
+	char *const *fs_write; /* what the job may write, NULL-terminated; NULL: all it may */
+};
+int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
+		       const struct audit_job *job, size_t rules, const char *hostname, char *buf,
+		       size_t len);
 int audit_format_lost(const struct audit_log *log, unsigned long long count, char *buf, size_t len);
+/*
+ * A resource limit the job reached: kind "memory", "pids" or "tmp", the limit (bytes or
+ * tasks), and what launch did: "stopped" the job, or "none" (the job sees ENOSPC).
+ */
+int audit_format_limit(const struct audit_log *log, const char *kind, unsigned long long limit,
+		       const char *action, char *buf, size_t len);
 /* exit_code >= 0 for a normal exit, else -signal. */
 int audit_format_exit(const struct audit_log *log, int exit_code, long long duration_ms,
 		      unsigned long long denied, unsigned long long lost, unsigned long long failed,

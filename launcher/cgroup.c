@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "gc.h"
 #include "mountinfo.h"
 #include "util.h"
 
@@ -41,7 +42,9 @@ int cgroup_create(const char *parent, const char *name, struct sandbox_cgroup *r
 		return r;
 	}
 	ret_cgroup->dir_fd = open(ret_cgroup->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (ret_cgroup->dir_fd < 0 || fstat(ret_cgroup->dir_fd, &st) < 0) {
+	/* Marked as a sandbox's, for a gc that finds it without its lock file. */
+	if (ret_cgroup->dir_fd < 0 || fstat(ret_cgroup->dir_fd, &st) < 0 ||
+	    gc_mark(ret_cgroup->dir_fd, name) < 0) {
 		int r = -errno;
 
 		cgroup_destroy(ret_cgroup);

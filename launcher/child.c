@@ -27,6 +27,7 @@
 #include "audit.h"
 #include "child.h"
 #include "gc.h"
+#include "landlock.h"
 #include "mountinfo.h"
 #include "seccomp.h"
 #include "util.h"
@@ -47,7 +48,7 @@ const char *child_stage_name(int stage)
 	case CHILD_STAGE_PDEATHSIG:
 		return "cannot tie the sandbox to the launcher's life";
 	case CHILD_STAGE_MOUNTS:
-		return "cannot hide the cgroup and BPF file systems";
+		return "cannot set up the job's mounts";
 	case CHILD_STAGE_CGROUPNS:
 		return "cannot enter a cgroup namespace";
 	case CHILD_STAGE_FORK:
@@ -66,6 +67,8 @@ const char *child_stage_name(int stage)
 		return "cannot install the seccomp filter";
 	case CHILD_STAGE_EXEC:
 		return "cannot execute";
+	case CHILD_STAGE_LANDLOCK:
+		return "cannot confine the job's file writes with Landlock";
 	default:
 		return "cannot start the job";
 	}
@@ -93,6 +96,61 @@ int child_lookup_user(const char *name, struct child_config *config)
 	config->ngroups = CHILD_MAX_GROUPS;
 	if (getgrouplist(pw->pw_name, pw->pw_gid, config->groups, &config->ngroups) < 0)
 		return -E2BIG;
+	return 0;
+}
+
+/* A uid or gid from the environment: decimal, 1 to 2^32-2 (0 and -1 are refused). */
+static int child_parse_id(const char *text, unsigned int *ret_id)
+{
+	unsigned long id;
+	char *end;
+
+	if (!text || *text < '1' || *text > '9')
+		return -EINVAL;
+	errno = 0;
+	id = strtoul(text, &end, 10);
+	if (errno || *end || id >= UINT32_MAX)
+		return -EINVAL;
+	*ret_id = (unsigned int)id;
+	return 0;
+}
+
+int child_default_user(struct child_config *config)
+{
+	unsigned int uid, gid;
+	struct passwd *pw;
+
+	/*
+	 * Started through sudo: the user who asked. SUDO_UID=0 (sudo from root) is no user to
+	 * fall back to: a uid-0 job is only ever run on request (--user root).
+	 */
+	if (getuid() == 0 && child_parse_id(getenv("SUDO_UID"), &uid) == 0 &&
+	    child_parse_id(getenv("SUDO_GID"), &gid) == 0) {
+		config->set_user = true;
+		config->uid = uid;
+		config->gid = gid;
+		config->user_name = "SUDO_UID";
+		config->groups[0] = gid;
+		config->ngroups = 1;
+		errno = 0;
+		pw = getpwuid(uid);
+		if (pw) {
+			config->user_name = pw->pw_name;
+			config->ngroups = CHILD_MAX_GROUPS;
+			if (getgrouplist(pw->pw_name, gid, config->groups, &config->ngroups) < 0)
+				return -E2BIG;
+		}
+		return 0;
+	}
+	if (child_lookup_user("nobody", config) == 0)
+		return 0;
+	/* No "nobody" in the user database: its usual number, with no other group. */
+	config->set_user = true;
+	config->uid = CHILD_NOBODY_ID;
+	config->gid = CHILD_NOBODY_ID;
+	config->user_name = "nobody";
+	config->groups[0] = CHILD_NOBODY_ID;
+	config->ngroups = 1;
 	return 0;
 }
 
@@ -180,6 +238,27 @@ static int child_drop_caps(void)
 	return r;
 }
 
+/* Drops every capability but CAP_KILL: init's only privilege once the job runs. */
+static int child_keep_kill_cap(void)
+{
+	const cap_value_t kill_cap = CAP_KILL;
+	cap_t caps;
+	int r;
+
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return -errno;
+	caps = cap_init();
+	if (!caps)
+		return -errno;
+	r = cap_set_flag(caps, CAP_EFFECTIVE, 1, &kill_cap, CAP_SET) < 0 ||
+			    cap_set_flag(caps, CAP_PERMITTED, 1, &kill_cap, CAP_SET) < 0 ||
+			    cap_set_proc(caps) < 0
+		    ? -errno
+		    : 0;
+	cap_free(caps);
+	return r;
+}
+
 /*
  * In the job's mount namespace, cgroup v2 and BPF file systems disappear and cgroup v1 ones
  * become read-only; /proc shows the sandbox only. No cgroup v2 directory can be opened then:
@@ -239,9 +318,165 @@ static int child_hide_state(const struct child_config *config)
 	return 0;
 }
 
+/*
+ * Kernel tunables and host-wide knobs that check nothing but file ownership: a uid-0 job
+ * without capabilities could write kernel.core_pattern (a pipe helper runs as full root,
+ * outside the sandbox) or the host's net.* sysctls. As runc's defaults: bound onto
+ * themselves, then made read-only.
+ */
+static const char *const CHILD_READONLY_PROC[] = {
+	"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs",
+};
+
+/* Host-wide state a job has no use for (runc's and Docker's masked paths): /dev/null over it. */
+static const char *const CHILD_MASKED_FILES[] = {
+	"/proc/kcore",	     "/proc/keys",	    "/proc/timer_list", "/proc/timer_stats",
+	"/proc/sched_debug", "/proc/latency_stats", "/proc/interrupts",
+};
+
+/* The same for folders: an empty read-only tmpfs over each. */
+static const char *const CHILD_MASKED_DIRS[] = {
+	"/proc/acpi",
+	"/proc/asound",
+	"/proc/scsi",
+	"/sys/firmware",
+	"/sys/devices/virtual/powercap",
+	"/sys/devices/virtual/tpm",
+};
+
+static int child_readonly_bind(const char *path)
+{
+	const unsigned long locked = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+
+	/* A failed mount(2) costs ten times an access(2): most kernels lack a path or two. */
+	if (access(path, F_OK) < 0)
+		return 0;
+	if (mount(path, path, NULL, MS_BIND, NULL) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | locked, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+/* One mount call per path; ENOENT: this kernel does not have it, nothing to hide. */
+static int child_mask(const char *path, bool dir)
+{
+	const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	int r;
+
+	if (access(path, F_OK) < 0)
+		return 0;
+	if (dir)
+		r = mount("tmpfs", path, "tmpfs", ro, "size=4k,mode=0555");
+	else
+		r = mount("/dev/null", path, NULL, MS_BIND, NULL);
+	if (r < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/*
+ * The job's /proc and /sys: kernel tunables read-only, sensitive files masked, and the whole
+ * of /sys (and every mount below it) read-only in one mount_setattr call.
+ */
+static int child_protect_kernel_files(void)
+{
+	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(CHILD_READONLY_PROC); i++) {
+		r = child_readonly_bind(CHILD_READONLY_PROC[i]);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(CHILD_MASKED_FILES); i++) {
+		r = child_mask(CHILD_MASKED_FILES[i], false);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(CHILD_MASKED_DIRS); i++) {
+		r = child_mask(CHILD_MASKED_DIRS[i], true);
+		if (r < 0)
+			return r;
+	}
+	if (mount_setattr(AT_FDCWD, "/sys", AT_RECURSIVE, &attr, sizeof(attr)) < 0 &&
+	    errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Puts a writable copy of the mount tree at `fd` (a folder or a file) over it, in the
+ * read-only view. Returns the copy's descriptor, or -errno.
+ */
+static int child_writable_over(int fd)
+{
+	struct mount_attr rw = { .attr_clr = MOUNT_ATTR_RDONLY };
+	_cleanup_close_ int tree = -1;
+
+	tree = open_tree(fd, "",
+			 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (tree < 0)
+		return -errno;
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &rw, sizeof(rw)) < 0 ||
+	    move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return -errno;
+	return TAKE_FD(tree);
+}
+
+/*
+ * Without Landlock, "read_only" (the default) still holds for files: every mount of the job's
+ * view becomes read-only but for writable copies over what it may write (EROFS rather than
+ * Landlock's EACCES, and chmod, chown, utime and setxattr too). Device nodes are the gap: the
+ * kernel does not ask the mount when one is opened for writing. The working directory is the
+ * one inherited, whatever its path names now: it is copied by descriptor, and init (so the
+ * job) moves into the copy.
+ */
+static int child_readonly_view(const struct child_config *config)
+{
+	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
+	const char *const *write = config->fs_write;
+	_cleanup_close_ int cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fds[CHILD_MAX_FS_WRITE], n = 0, r = 0;
+
+	if (cwd_fd < 0)
+		return -errno;
+	for (size_t i = 0; write && write[i] && r == 0; i++) {
+		if (n == CHILD_MAX_FS_WRITE)
+			r = -E2BIG;
+		else if (i == 0 && config->fs_write_cwd)
+			fds[n++] = fcntl(cwd_fd, F_DUPFD_CLOEXEC, 3);
+		else
+			fds[n++] = open(write[i], O_PATH | O_CLOEXEC);
+		if (r == 0 && fds[n - 1] < 0)
+			r = -errno;
+	}
+	if (r == 0 && mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof(ro)) < 0)
+		r = -errno;
+	for (int i = 0; i < n && r == 0; i++) {
+		int tree = child_writable_over(fds[i]);
+
+		if (tree < 0)
+			r = tree;
+		else if (i == 0 && config->fs_write_cwd && fchdir(tree) < 0)
+			r = -errno;
+		if (tree >= 0)
+			close(tree);
+	}
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return r;
+}
+
 static int child_setup_mounts(const struct child_config *config)
 {
+	char tmp_options[64] = "mode=1777,size=50%";
 	int r;
+
+	if (config->tmp_size_bytes)
+		snprintf(tmp_options, sizeof(tmp_options), "mode=1777,size=%llu",
+			 config->tmp_size_bytes);
 
 	/* Nothing done below may propagate back to the host's mounts. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -252,8 +487,12 @@ static int child_setup_mounts(const struct child_config *config)
 	 * A private /tmp: AF_UNIX sockets under it are the job's own and always reachable, so
 	 * no symlink there may lead anywhere else (nosymfollow, 5.10).
 	 */
-	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOSYMFOLLOW,
-		  "mode=1777,size=50%") < 0)
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOSYMFOLLOW, tmp_options) < 0)
+		return -errno;
+	/* POSIX shared memory and semaphores: the host's /dev/shm is a folder every user shares. */
+	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOSYMFOLLOW,
+		  "mode=1777,size=50%") < 0 &&
+	    errno != ENOENT)
 		return -errno;
 	r = child_hide_state(config);
 	if (r < 0)
@@ -265,11 +504,17 @@ static int child_setup_mounts(const struct child_config *config)
 	 */
 	if (umount2(CHILD_CGROUP_HOME, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
 		return -errno;
-	return mountinfo_foreach(child_hide_mount, NULL);
+	r = mountinfo_foreach(child_hide_mount, NULL);
+	if (r < 0)
+		return r;
+	r = child_protect_kernel_files();
+	if (r < 0 || !config->fs_write || config->landlock_abi > 0)
+		return r;
+	return child_readonly_view(config);
 }
 
 /* Runs in the job's process, forked by init. Never returns. */
-static _Noreturn void child_exec_job(const struct child_config *config, int exec_fd)
+static _Noreturn void child_exec_job(const struct child_config *config, int exec_fd, int ruleset_fd)
 {
 	struct child_msg seccomp_msg = { .type = CHILD_MSG_SECCOMP };
 	sigset_t none;
@@ -302,6 +547,14 @@ static _Noreturn void child_exec_job(const struct child_config *config, int exec
 		child_fail(exec_fd, CHILD_STAGE_CAPS, errno);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(exec_fd, CHILD_STAGE_NO_NEW_PRIVS, errno);
+	/* Before seccomp, which would not refuse it; inherited by all the job starts. */
+	if (ruleset_fd >= 0) {
+		int r = landlock_restrict(ruleset_fd);
+
+		if (r < 0)
+			child_fail(exec_fd, CHILD_STAGE_LANDLOCK, -r);
+		close(ruleset_fd);
+	}
 	/* Last before exec: the filter would refuse nothing above, but it stays for good. */
 	listener = seccomp_install();
 	if (listener < 0)
@@ -361,7 +614,7 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 {
 	struct child_msg msg = { .type = CHILD_MSG_EXEC_OK };
 	struct pollfd life = { .fd = INIT_LIFE_FD, .events = POLLIN };
-	int exec_pipe[2], r;
+	int exec_pipe[2], r, ruleset_fd = -1;
 	sigset_t set;
 	ssize_t n;
 	pid_t job;
@@ -394,6 +647,15 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	/* Now a member of the sandbox's cgroup, whose namespace root this becomes. */
 	if (unshare(CLONE_NEWCGROUP) < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_CGROUPNS, errno);
+	if (config->landlock_abi > 0) {
+		const char *failed;
+
+		/* Built by init, as root: every path opens, whatever the job's user may search. */
+		ruleset_fd = landlock_ruleset_new(config->landlock_abi, config->fs_write,
+						  config->fs_write_cwd, &failed);
+		if (ruleset_fd < 0)
+			child_fail(INIT_STATUS_FD, CHILD_STAGE_LANDLOCK, -ruleset_fd);
+	}
 
 	/* Nothing privileged is left to do that the bounding set would stop. */
 	if (child_drop_bounding_set() < 0)
@@ -412,12 +674,17 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_FORK, errno);
 	if (job == 0) {
 		close(exec_pipe[0]);
-		child_exec_job(config, exec_pipe[1]);
+		child_exec_job(config, exec_pipe[1], ruleset_fd);
 	}
 	close(exec_pipe[1]);
+	if (ruleset_fd >= 0)
+		close(ruleset_fd);
 
-	/* Init needs no privilege from here on: it only waits and passes signals on. */
-	child_drop_caps();
+	/*
+	 * Init needs no privilege from here on but to pass signals on to a job that runs as
+	 * another uid (nobody, by default): CAP_KILL, and nothing else.
+	 */
+	child_keep_kill_cap();
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 
 	/* EOF: the job's exec closed the pipe. Data: why it failed. */

@@ -7,6 +7,10 @@
 #include <sys/types.h>
 
 #define CHILD_MAX_GROUPS 256
+/* nobody's uid and gid where the user database has no "nobody" */
+#define CHILD_NOBODY_ID 65534
+/* Paths the job may write: its working directory, /tmp, /dev/shm, 64 per policy of 64. */
+#define CHILD_MAX_FS_WRITE (3 + 64 * 64)
 
 struct child_config {
 	char *const *argv;
@@ -16,6 +20,15 @@ struct child_config {
 	gid_t gid;
 	const char *user_name;
 	const char *audit_path; /* hidden from the job; NULL for standard error */
+	/*
+	 * What the job may write, NULL-terminated; NULL: anything its uid may ("read_only":
+	 * false). Every other mount is read-only in its view, and with landlock_abi > 0 (the
+	 * kernel's Landlock ABI) Landlock refuses every other write too.
+	 */
+	const char *const *fs_write;
+	bool fs_write_cwd; /* fs_write[0] is the working directory, opened as "." */
+	int landlock_abi;
+	unsigned long long tmp_size_bytes; /* --tmp-size: the private /tmp's; 0: half the RAM */
 	/* Looked up before the job's cgroup exists: NSS may use sockets the sandbox refuses. */
 	gid_t groups[CHILD_MAX_GROUPS];
 	int ngroups;
@@ -35,6 +48,7 @@ enum child_stage {
 	CHILD_STAGE_FDS,
 	CHILD_STAGE_SECCOMP,
 	CHILD_STAGE_EXEC,
+	CHILD_STAGE_LANDLOCK,
 };
 
 /* Messages between the launcher and the sandbox's init, on the status socket. */
@@ -81,6 +95,11 @@ int child_read_msg(struct child *child, struct child_msg *ret_msg);
 const char *child_stage_name(int stage);
 /* Resolves --user NAME or a numeric uid. */
 int child_lookup_user(const char *name, struct child_config *config);
+/*
+ * The job's user without --user: the invoking user when launch runs under sudo (SUDO_UID and
+ * SUDO_GID, when not 0), otherwise nobody. Never root.
+ */
+int child_default_user(struct child_config *config);
 void child_close(struct child *child);
 
 #endif /* LAUNCH_CHILD_H */

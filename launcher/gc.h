@@ -3,6 +3,7 @@
 #ifndef LAUNCH_GC_H
 #define LAUNCH_GC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Each running launcher holds an exclusive lock on <GC_LOCK_DIR>/<id>.lock. */
@@ -22,10 +23,28 @@ int gc_record(int lock_fd, const char *cgroup_path);
 void gc_unlock(const char *id, int fd);
 /*
  * For every sandbox whose launcher is gone (its lock file is not held): kills the processes
- * of the cgroup it recorded, removes that cgroup (which detaches its programs) and its lock
- * file. Returns how many were removed, or -errno.
+ * of the cgroup it recorded, removes that cgroup (which detaches its programs) and its v1
+ * mirrors, then its lock file, once they are really gone. Returns how many were removed, or
+ * -errno.
  */
 int gc_sweep(void);
+/*
+ * Marks a sandbox's cgroup (v2, and its v1 mirrors) as launch's, for gc_sweep_parent: an
+ * extended attribute holding the sandbox id.
+ */
+#define GC_MARK_XATTR "trusted.launch.sandbox"
+int gc_mark(int dir_fd, const char *id);
+/*
+ * Removes every dead sandbox's cgroup under cgroup_parent and under its cgroup v1 mirrors,
+ * whether or not it has a lock file: those marked by gc_mark, or (owned: a parent only launch
+ * uses, its default) every one. A cgroup whose lock is held is never touched. Returns how
+ * many were removed, or -errno.
+ */
+int gc_sweep_parent(const char *cgroup_parent, bool owned);
+/* Remembers a cgroup parent other than the default, for gc_sweep_registered. */
+int gc_register_parent(const char *cgroup_parent);
+/* gc_sweep_parent on every registered parent; forgets those that exist no more. */
+int gc_sweep_registered(void);
 /*
  * Removes the holder cgroups of the shared programs under cgroup_parent (docs/design.md),
  * but the one of version `keep` (NULL: all of them). Returns how many.

@@ -334,27 +334,48 @@ static int slot_lock(int fd, uint32_t slot, short type)
 	return fcntl(fd, F_OFD_SETLK, &lock) < 0 ? -errno : 0;
 }
 
-/* Takes the lowest free slot. */
+/*
+ * How long a launch looks for a free slot when every one is busy: `launch gc` holds a batch
+ * of idle slots for one round of map deletions (about one RCU grace period), never longer.
+ */
+#define SLOT_TAKE_PATIENCE_MS 3000
+#define SLOT_TAKE_RETRY_US    5000
+
+/*
+ * Takes the lowest free slot. A slot whose dead owner's cgroup cannot be emptied is passed
+ * over; if that leaves none, its error is returned rather than -EUSERS, which means that
+ * every slot is held by a live launcher (or by gc, for longer than it ever takes).
+ */
 static int slot_take(struct loader_sandbox *sb)
 {
+	int reclaim_error = 0;
+
 	sb->slots_fd = slots_open();
 	if (sb->slots_fd < 0)
 		return sb->slots_fd;
-	for (uint32_t slot = 1; slot < MAX_SANDBOXES; slot++) {
-		int r = slot_lock(sb->slots_fd, slot, F_WRLCK);
+	for (int waited_us = 0;; waited_us += SLOT_TAKE_RETRY_US) {
+		for (uint32_t slot = 1; slot < MAX_SANDBOXES; slot++) {
+			int r = slot_lock(sb->slots_fd, slot, F_WRLCK);
 
-		if (r == -EAGAIN || r == -EACCES)
-			continue;
-		if (r < 0)
-			return r;
-		if (slot_reclaim(sb->shared, slot) < 0) {
-			slot_lock(sb->slots_fd, slot, F_UNLCK);
-			continue;
+			if (r == -EAGAIN || r == -EACCES)
+				continue;
+			if (r < 0)
+				return r;
+			r = slot_reclaim(sb->shared, slot);
+			if (r < 0) {
+				reclaim_error = r;
+				slot_lock(sb->slots_fd, slot, F_UNLCK);
+				continue;
+			}
+			sb->slot = slot;
+			return 0;
 		}
-		sb->slot = slot;
-		return 0;
+		if (reclaim_error)
+			return reclaim_error;
+		if (waited_us >= SLOT_TAKE_PATIENCE_MS * 1000)
+			return -EUSERS;
+		usleep(SLOT_TAKE_RETRY_US);
 	}
-	return -EUSERS;
 }
 
 /* Gives up a slot's ownership, at the sandbox's end: its ring takes no more events. */
@@ -847,43 +868,68 @@ int loader_sandbox_close(struct loader_sandbox *sb)
 	return r;
 }
 
-int loader_trim_idle_slots(const struct loader_shared *shared)
+/*
+ * Slots `launch gc` holds at once while it frees their maps: one round of deletions from
+ * slot_ops_apply's threads, after which they are free again. Launches meanwhile take others.
+ */
+#define TRIM_BATCH_SLOTS 32
+
+/* Frees the maps of the held slots (slot_ops_apply); returns how many had a ring buffer. */
+static int trim_slots(const struct loader_shared *shared, const __u32 *slots, size_t nslots)
 {
-	_cleanup_free_ __u32 *held = calloc(MAX_SANDBOXES, sizeof(*held));
-	_cleanup_free_ struct slot_op *ops =
-		calloc((size_t)MAX_SANDBOXES * LOADER_NMAPS, sizeof(*ops));
-	_cleanup_close_ int fd = slots_open();
-	size_t nheld = 0, n = 0;
+	struct slot_op ops[TRIM_BATCH_SLOTS * LOADER_NMAPS];
+	size_t n = 0;
 	int r, trimmed = 0;
 
-	if (fd < 0)
-		return fd;
-	if (!held || !ops)
-		return -ENOMEM;
-	/* Every slot no sandbox holds, held by us meanwhile: none can be taken under us. */
-	for (uint32_t slot = 1; slot < MAX_SANDBOXES; slot++)
-		if (slot_lock(fd, slot, F_WRLCK) == 0) {
-			if (slot_reclaim(shared, slot) == 0)
-				held[nheld++] = slot;
-			else
-				slot_lock(fd, slot, F_UNLCK);
-		}
 	for (int m = LOADER_FIRST_OUTER; m < LOADER_NMAPS; m++) {
 		__u32 id;
 
 		if (shared->map_fd[m] < 0)
 			continue;
-		for (size_t i = 0; i < nheld; i++)
-			if (bpf_map_lookup_elem(shared->map_fd[m], &held[i], &id) == 0) {
+		for (size_t i = 0; i < nslots; i++)
+			if (bpf_map_lookup_elem(shared->map_fd[m], &slots[i], &id) == 0) {
 				ops[n++] = (struct slot_op){ .outer_fd = shared->map_fd[m],
-							     .slot = held[i],
+							     .slot = slots[i],
 							     .inner_fd = -1 };
-				/* Every slot ever used has a ring buffer: those are the ones
-				 * counted. */
+				/* Every slot ever used has a ring buffer: those are counted. */
 				trimmed += m == LOADER_MAP_EVENTS;
 			}
 	}
 	r = slot_ops_apply(ops, n);
-	/* Closing fd lets every slot go. */
 	return r < 0 ? r : trimmed;
+}
+
+int loader_trim_idle_slots(const struct loader_shared *shared)
+{
+	_cleanup_close_ int fd = slots_open();
+	__u32 held[TRIM_BATCH_SLOTS];
+	int trimmed = 0, first_error = 0;
+	uint32_t slot = 1;
+
+	if (fd < 0)
+		return fd;
+	/*
+	 * A batch of idle slots at a time, each held (locked) by us while its maps go, so that
+	 * none is taken under us; a launch meanwhile takes another slot, or waits briefly.
+	 */
+	while (slot < MAX_SANDBOXES) {
+		size_t nheld = 0;
+		int r;
+
+		for (; slot < MAX_SANDBOXES && nheld < TRIM_BATCH_SLOTS; slot++) {
+			if (slot_lock(fd, slot, F_WRLCK) < 0)
+				continue;
+			if (slot_reclaim(shared, slot) == 0)
+				held[nheld++] = slot;
+			else
+				slot_lock(fd, slot, F_UNLCK);
+		}
+		r = trim_slots(shared, held, nheld);
+		if (r < 0 && !first_error)
+			first_error = r;
+		trimmed += r > 0 ? r : 0;
+		for (size_t i = 0; i < nheld; i++)
+			slot_lock(fd, held[i], F_UNLCK);
+	}
+	return first_error ? first_error : trimmed;
 }

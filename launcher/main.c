@@ -10,6 +10,9 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -19,6 +22,8 @@
 #include "dnsproxy.h"
 #include "gc.h"
 #include "jobenv.h"
+#include "landlock.h"
+#include "limit.h"
 #include "loader.h"
 #include "mcp_run.h"
 #include "refusal.h"
@@ -42,11 +47,13 @@ static struct {
 	double timeout_s;
 	bool audit_continue;
 	bool allow_unix_unfiltered;
+	bool allow_no_landlock;
 	bool verbose;
 	bool no_dns_proxy;
 	struct dnsproxy_config dns; /* defaults set in main */
 	struct jobenv env;	    /* --clearenv, --setenv, --pass-env */
 	bool notify_denials;
+	struct job_limits limits;   /* --pids-max and the others; LIMIT_UNSET when not given */
 } arg = { .audit_path = AUDIT_DEFAULT_PATH };
 
 static const char USAGE[] =
@@ -74,6 +81,8 @@ static const char USAGE[] =
 	"                           on kernels before 6.7, which cannot filter AF_UNIX\n"
 	"                           connects, run anyway (the job can then reach any local\n"
 	"                           socket it has permission for)\n"
+	"      --allow-no-landlock  on a kernel without Landlock, run anyway when a policy has\n"
+	"                           \"fs\" (the job can then write every file its user may)\n"
 	"  -r, --resolver ADDR[:PORT]\n"
 	"                           resolve policy hosts, and forward the job's allowed\n"
 	"                           look-ups, with this DNS server, not the first nameserver\n"
@@ -81,7 +90,8 @@ static const char USAGE[] =
 	"      --cgroup-parent PATH cgroup v2 folder for the sandbox's cgroup\n"
 	"                           (default: <cgroup2 mount>/launch)\n"
 	"  -t, --timeout SECONDS    kill the job after SECONDS; launch then exits 124\n"
-	"  -u, --user USER          run the job as USER (name or uid)\n"
+	"  -u, --user USER          run the job as USER (name or uid; default: the user who\n"
+	"                           ran sudo, else nobody; \"root\" runs it as uid 0)\n"
 	"  -n, --name NAME          sandbox id in the audit log and cgroup name\n"
 	"                           (default: 12 random hex digits)\n"
 	"  -v, --verbose            show libbpf's messages, the verifier's included\n"
@@ -91,6 +101,18 @@ static const char USAGE[] =
 	"                           that --setenv does not set (repeatable)\n"
 	"      --notify-denials     print one line on standard error per refusal:\n"
 	"                           \"launch: refused connect 1.1.1.1:443 (policy stripe)\"\n"
+	"\n"
+	"Resource limits (also a policy's \"limits\"; options win, else the strictest policy):\n"
+	"      --pids-max N|max     processes and threads (default 2048)\n"
+	"      --memory-max SIZE|max\n"
+	"                           memory, swap included: 256M, 2G (default half the RAM)\n"
+	"      --cpu-max CPUS|max   CPU time: 1.5, 150%, or \"QUOTA PERIOD\" in microseconds\n"
+	"                           (default max; the job always competes as one group)\n"
+	"      --tmp-size SIZE      the private /tmp: 512M, or 10% of the RAM (default 25%)\n"
+	"      --nofile N           descriptors per process (default 4096)\n"
+	"                           Reaching the pids or memory limit stops the job (exit 137,\n"
+	"                           a \"limit\" audit event); a limit that cannot be enforced\n"
+	"                           is an error (125)\n"
 	"  -h, --help               show this help\n"
 	"\n"
 	"DNS (docs/dns.md): the job's DNS, to any address on port 53, is answered by launch.\n"
@@ -108,12 +130,16 @@ static const char USAGE[] =
 	"      --audit-dns-allowed  log every allowed look-up (dns_allow) with the addresses\n"
 	"                           it opened; refused look-ups are always logged\n"
 	"\n"
+	"The job runs as the user who ran sudo, or nobody (--user root for uid 0). It may write\n"
+	"only its working directory, a private /tmp and /dev/shm and a policy's \"fs\" paths\n"
+	"(Landlock), and sees /proc/sys and /sys read-only.\n"
 	"The job gets launch's standard streams and environment (unless --clearenv or\n"
-	"--pass-env), a private /tmp, no capabilities, no_new_privs,\n"
+	"--pass-env), no capabilities, no_new_privs,\n"
 	"and no descriptor above 2. INT, TERM, HUP, QUIT, USR1 and USR2 sent to launch are passed\n"
 	"on to it. When it exits, every process left in its cgroup is killed.\n"
 	"\n"
 	"Exit status: the job's own; 128+N if it was killed by signal N; 124 after --timeout;\n"
+	"137 when it reached its pids or memory limit;\n"
 	"125 if launch failed (bad option, bad policy, no privilege, audit log failure);\n"
 	"126 if COMMAND cannot be executed; 127 if it is not found.\n"
 	"\n"
@@ -193,6 +219,12 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		OPT_SETENV,
 		OPT_PASS_ENV,
 		OPT_NOTIFY_DENIALS,
+		OPT_ALLOW_NO_LANDLOCK,
+		OPT_PIDS_MAX,
+		OPT_MEMORY_MAX,
+		OPT_CPU_MAX,
+		OPT_TMP_SIZE,
+		OPT_NOFILE,
 	};
 	static const struct option options[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -216,6 +248,12 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		{ "setenv", required_argument, NULL, OPT_SETENV },
 		{ "pass-env", required_argument, NULL, OPT_PASS_ENV },
 		{ "notify-denials", no_argument, NULL, OPT_NOTIFY_DENIALS },
+		{ "allow-no-landlock", no_argument, NULL, OPT_ALLOW_NO_LANDLOCK },
+		{ "pids-max", required_argument, NULL, OPT_PIDS_MAX },
+		{ "memory-max", required_argument, NULL, OPT_MEMORY_MAX },
+		{ "cpu-max", required_argument, NULL, OPT_CPU_MAX },
+		{ "tmp-size", required_argument, NULL, OPT_TMP_SIZE },
+		{ "nofile", required_argument, NULL, OPT_NOFILE },
 		{},
 	};
 	char *end;
@@ -316,6 +354,52 @@ static int parse_options(int argc, char **argv, bool need_policy)
 			break;
 		case OPT_AUDIT_DNS_ALLOWED:
 			arg.dns.audit_allowed = true;
+			break;
+		case OPT_ALLOW_NO_LANDLOCK:
+			arg.allow_no_landlock = true;
+			break;
+		case OPT_PIDS_MAX:
+			if (limit_parse_pids(optarg, &arg.limits.pids_max) < 0) {
+				fail("--pids-max: \"%s\" is not a number of tasks (1-%u) or "
+				     "\"max\"",
+				     optarg, LIMIT_PIDS_CEILING);
+				return -1;
+			}
+			break;
+		case OPT_MEMORY_MAX:
+			if (limit_parse_memory(optarg, &arg.limits.memory_max) < 0) {
+				fail("--memory-max: \"%s\" is not a size of at least 4M (bytes, or "
+				     "with K, M, G, T) or \"max\"",
+				     optarg);
+				return -1;
+			}
+			break;
+		case OPT_CPU_MAX:
+			if (limit_parse_cpu(optarg, &arg.limits.cpu_quota_us,
+					    &arg.limits.cpu_period_us) < 0) {
+				fail("--cpu-max: \"%s\" is not a number of CPUs (1.5), a "
+				     "percentage "
+				     "of one (150%%), \"QUOTA PERIOD\" in microseconds or \"max\"",
+				     optarg);
+				return -1;
+			}
+			break;
+		case OPT_TMP_SIZE:
+			if (limit_parse_tmp(optarg, &arg.limits.tmp_bytes,
+					    &arg.limits.tmp_percent) < 0) {
+				fail("--tmp-size: \"%s\" is not a size (bytes, or with K, M, G, T) "
+				     "or "
+				     "a percentage of the RAM (1-100%%)",
+				     optarg);
+				return -1;
+			}
+			break;
+		case OPT_NOFILE:
+			if (limit_parse_nofile(optarg, &arg.limits.nofile) < 0) {
+				fail("--nofile: \"%s\" is not a number of descriptors (3-%u)",
+				     optarg, LIMIT_NOFILE_CEILING);
+				return -1;
+			}
 			break;
 		/* The job's environment, and what a person sees of its refusals. */
 		case OPT_CLEARENV:
@@ -539,6 +623,61 @@ static int compile_rules(struct rules **ret_rules)
 	return 0;
 }
 
+/*
+ * What the job may write: its working directory, its private /tmp and /dev/shm, and the
+ * policies' "fs.write" paths; Landlock refuses the rest. On a kernel without Landlock the
+ * job's mounts are read-only but for those, which leaves device nodes writable: a policy that
+ * asks for Landlock, or a uid-0 job, stops the launch unless --allow-no-landlock; otherwise a
+ * warning says so.
+ */
+static int plan_fs(const struct rules *rules, struct child_config *child, const char ***ret_write)
+{
+	static char cwd[PATH_MAX];
+	const char **write;
+	size_t n = 0;
+	int abi;
+
+	if (!rules->fs_read_only)
+		return 0;
+	abi = landlock_abi_probe();
+	if (abi < 0) {
+		/* uid 0 owns the host's files and disks: it gets no weaker sandbox unasked. */
+		if ((rules->fs_required || child->uid == 0) && !arg.allow_no_landlock) {
+			fail("this kernel has no Landlock (%s), so the job could write every "
+			     "device "
+			     "node its user may: refusing to start, as %s (--allow-no-landlock "
+			     "accepts that)",
+			     strerror(-abi),
+			     rules->fs_required ? "a policy has \"fs\"" : "it would run as root");
+			return abi;
+		}
+		fprintf(stderr,
+			"launch: warning: this kernel has no Landlock (%s): the job may write "
+			"every "
+			"device node its user may\n",
+			strerror(-abi));
+	}
+	write = calloc(rules->nfs_write + 4, sizeof(*write));
+	if (!write) {
+		fail("out of memory");
+		return -ENOMEM;
+	}
+	/* "/" would be every file: the working directory counts only when it is not. */
+	if (getcwd(cwd, sizeof(cwd)) && strcmp(cwd, "/") != 0) {
+		write[n++] = cwd;
+		child->fs_write_cwd = true;
+	}
+	write[n++] = "/tmp";
+	if (access("/dev/shm", F_OK) == 0)
+		write[n++] = "/dev/shm";
+	for (size_t i = 0; i < rules->nfs_write; i++)
+		write[n++] = rules->fs_write[i];
+	child->landlock_abi = abi > 0 ? abi : 0;
+	child->fs_write = write;
+	*ret_write = write;
+	return 0;
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
@@ -554,6 +693,17 @@ static int cmd_check(int argc, char **argv)
 		return EXIT_LAUNCH_FAILED;
 	rules_print(rules, stdout);
 	return EXIT_SUCCESS;
+}
+
+/* The default cgroup parent, <cgroup2 mount>/launch. */
+static int cgroup_parent_default(char *parent, size_t len)
+{
+	int r = cgroup_find_mount(parent, len);
+
+	if (r < 0)
+		return r;
+	strncat(parent, "/launch", len - strlen(parent) - 1);
+	return 0;
 }
 
 /* Writes the folder under which sandbox cgroups are made. */
@@ -575,9 +725,9 @@ static int cgroup_parent_dir(char *parent, size_t len)
 static int cmd_gc(int argc, char **argv)
 {
 	struct loader_shared shared;
-	char parent[PATH_MAX], holder[PATH_MAX];
+	char parent[PATH_MAX], holder[PATH_MAX], default_parent[PATH_MAX];
 	bool unload = false;
-	int first, r, slots = 0, holders;
+	int first, r, slots = 0, holders, found;
 
 	/* gc's own option, taken out before the common ones are parsed. */
 	for (int i = 1; i < argc; i++)
@@ -601,6 +751,16 @@ static int cmd_gc(int argc, char **argv)
 		fail("gc: %s: %s", GC_LOCK_DIR, strerror(-r));
 		return EXIT_LAUNCH_FAILED;
 	}
+	/* Sandboxes whose lock file is gone too: found in the cgroup parents themselves. */
+	found = gc_sweep_parent(parent, !arg.cgroup_parent);
+	r += found > 0 ? found : 0;
+	if (arg.cgroup_parent &&
+	    cgroup_parent_default(default_parent, sizeof(default_parent)) == 0) {
+		found = gc_sweep_parent(default_parent, true);
+		r += found > 0 ? found : 0;
+	}
+	found = gc_sweep_registered();
+	r += found > 0 ? found : 0;
 	/* The slots of killed launchers, if this build's programs are loaded at all. */
 	if ((size_t)snprintf(holder, sizeof(holder), "%s/%s%s", parent, LOADER_HOLDER_PREFIX,
 			     loader_version()) < sizeof(holder) &&
@@ -617,15 +777,56 @@ static int cmd_gc(int argc, char **argv)
 	return EXIT_SUCCESS;
 }
 
+/* A number from a /proc/sys file; 0 when it cannot be read. */
+static uint64_t read_sysctl(const char *path)
+{
+	unsigned long long value = 0;
+	FILE *f = fopen(path, "re");
+
+	if (f) {
+		if (fscanf(f, "%llu", &value) != 1)
+			value = 0;
+		fclose(f);
+	}
+	return value;
+}
+
+/*
+ * The job's limits: the options, else the strictest of the policies', else the defaults
+ * (limit.h), which depend on this host's RAM and task limit.
+ */
+static void job_limits_of(const struct rules *rules, struct job_limits *ret, uint64_t *ret_ram)
+{
+	uint64_t pid_max = read_sysctl("/proc/sys/kernel/pid_max"),
+		 threads = read_sysctl("/proc/sys/kernel/threads-max");
+	struct rlimit nofile = { .rlim_max = LIMIT_DEFAULT_NOFILE };
+	struct sysinfo info;
+	uint64_t ram = 0;
+
+	*ret = (struct job_limits){ 0 };
+	for (size_t i = 0; i < rules->npolicies; i++)
+		limit_merge_strictest(ret, &rules->policies[i]->limits);
+	limit_override(ret, &arg.limits);
+	if (sysinfo(&info) == 0)
+		ram = (uint64_t)info.totalram * info.mem_unit;
+	getrlimit(RLIMIT_NOFILE, &nofile);
+	if (!pid_max || (threads && threads < pid_max))
+		pid_max = threads ? threads : 32768;
+	limit_apply_defaults(ret, ram, pid_max, nofile.rlim_max);
+	*ret_ram = ram;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
+	_cleanup_free_ const char **fs_write = NULL;
 	struct sandbox_options options = { 0 };
 	struct sandbox_timing timing = { 0 };
 	_cleanup_free_ char **job_environ = NULL;
 	struct timespec t0, t1;
 	double policy_us;
 	char id[SANDBOX_NAME_MAX + 1], parent[PATH_MAX], errbuf[PATH_MAX + 512];
+	uint64_t ram = 0;
 	int first, status, r;
 
 	first = parse_options(argc, argv, true);
@@ -639,6 +840,12 @@ static int cmd_run(int argc, char **argv)
 		fail("--user: no such user \"%s\"", arg.user);
 		return EXIT_LAUNCH_FAILED;
 	}
+	/* Never root unless asked for: a uid-0 job owns every root-owned file it can see. */
+	if (!arg.user && child_default_user(&options.child) < 0) {
+		fail("SUDO_UID: the invoking user has too many groups (at most %d)",
+		     CHILD_MAX_GROUPS);
+		return EXIT_LAUNCH_FAILED;
+	}
 	if (check_system() < 0 || resolve_policy_names() < 0)
 		return EXIT_LAUNCH_FAILED;
 	warn_tmp_paths(argv + first);
@@ -647,11 +854,20 @@ static int cmd_run(int argc, char **argv)
 		return EXIT_LAUNCH_FAILED;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	policy_us = (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
+	if (plan_fs(rules, &options.child, &fs_write) < 0)
+		return EXIT_LAUNCH_FAILED;
 
 	if (cgroup_parent_dir(parent, sizeof(parent)) < 0)
 		return EXIT_LAUNCH_FAILED;
 	/* What a killed launcher left behind goes first; a failure here harms no one. */
 	gc_sweep();
+	/* A parent of its own: `launch gc` looks there too for what has no lock file. */
+	if (arg.cgroup_parent && (mkdir(parent, 0755) == 0 || errno == EEXIST) &&
+	    (r = gc_register_parent(parent)) < 0) {
+		fail("cannot register --cgroup-parent %s for launch gc in %s: %s", parent,
+		     GC_LOCK_DIR, strerror(-r));
+		return EXIT_LAUNCH_FAILED;
+	}
 	if (arg.name)
 		snprintf(id, sizeof(id), "%s", arg.name);
 	else if (random_id(id, sizeof(id)) < 0) {
@@ -669,6 +885,8 @@ static int cmd_run(int argc, char **argv)
 	options.dns = arg.dns;
 	options.child.argv = argv + first;
 	options.child.audit_path = strcmp(arg.audit_path, "-") == 0 ? NULL : arg.audit_path;
+	job_limits_of(rules, &options.limits, &ram);
+	options.child.tmp_size_bytes = limit_tmp_bytes(&options.limits, ram);
 	options.timing_out = &timing;
 	if (arg.notify_denials)
 		options.audit_observer = notify_denial;

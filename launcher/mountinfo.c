@@ -44,6 +44,8 @@ int mountinfo_foreach(int (*fn)(const struct mount_entry *mount, void *userdata)
 			   mount.options) != 2 ||
 		    sscanf(sep + 3, "%63s", mount.fstype) != 1)
 			continue;
+		mount.super_options[0] = '\0';
+		sscanf(sep + 3, "%*s %*s %255s", mount.super_options);
 		mountinfo_unescape(mount.mount_point);
 		r = fn(&mount, userdata);
 	}

@@ -10,6 +10,7 @@ struct mount_entry {
 	char mount_point[PATH_MAX]; /* unescaped (mountinfo writes a space as \040) */
 	char options[256];	    /* per-mount options: "rw,nosuid,nodev,relatime" */
 	char fstype[64];
+	char super_options[256]; /* the file system's: "rw,pids" for a cgroup v1 hierarchy */
 };
 
 /*

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -96,7 +97,7 @@ static const char *json_type_name(const cJSON *item)
 static int check_keys(const struct parse_ctx *ctx, const cJSON *obj, const char *where,
 		      const char *const *known, size_t nknown)
 {
-	bool seen[8] = { false };
+	bool seen[16] = { false };
 	const cJSON *child;
 	char vbuf[ERR_VALUE_SHOWN_LEN];
 
@@ -610,6 +611,216 @@ static int parse_unix(const struct parse_ctx *ctx, const cJSON *unix_paths, stru
 	return 0;
 }
 
+/* An absolute path without "." or ".." components: what Landlock is given is what was meant. */
+static const char *fs_path_problem(const char *path)
+{
+	const char *p = path;
+
+	if (path[0] != '/')
+		return "must be an absolute path";
+	if (strcmp(path, "/") == 0)
+		return "would make every file writable (use \"read_only\": false to say so)";
+	if (strlen(path) >= PATH_MAX)
+		return "is longer than PATH_MAX";
+	while (*p) {
+		size_t len;
+
+		p += strspn(p, "/");
+		len = strcspn(p, "/");
+		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+			return "must not contain \".\" or \"..\" components";
+		p += len;
+	}
+	return NULL;
+}
+
+static int parse_fs_write(const struct parse_ctx *ctx, const cJSON *write, struct policy *policy)
+{
+	char key[KEY_PATH_LEN], vbuf[ERR_VALUE_SHOWN_LEN];
+	const cJSON *item;
+	int count;
+
+	if (!cJSON_IsArray(write))
+		return parse_fail(ctx, "fs.write", "must be an array, not %s",
+				  json_type_name(write));
+	count = cJSON_GetArraySize(write);
+	if (count > POLICY_MAX_FS_WRITE)
+		return parse_fail(ctx, "fs.write", "%d entries, at most %d", count,
+				  POLICY_MAX_FS_WRITE);
+	if (count == 0)
+		return 0;
+	policy->fs_write = calloc((size_t)count, sizeof(*policy->fs_write));
+	if (!policy->fs_write)
+		return -ENOMEM;
+	cJSON_ArrayForEach (item, write) {
+		const char *problem;
+
+		snprintf(key, sizeof(key), "fs.write[%zu]", policy->nfs_write);
+		if (!cJSON_IsString(item))
+			return parse_fail(ctx, key, "must be a string, not %s",
+					  json_type_name(item));
+		problem = fs_path_problem(item->valuestring);
+		if (problem)
+			return parse_fail(ctx, key, "\"%s\" %s",
+					  shown(item->valuestring, vbuf, sizeof(vbuf)), problem);
+		policy->fs_write[policy->nfs_write] = strdup(item->valuestring);
+		if (!policy->fs_write[policy->nfs_write])
+			return -ENOMEM;
+		policy->nfs_write++;
+	}
+	return 0;
+}
+
+/*
+ * One "limits" value as text for the limit_parse_* functions, which the command-line
+ * options share: a string as is, a number in decimal (integers only, unless fractions are
+ * allowed, as CPUs are).
+ */
+static int limit_text(const struct parse_ctx *ctx, const cJSON *item, const char *key,
+		      bool fractions, char *buf, size_t len)
+{
+	if (cJSON_IsString(item)) {
+		snprintf(buf, len, "%s", item->valuestring);
+		return 0;
+	}
+	if (!cJSON_IsNumber(item))
+		return parse_fail(ctx, key, "must be a number or a string, not %s",
+				  json_type_name(item));
+	if (item->valuedouble < 0 || item->valuedouble > 1e18 ||
+	    (!fractions && item->valuedouble != (double)(long long)item->valuedouble))
+		return parse_fail(ctx, key, "%g is not a %s", item->valuedouble,
+				  fractions ? "positive number" : "positive integer");
+	if (fractions)
+		snprintf(buf, len, "%.6f", item->valuedouble);
+	else
+		snprintf(buf, len, "%lld", (long long)item->valuedouble);
+	/* "1.500000": trailing zeros (and a trailing dot) go, so the parser takes it. */
+	if (fractions && strchr(buf, '.')) {
+		size_t n = strlen(buf);
+
+		while (buf[n - 1] == '0')
+			buf[--n] = '\0';
+		if (buf[n - 1] == '.')
+			buf[--n] = '\0';
+	}
+	return 0;
+}
+
+/* "fs": {"write": [...], "read_only": true}; without it, the defaults (read-only but for the
+ * working directory and the private /tmp). */
+static int parse_fs(const struct parse_ctx *ctx, const cJSON *fs, struct policy *policy)
+{
+	static const char *const known[] = { "write", "read_only" };
+	const cJSON *read_only, *write;
+	int r;
+
+	policy->fs_read_only = true;
+	if (!fs)
+		return 0;
+	if (!cJSON_IsObject(fs))
+		return parse_fail(ctx, "fs", "must be an object, not %s", json_type_name(fs));
+	r = check_keys(ctx, fs, "fs", known, ARRAY_SIZE(known));
+	if (r < 0)
+		return r;
+	policy->fs_set = true;
+	read_only = cJSON_GetObjectItemCaseSensitive(fs, "read_only");
+	if (read_only) {
+		if (!cJSON_IsBool(read_only))
+			return parse_fail(ctx, "fs.read_only", "must be true or false, not %s",
+					  json_type_name(read_only));
+		policy->fs_read_only = cJSON_IsTrue(read_only);
+	}
+	write = cJSON_GetObjectItemCaseSensitive(fs, "write");
+	if (!write)
+		return 0;
+	if (!policy->fs_read_only)
+		return parse_fail(ctx, "fs.write",
+				  "has no effect with \"read_only\": false, which lets the job "
+				  "write every file its user may");
+	return parse_fs_write(ctx, write, policy);
+}
+
+/*
+ * "limits": the job's resources, as the --pids-max, --memory-max, --cpu-max, --tmp-size and
+ * --nofile options (which take precedence); each key also with a '-' for the '_'.
+ */
+static int parse_limits(const struct parse_ctx *ctx, const cJSON *limits, struct policy *policy)
+{
+	static const char *const known[] = { "pids_max",   "memory_max", "cpu_max",
+					     "tmp_size",   "nofile",	 "pids-max",
+					     "memory-max", "cpu-max",	 "tmp-size" };
+	struct job_limits *l = &policy->limits;
+	char key[KEY_PATH_LEN], text[128], vbuf[ERR_VALUE_SHOWN_LEN];
+	const cJSON *item;
+	int r;
+
+	if (!limits)
+		return 0;
+	if (!cJSON_IsObject(limits))
+		return parse_fail(ctx, "limits", "must be an object, not %s",
+				  json_type_name(limits));
+	r = check_keys(ctx, limits, "limits", known, ARRAY_SIZE(known));
+	if (r < 0)
+		return r;
+	cJSON_ArrayForEach (item, limits) {
+		char name[16];
+		bool cpu;
+
+		snprintf(name, sizeof(name), "%s", item->string);
+		for (char *c = name; *c; c++)
+			if (*c == '-')
+				*c = '_';
+		for (size_t i = 0; i < ARRAY_SIZE(known); i++) {
+			/* Both spellings of one key are one key. */
+			if (i < 5 && strcmp(name, known[i]) == 0 &&
+			    strcmp(item->string, known[i]) != 0 &&
+			    cJSON_GetObjectItemCaseSensitive(limits, known[i]))
+				return parse_fail(ctx, "limits", "duplicate key \"%s\"", known[i]);
+		}
+		snprintf(key, sizeof(key), "limits.%s", item->string);
+		cpu = strcmp(name, "cpu_max") == 0;
+		r = limit_text(ctx, item, key, cpu, text, sizeof(text));
+		if (r < 0)
+			return r;
+		if (strcmp(name, "pids_max") == 0)
+			r = limit_parse_pids(text, &l->pids_max);
+		else if (strcmp(name, "memory_max") == 0)
+			r = limit_parse_memory(text, &l->memory_max);
+		else if (cpu)
+			r = limit_parse_cpu(text, &l->cpu_quota_us, &l->cpu_period_us);
+		else if (strcmp(name, "tmp_size") == 0)
+			r = limit_parse_tmp(text, &l->tmp_bytes, &l->tmp_percent);
+		else
+			r = limit_parse_nofile(text, &l->nofile);
+		if (r == 0)
+			continue;
+		shown(text, vbuf, sizeof(vbuf));
+		if (strcmp(name, "pids_max") == 0)
+			return parse_fail(ctx, key,
+					  "\"%s\" is not a number of tasks (1-%u) or \"max\"", vbuf,
+					  LIMIT_PIDS_CEILING);
+		if (strcmp(name, "memory_max") == 0)
+			return parse_fail(ctx, key,
+					  "\"%s\" is not a size of at least 4M (bytes, or with K, "
+					  "M, G, T) or \"max\"",
+					  vbuf);
+		if (cpu)
+			return parse_fail(ctx, key,
+					  "\"%s\" is not a number of CPUs (\"1.5\"), a percentage "
+					  "of one (\"150%%\"), \"QUOTA PERIOD\" in microseconds or "
+					  "\"max\"",
+					  vbuf);
+		if (strcmp(name, "tmp_size") == 0)
+			return parse_fail(ctx, key,
+					  "\"%s\" is not a size (bytes, or with K, M, G, T) or a "
+					  "percentage of the RAM (1-100%%)",
+					  vbuf);
+		return parse_fail(ctx, key, "\"%s\" is not a number of descriptors (3-%u)", vbuf,
+				  LIMIT_NOFILE_CEILING);
+	}
+	return 0;
+}
+
 static int parse_name(const struct parse_ctx *ctx, const cJSON *name, struct policy *policy)
 {
 	char vbuf[ERR_VALUE_SHOWN_LEN];
@@ -669,7 +880,7 @@ static const char *find_escaped_nul(const char *json)
 int policy_parse(const char *path, const char *json, struct policy **ret_policy, char *errbuf,
 		 size_t errlen)
 {
-	static const char *const known[] = { "name", "description", "allow", "unix" };
+	static const char *const known[] = { "name", "description", "allow", "unix", "fs", "limits" };
 	const struct parse_ctx ctx = { .path = path ? path : "(policy)",
 				       .errbuf = errbuf,
 				       .errlen = errlen };
@@ -721,6 +932,12 @@ int policy_parse(const char *path, const char *json, struct policy **ret_policy,
 	if (r < 0)
 		return r;
 	r = parse_unix(&ctx, cJSON_GetObjectItemCaseSensitive(root, "unix"), policy);
+	if (r < 0)
+		return r;
+	r = parse_fs(&ctx, cJSON_GetObjectItemCaseSensitive(root, "fs"), policy);
+	if (r < 0)
+		return r;
+	r = parse_limits(&ctx, cJSON_GetObjectItemCaseSensitive(root, "limits"), policy);
 	if (r < 0)
 		return r;
 	*ret_policy = TAKE_PTR(policy);
@@ -822,6 +1039,9 @@ void policy_free(struct policy *policy)
 	for (i = 0; i < policy->nunix; i++)
 		free(policy->unix_paths[i]);
 	free(policy->unix_paths);
+	for (i = 0; i < policy->nfs_write; i++)
+		free(policy->fs_write[i]);
+	free(policy->fs_write);
 	free(policy->description);
 	free(policy->name);
 	free(policy->path);

@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 
 #include "../bpf/launch.h"
+#include "limit.h"
 #include "util.h"
 
 /* Exit status for every failure of the launcher before the job runs (as env(1)). */
@@ -35,7 +36,15 @@ struct policy {
 	size_t nentries;
 	char **unix_paths; /* "unix": paths, or "@name" for abstract sockets */
 	size_t nunix;
+	bool fs_set;	   /* the policy has an "fs" key */
+	bool fs_read_only; /* "fs.read_only": true (the default) unless false is given */
+	char **fs_write;   /* "fs.write": absolute paths the job may write below */
+	size_t nfs_write;
+	struct job_limits limits; /* "limits": LIMIT_UNSET where not given */
 };
+
+/* Paths one policy's "fs.write" may list. */
+#define POLICY_MAX_FS_WRITE 64
 
 /*
  * Reads and validates one policy file. On failure returns a negative errno and writes one

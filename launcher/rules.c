@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rules.h"
 
@@ -17,6 +18,7 @@ void rules_free(struct rules *rules)
 	free(rules->hosts);
 	free(rules->rules);
 	free(rules->unix_allows);
+	free(rules->fs_write);
 	allowlist_free(rules->list);
 	for (size_t i = 0; i < rules->npolicies; i++)
 		policy_free(rules->policies[i]);
@@ -94,6 +96,42 @@ static int rules_compile_unix(struct rules *rules)
 				strncpy(allow->key.path + 1, text + 1, sizeof(allow->key.path) - 2);
 			else
 				strncpy(allow->key.path, text, sizeof(allow->key.path) - 1);
+		}
+	}
+	return 0;
+}
+
+/*
+ * The union of the policies' file-system settings. A path to write must exist now: Landlock
+ * grants rights on what a path names when the job starts, and a typo must not pass quietly.
+ */
+static int rules_compile_fs(struct rules *rules, char *errbuf, size_t errlen)
+{
+	size_t total = 0;
+
+	rules->fs_read_only = true;
+	for (size_t p = 0; p < rules->npolicies; p++) {
+		const struct policy *policy = rules->policies[p];
+
+		total += policy->nfs_write;
+		rules->fs_read_only &= policy->fs_read_only;
+		rules->fs_required |= policy->fs_set && policy->fs_read_only;
+	}
+	rules->fs_write = calloc(total + 1, sizeof(*rules->fs_write));
+	if (!rules->fs_write)
+		return -ENOMEM;
+	for (size_t p = 0; p < rules->npolicies; p++) {
+		const struct policy *policy = rules->policies[p];
+
+		for (size_t i = 0; i < policy->nfs_write; i++) {
+			if (access(policy->fs_write[i], F_OK) < 0) {
+				int r = -errno;
+
+				snprintf(errbuf, errlen, "%s: fs.write[%zu]: \"%s\": %s",
+					 policy->path, i, policy->fs_write[i], strerror(-r));
+				return r;
+			}
+			rules->fs_write[rules->nfs_write++] = policy->fs_write[i];
 		}
 	}
 	return 0;
@@ -197,6 +235,9 @@ int rules_compile(char *const *paths, size_t npaths, const struct resolver *reso
 	r = rules_compile_unix(rules);
 	if (r < 0)
 		return r;
+	r = rules_compile_fs(rules, errbuf, errlen);
+	if (r < 0)
+		return r;
 	*ret_rules = TAKE_PTR(rules);
 	return 0;
 }
@@ -260,6 +301,12 @@ void rules_print(const struct rules *rules, FILE *out)
 	}
 	for (size_t i = 0; i < rules->nunix; i++)
 		fprintf(out, "  unix %s\n", rules->unix_allows[i].text);
+	if (!rules->fs_read_only)
+		fprintf(out, "files: the job may write every file its user may (\"read_only\": "
+			     "false)\n");
+	else
+		for (size_t i = 0; i < rules->nfs_write; i++)
+			fprintf(out, "  write %s\n", rules->fs_write[i]);
 	fprintf(out, "allowlist: %zu exact addresses, %zu prefixes, %zu port sets\n",
 		rules->list->nexact, rules->list->nprefixes, rules->list->nsets);
 }

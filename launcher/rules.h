@@ -36,6 +36,12 @@ struct rules {
 	char warnings[2048];
 	struct unix_allow *unix_allows;
 	size_t nunix;
+	/* Landlock: true unless a policy says "fs": {"read_only": false} (policies are unioned). */
+	bool fs_read_only;
+	/* A policy's "fs" key asks for Landlock: no starting on a kernel without it. */
+	bool fs_required;
+	const char **fs_write; /* every policy's "fs.write", NULL-terminated */
+	size_t nfs_write;
 };
 
 /*

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -14,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "audit.h"
+#include "cglimit.h"
 #include "cgroup.h"
 #include "dnsbpf.h"
 #include "gc.h"
@@ -25,6 +28,11 @@
 static const int FORWARDED_SIGNALS[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
 #define CGROUP_KILL_TIMEOUT_MS 5000
+/*
+ * How often the limits' counters are read while the job runs: cgroup v1's raise no
+ * notification. A fork bomb stopped at its pids limit is killed within this.
+ */
+#define LIMIT_POLL_MS 100
 
 struct sandbox {
 	struct sandbox_cgroup cgroup;
@@ -40,6 +48,11 @@ struct sandbox {
 	bool audit_continue;
 	bool audit_failed;
 	bool timed_out;
+	struct cglimit limits;
+	const struct sandbox_options *options;
+	int limits_timer_fd;
+	bool limit_stopped;	    /* a pids or memory limit was reached: the job was stopped */
+	unsigned int limits_logged; /* CGLIMIT_HIT_* on record already */
 };
 
 static long long monotonic_ms(void)
@@ -166,6 +179,61 @@ static int sandbox_arm_timeout(struct sandbox *sandbox, double timeout_s)
 	return sandbox_watch(sandbox, sandbox->timer_fd);
 }
 
+/*
+ * Logs the limits the job reached since the last look. Reaching the pids or memory limit
+ * stops the job (a fork bomb would spin at its limit for ever, and v1's OOM killer takes one
+ * process, not the sandbox): returns 1 when it must be killed.
+ */
+static int sandbox_check_limits(struct sandbox *sandbox)
+{
+	const struct job_limits *limits = &sandbox->options->limits;
+	unsigned int hits = cglimit_check(&sandbox->limits) & ~sandbox->limits_logged;
+	char line[AUDIT_LINE_MAX];
+	int n;
+
+	/* Once each: a bomb being killed still fails forks, a hog's children still fault. */
+	sandbox->limits_logged |= hits;
+
+	if (hits & CGLIMIT_HIT_PIDS) {
+		n = audit_format_limit(sandbox->log, "pids", limits->pids_max, "stopped", line,
+				       sizeof(line));
+		if (n > 0)
+			audit_append(sandbox->log, line, (size_t)n);
+	}
+	if (hits & CGLIMIT_HIT_MEMORY) {
+		n = audit_format_limit(sandbox->log, "memory", limits->memory_max, "stopped", line,
+				       sizeof(line));
+		if (n > 0)
+			audit_append(sandbox->log, line, (size_t)n);
+	}
+	if (hits & CGLIMIT_HIT_TMP) {
+		/* The job sees ENOSPC and may well go on: it is its to handle. */
+		n = audit_format_limit(sandbox->log, "tmp", sandbox->options->child.tmp_size_bytes,
+				       "none", line, sizeof(line));
+		if (n > 0)
+			audit_append(sandbox->log, line, (size_t)n);
+	}
+	if (!(hits & (CGLIMIT_HIT_PIDS | CGLIMIT_HIT_MEMORY)))
+		return 0;
+	sandbox->limit_stopped = true;
+	return 1;
+}
+
+static int sandbox_arm_limits(struct sandbox *sandbox)
+{
+	struct itimerspec spec = {
+		.it_value.tv_nsec = LIMIT_POLL_MS * 1000000L,
+		.it_interval.tv_nsec = LIMIT_POLL_MS * 1000000L,
+	};
+
+	sandbox->limits_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (sandbox->limits_timer_fd < 0)
+		return -errno;
+	if (timerfd_settime(sandbox->limits_timer_fd, 0, &spec, NULL) < 0)
+		return -errno;
+	return sandbox_watch(sandbox, sandbox->limits_timer_fd);
+}
+
 /* Waits for the job to exit, forwarding signals and logging refusals. Returns its status. */
 static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 {
@@ -203,6 +271,16 @@ static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 				r = cgroup_kill(&sandbox->cgroup, CGROUP_KILL_TIMEOUT_MS);
 				if (r < 0)
 					return r;
+			} else if (fd == sandbox->limits_timer_fd) {
+				uint64_t ticks;
+
+				if (read(fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+					return -errno;
+				if (sandbox_check_limits(sandbox)) {
+					r = cgroup_kill(&sandbox->cgroup, CGROUP_KILL_TIMEOUT_MS);
+					if (r < 0)
+						return r;
+				}
 			}
 		}
 		r = sandbox_drain(sandbox);
@@ -270,8 +348,12 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		.signal_fd = -1,
 		.timer_fd = -1,
 		.audit_continue = options->audit_continue,
+		.limits = CGLIMIT_INIT,
+		.options = options,
+		.limits_timer_fd = -1,
 	};
 	struct child_config child_config = options->child;
+	struct audit_job job = { 0 };
 	struct child_msg msg;
 	long long started_ms = monotonic_ms(), stage_us = monotonic_us();
 	struct sandbox_timing *timing = &options->timing_out[0];
@@ -321,22 +403,18 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	timing->bpf_load_us = monotonic_us() - stage_us;
 	timing->bpf_loaded = sandbox.shared.loaded_now;
 	stage_us = monotonic_us();
-	r = cgroup_create(options->cgroup_parent, options->id, &sandbox.cgroup);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot create cgroup %s/%s: %s%s", options->cgroup_parent,
-			 options->id, strerror(-r),
-			 r == -EEXIST ? " (a sandbox of that name is running)" : "");
-		goto out;
-	}
 	/*
-	 * Recorded before anything can run in it, so that a sweep after our death removes
-	 * exactly this cgroup; a death between mkdir and here leaves it empty, and harmless.
+	 * Recorded before the cgroup exists, so that a sweep after our death, at any moment,
+	 * removes exactly this cgroup (and its v1 mirrors, found from its path).
 	 */
-	snprintf(line, sizeof(line), "/proc/self/fd/%d", sandbox.cgroup.dir_fd);
-	n = (int)readlink(line, cgroup_path, sizeof(cgroup_path) - 1);
-	r = n > 0 ? 0 : -errno;
-	if (n > 0) {
-		cgroup_path[n] = '\0';
+	r = mkdir(options->cgroup_parent, 0755) < 0 && errno != EEXIST ? -errno : 0;
+	if (r == 0 && !realpath(options->cgroup_parent, cgroup_path))
+		r = -errno;
+	if (r == 0 && strlen(cgroup_path) + strlen(options->id) + 2 > sizeof(cgroup_path))
+		r = -ENAMETOOLONG;
+	if (r == 0) {
+		strcat(cgroup_path, "/");
+		strcat(cgroup_path, options->id);
 		r = gc_record(lock_fd, cgroup_path);
 	}
 	if (r < 0) {
@@ -344,6 +422,23 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 			 options->id, strerror(-r));
 		goto out;
 	}
+	r = cgroup_create(options->cgroup_parent, options->id, &sandbox.cgroup);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot create cgroup %s/%s: %s%s", options->cgroup_parent,
+			 options->id, strerror(-r),
+			 r == -EEXIST ? " (a sandbox of that name is running)" : "");
+		goto out;
+	}
+	/* Before anything runs in it: the job never runs with less than asked. */
+	r = cglimit_setup(&sandbox.limits, &options->limits, sandbox.cgroup.dir_fd, cgroup_path,
+			  errbuf, errlen);
+	if (r < 0)
+		goto out;
+	if (sandbox.limits.warning[0])
+		fprintf(stderr,
+			"launch: warning: no cgroup controller for the default %s here: the job "
+			"runs without it\n",
+			sandbox.limits.warning);
 	/*
 	 * Init is cloned into the cgroup now, and sets up the job's namespaces while the cgroup is
 	 * confined; it starts the job only when child_start tells it to. Until then the cgroup's
@@ -358,6 +453,8 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	r = sandbox_setup_signals(&sandbox, &old_mask);
 	if (r >= 0 && options->timeout_s > 0)
 		r = sandbox_arm_timeout(&sandbox, options->timeout_s);
+	if (r >= 0)
+		r = sandbox_arm_limits(&sandbox);
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot set up the event loop: %s", strerror(-r));
 		goto out;
@@ -373,6 +470,10 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		snprintf(errbuf, errlen, "cannot watch the job: %s", strerror(-r));
 		goto out;
 	}
+	/* Init joins the v1 cgroups now, long before it forks the job. */
+	r = cglimit_join(&sandbox.limits, &options->limits, sandbox.child.pid, errbuf, errlen);
+	if (r < 0)
+		goto out;
 	r = loader_sandbox_new(&sandbox.shared, rules, options->dns_proxy, &sandbox.bpf);
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot make the sandbox's maps: %s%s", strerror(-r),
@@ -424,7 +525,11 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	}
 	started = true;
 	gethostname(hostname, sizeof(hostname) - 1);
-	n = audit_format_start(&log, child_config.argv, sandbox.child.pid, getuid(),
+	job.uid = child_config.set_user ? child_config.uid : getuid();
+	job.gid = child_config.set_user ? child_config.gid : getgid();
+	job.landlock_abi = child_config.landlock_abi;
+	job.fs_write = (char *const *)child_config.fs_write;
+	n = audit_format_start(&log, child_config.argv, sandbox.child.pid, &job,
 			       rules->list->nexact + rules->list->nprefixes, hostname, line,
 			       sizeof(line));
 	if (n > 0)
@@ -444,6 +549,9 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		r = -EPROTO;
 		snprintf(errbuf, errlen, "the job started without its seccomp filter");
 	} else if (r == 0 && msg.type == CHILD_MSG_EXEC_OK) {
+		/* Init's mounts are made: its /tmp is the job's. Without it, only the record of a
+		 * full /tmp is lost; tmpfs enforces the size. */
+		cglimit_watch_tmp(&sandbox.limits, sandbox.child.pid);
 		r = sandbox_watch(&sandbox, sandbox.child.seccomp_fd);
 		if (r < 0)
 			snprintf(errbuf, errlen, "cannot watch the seccomp listener: %s",
@@ -489,10 +597,14 @@ out:
 		loader_sandbox_counters(&sandbox.bpf, &denied, &lost);
 		denied += sandbox.seccomp_denied;
 		log.packet_dropped = loader_sandbox_packet_dropped(&sandbox.bpf);
+		/* What killed the job's last processes, if a limit did, is on record too. */
+		sandbox_check_limits(&sandbox);
 		if (reaped)
 			exit_status = sandbox_exit_status(&sandbox, &info, &audit_code);
 		else
 			audit_code = exit_status;
+		if (reaped && sandbox.limit_stopped && !sandbox.timed_out)
+			exit_status = EXIT_LIMIT;
 		n = audit_format_exit(&log, audit_code, monotonic_ms() - started_ms, denied, lost,
 				      log.failed_lines, line, sizeof(line));
 		if (n > 0)
@@ -515,6 +627,10 @@ out:
 		r = -EBUSY;
 		snprintf(errbuf, errlen, "cannot remove cgroup %s", sandbox.cgroup.path);
 	}
+	if (cglimit_destroy(&sandbox.limits) < 0 && r == 0) {
+		r = -EBUSY;
+		snprintf(errbuf, errlen, "cannot remove the job's cgroup v1 limits");
+	}
 	child_close(&sandbox.child);
 	if (sandbox.signal_fd >= 0) {
 		close(sandbox.signal_fd);
@@ -522,6 +638,8 @@ out:
 	}
 	if (sandbox.timer_fd >= 0)
 		close(sandbox.timer_fd);
+	if (sandbox.limits_timer_fd >= 0)
+		close(sandbox.limits_timer_fd);
 	if (sandbox.epoll_fd >= 0)
 		close(sandbox.epoll_fd);
 	audit_close(&log);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "child.h"
+#include "limit.h"
 #include "dnsproxy.h"
 #include "rules.h"
 
@@ -14,6 +15,8 @@
 #define EXIT_CANNOT_RUN	 126
 #define EXIT_NOT_FOUND	 127
 #define EXIT_SIGNAL_BASE 128
+/* 128 + SIGKILL, as Docker's for an OOM kill: a pids or memory limit stopped the job. */
+#define EXIT_LIMIT 137
 
 /* Where launch's own time goes, in microseconds: printed by -v. */
 struct sandbox_timing {
@@ -35,6 +38,7 @@ struct sandbox_options {
 	bool dns_proxy;		    /* the job's DNS goes to our proxy (docs/dns.md) */
 	struct dnsproxy_config dns;
 	struct child_config child;
+	struct job_limits limits;	   /* every one set: defaults filled in (limit.h) */
 	struct sandbox_timing *timing_out; /* filled in by sandbox_run */
 	/* Sees every audit line as it is written (--notify-denials); NULL: none. */
 	void (*audit_observer)(const char *line, size_t len, void *ctx);

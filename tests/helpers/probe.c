@@ -30,6 +30,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -551,6 +552,102 @@ static int probe_op_write(char **argv)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
+/*
+ * Creates PATH (which must not exist) and removes it again: what counts is that it could be
+ * made.
+ */
+static int probe_op_create(char **argv)
+{
+	int fd = open(argv[0], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	(void)unlink(argv[0]);
+	return 0;
+}
+
+/*
+ * Reads a file and writes the same bytes back in one write(): an attempt to change a kernel
+ * tunable that changes nothing if it gets through.
+ */
+static int probe_op_rewrite(char **argv)
+{
+	_cleanup_close_ int fd = open(argv[0], O_RDWR | O_CLOEXEC);
+	char buf[4096];
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		return -errno;
+	if (n == 0 || lseek(fd, 0, SEEK_SET) < 0)
+		return n == 0 ? -ENODATA : -errno;
+	if (write(fd, buf, (size_t)n) < 0)
+		return -errno;
+	return 0;
+}
+
+/* chmod(2) with the file's own mode: an attempt to change it that changes nothing. */
+static int probe_op_chmod_same(char **argv)
+{
+	struct stat st;
+
+	if (stat(argv[0], &st) < 0)
+		return -errno;
+	return chmod(argv[0], st.st_mode & 07777) < 0 ? -errno : 0;
+}
+
+/* OK when PATH has something to show: a byte of a file, an entry of a folder; else ENODATA. */
+static int probe_op_nonempty(char **argv)
+{
+	_cleanup_close_ int fd = open(argv[0], O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	char buf[4096];
+	ssize_t n;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode)) {
+		n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (n < 0)
+			return -errno;
+		/* "." and ".." take 24 bytes each. */
+		for (ssize_t off = 0; off < n;) {
+			const char *name = buf + off + 19;
+			unsigned short reclen;
+
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0)
+				return 0;
+			off += reclen;
+		}
+		return -ENODATA;
+	}
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		return -errno;
+	return n > 0 ? 0 : -ENODATA;
+}
+
+/* OK when the mount holding PATH is writable, EROFS when it is read-only. */
+static int probe_op_rw_mount(char **argv)
+{
+	struct statvfs st;
+
+	if (statvfs(argv[0], &st) < 0)
+		return -errno;
+	return st.f_flag & ST_RDONLY ? -EROFS : 0;
+}
+
+/* The kernel's Landlock ABI: OK when there is one, else why not (ENOSYS, EOPNOTSUPP). */
+static int probe_op_landlock(char **argv)
+{
+	(void)argv;
+	return syscall(SYS_landlock_create_ruleset, NULL, 0, 1U /* VERSION */) < 0 ? -errno : 0;
+}
+
 /* Creates a directory and removes it again: what counts is that it could be created. */
 static int probe_op_mkdir(char **argv)
 {
@@ -720,6 +817,93 @@ static int probe_op_userns_clone(char **argv)
 	if (pid < 0)
 		return -errno;
 	return probe_wait_child((pid_t)pid);
+}
+
+/* Bounds of the resource ops: they must end on their own even where no limit stops them. */
+#define PROBE_FORKBOMB_MAX_S  60
+#define PROBE_FORKBOMB_FANOUT 16
+#define PROBE_FORKBOMB_DEPTH  4 /* at most 16^4 + ... = 69,905 processes in all */
+#define PROBE_MEMHOG_MAX_MIB  65536
+
+static long long probe_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * A fork bomb, for limit tests only (run it inside a sandbox): every process forks up to
+ * FANOUT children, each of which does the same down to DEPTH generations, retrying failed
+ * forks, and every process stays until the deadline. Prints the errno of the first failed
+ * fork of the first process, or OK if none failed.
+ */
+static int probe_op_forkbomb(char **argv)
+{
+	long long deadline = probe_now_ms() + atoi(argv[0]) * 1000LL;
+	int first_error = 0, depth = 0, forked = 0;
+
+	while (probe_now_ms() < deadline) {
+		pid_t pid;
+
+		if (depth >= PROBE_FORKBOMB_DEPTH || forked >= PROBE_FORKBOMB_FANOUT) {
+			/* Done forking: one long sleep, so that thousands of these cost no CPU. */
+			long long left = deadline - probe_now_ms();
+
+			if (left > 0)
+				usleep((useconds_t)(left > 1000 ? 1000000 : left * 1000));
+			continue;
+		}
+		pid = fork();
+		if (pid < 0) {
+			if (depth == 0 && !first_error)
+				first_error = errno;
+			usleep(1000);
+			continue;
+		}
+		if (pid == 0) {
+			depth++;
+			forked = 0;
+			first_error = 0;
+			continue;
+		}
+		forked++;
+	}
+	if (depth > 0)
+		_exit(0);
+	while (wait(NULL) > 0 || errno == EINTR)
+		;
+	return -first_error;
+}
+
+static bool probe_valid_forkbomb(char **argv)
+{
+	int s = atoi(argv[0]);
+
+	return s > 0 && s <= PROBE_FORKBOMB_MAX_S;
+}
+
+/* Allocates and touches MIB mebibytes, one at a time; OK when it got them all. */
+static int probe_op_memhog(char **argv)
+{
+	int mib = atoi(argv[0]);
+
+	for (int i = 0; i < mib; i++) {
+		char *chunk = malloc(1 << 20);
+
+		if (!chunk)
+			return -ENOMEM;
+		memset(chunk, i + 1, 1 << 20);
+	}
+	return 0;
+}
+
+static bool probe_valid_memhog(char **argv)
+{
+	int mib = atoi(argv[0]);
+
+	return mib > 0 && mib <= PROBE_MEMHOG_MAX_MIB;
 }
 
 static int probe_op_userns_clone3(char **argv)
@@ -1101,6 +1285,12 @@ static const struct probe_op probe_ops[] = {
 	{ "socketpair", "FAMILY TYPE PROTO", 3, probe_op_socketpair, probe_valid_socket },
 	{ "write", "PATH TEXT", 2, probe_op_write, probe_valid_any },
 	{ "mkdir", "PATH", 1, probe_op_mkdir, probe_valid_any },
+	{ "create", "PATH", 1, probe_op_create, probe_valid_any },
+	{ "rewrite", "PATH", 1, probe_op_rewrite, probe_valid_any },
+	{ "chmod-same", "PATH", 1, probe_op_chmod_same, probe_valid_any },
+	{ "nonempty", "PATH", 1, probe_op_nonempty, probe_valid_any },
+	{ "rw-mount", "PATH", 1, probe_op_rw_mount, probe_valid_any },
+	{ "landlock", "", 0, probe_op_landlock, probe_valid_any },
 	{ "unlink", "PATH", 1, probe_op_unlink, probe_valid_any },
 	{ "open", "PATH", 1, probe_op_open, probe_valid_any },
 	{ "readlink", "PATH", 1, probe_op_readlink, probe_valid_any },
@@ -1122,6 +1312,8 @@ static const struct probe_op probe_ops[] = {
 	  probe_valid_burst },
 	{ "tcp-self", "ADDR PORT", 2, probe_op_tcp_self, probe_valid_dest },
 	{ "sockopt", "FAMILY LEVEL OPTNAME HEX|-", 4, probe_op_sockopt, probe_valid_sockopt },
+	{ "forkbomb", "SECONDS", 1, probe_op_forkbomb, probe_valid_forkbomb },
+	{ "memhog", "MIB", 1, probe_op_memhog, probe_valid_memhog },
 };
 
 static void probe_usage(FILE *out)

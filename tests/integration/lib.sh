@@ -341,6 +341,8 @@ it_run_test() {
 	T_DIR=$IT_TMP/t/$T_NAME
 	T_REASON=$T_DIR/reason
 	mkdir -p "$T_DIR"
+	# Jobs run as nobody unless a test says --user root, and write their files here.
+	chmod 0777 "$T_DIR"
 	: >"$T_REASON"
 	cd "$T_DIR" || return 1
 	"test_$T_NAME" >>"$T_DIR/log" 2>&1

@@ -575,7 +575,8 @@ c_cgroup_exit_run() {
 	p=$(policy cg '{"name": "cg", "allow": [{"cidr": "127.0.0.2", "ports": [8181]}]}')
 	# The name launch_bg will draw (launch_next_names), needed in the job's commands.
 	local name=it$IT_RUNID-$BASHPID-$((L_N + 1))
-	c_inside_gated --policy "$p" -- \
+	# uid 0 (no capability): the owner of every cgroup file, were one in view.
+	c_inside_gated --user root --policy "$p" -- \
 		"ENOENT|\$C_P write $root/cgroup.procs 0" \
 		"ENOENT|\$C_P write $root/launch/cgroup.procs 0" \
 		"ENOENT|\$C_P write $sib/cgroup.procs 0" \
@@ -660,7 +661,7 @@ test_contain_inherited_power() {
 	local status='grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):" /proc/self/status | awk "{ print \$2 }"'
 	local fds='ls -ln /proc/self/fd | awk '\''$(NF-1) == "->" && $NF !~ /^\/proc\/[0-9]+\/fd$/ { print $(NF-2) }'\'
 	# The caller leaves a descriptor (7) open: the launcher has it, the job must not.
-	c_inside_gated --policy "$p" -- "$zero $zero $zero $zero $zero 1 2|$status" \
+	c_inside_gated --user root --policy "$p" -- "$zero $zero $zero $zero $zero 1 2|$status" \
 		"euid=0 capeff=$zero raw=EPERM|$suid" "0 1 2|$fds" \
 		'EACCES|$C_P readmem 1' 'EPERM|$C_P ptrace 1' 'EACCES|$C_P readlink /proc/1/fd/3' \
 		'EACCES|$C_P open /proc/1/fd/3' 'EACCES|$C_P open /proc/1/fd/4' \

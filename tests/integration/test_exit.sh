@@ -71,7 +71,9 @@ test_exit_not_found() {
 	# One line saying why, as for every failure of launch's own.
 	expect_eq "stderr" "launch: $T_DIR/no/such/command: cannot execute: No such file or directory" \
 		"$L_ERR" || return 1
-	launch_job --policy "$p" -- no-such-command-for-launch-tests
+	# The job's user (nobody) searches PATH: a folder it may not enter (/root/bin) would make
+	# execvp answer EACCES (126), as it would for that user anywhere.
+	PATH=/usr/local/bin:/usr/bin:/bin launch_job --policy "$p" -- no-such-command-for-launch-tests
 	expect_rc "command not found in PATH" 127 || return 1
 }
 

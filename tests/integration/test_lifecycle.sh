@@ -76,7 +76,8 @@ test_audit_start_exit() {
 		"${job[@]}")
 	host=$(uname -n)
 	expect_audit 1 "$L_AUDIT" event=sandbox_start sandbox="$L_NAME" policy=audited \
-		argv="$argv_json" pid:int uid=0 rules? hostname="$host" || return 1
+		argv="$argv_json" pid:int uid=65534 gid=65534 landlock=true rules? hostname="$host" ||
+		return 1
 	expect_audit 3 "$L_AUDIT" event=deny sandbox="$L_NAME" policy=audited || return 1
 	expect_audit 1 "$L_AUDIT" event=sandbox_exit sandbox="$L_NAME" exit_code=3 denied=3 lost=0 \
 		duration_ms:int || return 1

@@ -50,7 +50,7 @@ test_tcp_allow_deny() {
 	audit_check || return 1
 	expect_audit 1 "$L_AUDIT" event=deny || return 1
 	expect_audit 1 "$L_AUDIT" event=deny op=connect family=ipv4 protocol=tcp dst_ip=127.0.0.3 \
-		dst_port=8080 dst_port:int pid="$pid" pid:int tid="$pid" tid:int comm=probe uid=0 \
+		dst_port=8080 dst_port:int pid="$pid" pid:int tid="$pid" tid:int comm=probe uid=65534 \
 		uid:int sandbox="$L_NAME" policy=web ts:str || return 1
 }
 

@@ -154,9 +154,10 @@ test_shared_slot_reuse_forgets() {
 
 	mkdir -p "$d"
 	# shellcheck disable=SC2016
-	"$IT_PY" -c 'import socket, sys
+	"$IT_PY" -c 'import os, socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o666)  # the job runs as nobody
 s.listen(16)
 open(sys.argv[2], "w").write("ready\n")
 while True:

@@ -231,13 +231,31 @@ static void test_small_buffer_refused(void)
 static void test_start_exit_lost(void)
 {
 	char *const argv[] = { "node", "agent.js", "--flag=\"x\"", NULL };
+	char *const writable[] = { "/work", "/tmp", NULL };
+	struct audit_job job = { .uid = 65534, .gid = 65533 };
 	char buf[AUDIT_LINE_MAX];
 	cJSON *obj;
 
 	log_init();
-	obj = parse_line(buf,
-			 audit_format_start(&test_log, argv, 77, 0, 3, "host1", buf, sizeof(buf)));
+	obj = parse_line(
+		buf, audit_format_start(&test_log, argv, 77, &job, 3, "host1", buf, sizeof(buf)));
 	CHECK_EQ_STR(str(obj, "event"), "sandbox_start");
+	CHECK_EQ_INT(num(obj, "uid"), 65534);
+	CHECK_EQ_INT(num(obj, "gid"), 65533);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(obj, "landlock")));
+	CHECK(cJSON_GetObjectItem(obj, "landlock_abi") == NULL);
+	CHECK(cJSON_GetObjectItem(obj, "fs_write") == NULL);
+	cJSON_Delete(obj);
+
+	job.landlock_abi = 7;
+	job.fs_write = writable;
+	obj = parse_line(
+		buf, audit_format_start(&test_log, argv, 77, &job, 3, "host1", buf, sizeof(buf)));
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(obj, "landlock")));
+	CHECK_EQ_INT(num(obj, "landlock_abi"), 7);
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(obj, "fs_write")), 2);
+	CHECK_EQ_STR(cJSON_GetArrayItem(cJSON_GetObjectItem(obj, "fs_write"), 1)->valuestring,
+		     "/tmp");
 	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(obj, "argv")), 3);
 	CHECK_EQ_STR(cJSON_GetArrayItem(cJSON_GetObjectItem(obj, "argv"), 2)->valuestring,
 		     "--flag=\"x\"");
@@ -320,6 +338,23 @@ static void test_deny_setsockopt_and_packet(void)
 	obj = parse_line(buf, audit_format_exit(&test_log, 0, 10, 1, 0, 0, buf, sizeof(buf)));
 	CHECK_EQ_INT(num(obj, "packet_dropped"), 12345);
 	cJSON_Delete(obj);
+}
+
+/* The limit event: what the job reached, and what launch did about it. */
+static void test_limit_line(void)
+{
+	char buf[AUDIT_LINE_MAX];
+	cJSON *obj;
+
+	obj = parse_line(buf, audit_format_limit(&test_log, "memory", 268435456, "stopped", buf,
+						 sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "event"), "limit");
+	CHECK_EQ_STR(str(obj, "kind"), "memory");
+	CHECK_EQ_INT(num(obj, "limit"), 268435456);
+	CHECK_EQ_STR(str(obj, "action"), "stopped");
+	CHECK_EQ_STR(str(obj, "sandbox"), test_log.sandbox);
+	cJSON_Delete(obj);
+	CHECK_EQ_INT(audit_format_limit(&test_log, "pids", 1, "stopped", buf, 40), -ENOBUFS);
 }
 
 static void test_time_format(void)
@@ -439,6 +474,7 @@ int main(void)
 	RUN(test_small_buffer_refused);
 	RUN(test_start_exit_lost);
 	RUN(test_deny_setsockopt_and_packet);
+	RUN(test_limit_line);
 	RUN(test_time_format);
 	RUN(test_append_flush_whole_lines);
 	RUN(test_flush_failure_counted);

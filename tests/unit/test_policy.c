@@ -560,6 +560,94 @@ static void test_bad_unix(void)
 	EXPECT_ERROR(json, "is 108 bytes, at most 107");
 }
 
+static void test_fs(void)
+{
+	struct policy *policy;
+
+	/* No "fs": read-only but for the defaults, and nothing asks for Landlock by name. */
+	policy = PARSE_OK("{\"name\":\"f\",\"allow\":[]}");
+	if (policy) {
+		CHECK(!policy->fs_set);
+		CHECK(policy->fs_read_only);
+		CHECK_EQ_INT(policy->nfs_write, 0);
+		policy_free(policy);
+	}
+	policy = PARSE_OK("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"/srv/out\",\"/var/"
+			  "cache/app/\"],\"read_only\":true}}");
+	if (policy) {
+		CHECK(policy->fs_set);
+		CHECK(policy->fs_read_only);
+		CHECK_EQ_INT(policy->nfs_write, 2);
+		if (policy->nfs_write == 2) {
+			CHECK_EQ_STR(policy->fs_write[0], "/srv/out");
+			CHECK_EQ_STR(policy->fs_write[1], "/var/cache/app/");
+		}
+		policy_free(policy);
+	}
+	/* read_only defaults to true inside "fs" too. */
+	policy = PARSE_OK("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[]}}");
+	if (policy) {
+		CHECK(policy->fs_set);
+		CHECK(policy->fs_read_only);
+		policy_free(policy);
+	}
+	policy = PARSE_OK("{\"name\":\"f\",\"allow\":[],\"fs\":{\"read_only\":false}}");
+	if (policy) {
+		CHECK(policy->fs_set);
+		CHECK(!policy->fs_read_only);
+		policy_free(policy);
+	}
+}
+
+static void test_bad_fs(void)
+{
+	char json[8192];
+	size_t used;
+
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":[\"/srv\"]}",
+		     "t.json: fs: must be an object, not an array");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"writes\":[\"/srv\"]}}",
+		     "t.json: fs: unknown key \"writes\"");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"read_only\":true,\"read_only\":"
+		     "false}}",
+		     "t.json: fs: duplicate key \"read_only\"");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"read_only\":\"yes\"}}",
+		     "t.json: fs.read_only: must be true or false, not a string");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"read_only\":1}}",
+		     "t.json: fs.read_only: must be true or false, not a number");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":\"/srv\"}}",
+		     "t.json: fs.write: must be an array, not a string");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"/srv\",7]}}",
+		     "t.json: fs.write[1]: must be a string, not a number");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"srv/out\"]}}",
+		     "t.json: fs.write[0]: \"srv/out\" must be an absolute path");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"\"]}}",
+		     "t.json: fs.write[0]: \"\" must be an absolute path");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"/srv/../etc\"]}}",
+		     "t.json: fs.write[0]: \"/srv/../etc\" must not contain \".\" or \"..\"");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"/srv/./x\"]}}",
+		     "must not contain");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"/srv/..\"]}}",
+		     "must not contain");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"/\"]}}",
+		     "t.json: fs.write[0]: \"/\" would make every file writable");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[\"/srv\"],\"read_only\":"
+		     "false}}",
+		     "t.json: fs.write: has no effect with \"read_only\": false");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":null}}",
+		     "t.json: fs.write: must be an array, not null");
+	EXPECT_ERROR("{\"name\":\"f\",\"allow\":[],\"fs\":null}",
+		     "t.json: fs: must be an object, not null");
+	/* One path more than POLICY_MAX_FS_WRITE. */
+	used = (size_t)snprintf(json, sizeof(json),
+				"{\"name\":\"f\",\"allow\":[],\"fs\":{\"write\":[");
+	for (int i = 0; i <= POLICY_MAX_FS_WRITE; i++)
+		used += (size_t)snprintf(json + used, sizeof(json) - used, "%s\"/p%d\"",
+					 i ? "," : "", i);
+	snprintf(json + used, sizeof(json) - used, "]}}");
+	EXPECT_ERROR(json, "t.json: fs.write: 65 entries, at most 64");
+}
+
 static void test_unix_limit(void)
 {
 	char json[8192];
@@ -953,6 +1041,179 @@ static void test_long_value_is_cut(void)
 	CHECK(strlen(err) < 200);
 }
 
+/* "limits": every key, as numbers and as strings, in both spellings. */
+static void test_limits(void)
+{
+	_cleanup_(policy_freep) struct policy *p = PARSE_OK(
+		"{\"name\":\"x\",\"allow\":[],\"limits\":{\"pids_max\":256,\"memory_max\":\"256M\","
+		"\"cpu_max\":1.5,\"tmp-size\":\"10%\",\"nofile\":1024}}");
+	_cleanup_(policy_freep) struct policy *q = PARSE_OK(
+		"{\"name\":\"x\",\"allow\":[],\"limits\":{\"pids-max\":\"max\",\"memory_max\":"
+		"1073741824,\"cpu_max\":\"50000 100000\",\"tmp_size\":\"1G\"}}");
+	_cleanup_(policy_freep) struct policy *none = PARSE_OK("{\"name\":\"x\",\"allow\":[]}");
+
+	if (!p || !q || !none)
+		return;
+	CHECK_EQ_INT(p->limits.pids_max, 256);
+	CHECK_EQ_INT(p->limits.memory_max, 256 << 20);
+	CHECK_EQ_INT(p->limits.cpu_quota_us, 150000);
+	CHECK_EQ_INT(p->limits.cpu_period_us, 100000);
+	CHECK_EQ_INT(p->limits.tmp_percent, 10);
+	CHECK_EQ_INT(p->limits.tmp_bytes, LIMIT_UNSET);
+	CHECK_EQ_INT(p->limits.nofile, 1024);
+	CHECK(q->limits.pids_max == LIMIT_NONE);
+	CHECK_EQ_INT(q->limits.memory_max, 1 << 30);
+	CHECK_EQ_INT(q->limits.cpu_quota_us, 50000);
+	CHECK_EQ_INT(q->limits.tmp_bytes, 1 << 30);
+	CHECK_EQ_INT(q->limits.nofile, LIMIT_UNSET);
+	CHECK_EQ_INT(none->limits.pids_max, LIMIT_UNSET);
+	CHECK_EQ_INT(none->limits.memory_max, LIMIT_UNSET);
+}
+
+static void test_bad_limits(void)
+{
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":[]}", "limits: must be an object");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"pids\":5}}",
+		     "limits: unknown key \"pids\"");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"pids_max\":5,\"pids_max\":6}}",
+		     "limits: duplicate key \"pids_max\"");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"pids_max\":5,\"pids-max\":6}}",
+		     "limits: duplicate key \"pids_max\"");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"pids_max\":0}}",
+		     "limits.pids_max: \"0\" is not a number of tasks");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"pids_max\":2.5}}",
+		     "limits.pids_max: 2.5 is not a positive integer");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"pids_max\":-1}}",
+		     "limits.pids_max: -1 is not a positive integer");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"pids_max\":true}}",
+		     "limits.pids_max: must be a number or a string, not a boolean");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"memory_max\":\"1M\"}}",
+		     "limits.memory_max: \"1M\" is not a size of at least 4M");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"memory_max\":\"256MB x\"}}",
+		     "limits.memory_max: \"256MB x\" is not a size");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"memory_max\":\"99999999999T\"}}",
+		     "is not a size");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"cpu_max\":0}}",
+		     "limits.cpu_max: \"0\" is not a number of CPUs");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"cpu_max\":\"1 10\"}}",
+		     "limits.cpu_max: \"1 10\" is not");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"tmp_size\":\"max\"}}",
+		     "limits.tmp_size: \"max\" is not a size");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"tmp_size\":\"101%\"}}",
+		     "limits.tmp_size: \"101%\" is not");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"nofile\":2}}",
+		     "limits.nofile: \"2\" is not a number of descriptors (3-1048576)");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"limits\":{\"nofile\":\"max\"}}",
+		     "limits.nofile: \"max\" is not");
+}
+
+/* The parsers the options share with the policy file. */
+static void test_limit_parsers(void)
+{
+	uint64_t v, q, per;
+	unsigned int pct;
+
+	CHECK_EQ_INT(limit_parse_pids("1", &v), 0);
+	CHECK_EQ_INT(v, 1);
+	CHECK_EQ_INT(limit_parse_pids("4194304", &v), 0);
+	CHECK_EQ_INT(limit_parse_pids("4194305", &v), -EINVAL);
+	CHECK_EQ_INT(limit_parse_pids("+5", &v), -EINVAL);
+	CHECK_EQ_INT(limit_parse_pids(" 5", &v), -EINVAL);
+	CHECK_EQ_INT(limit_parse_pids("", &v), -EINVAL);
+	CHECK_EQ_INT(limit_parse_pids("99999999999999999999999", &v), -EINVAL);
+	CHECK_EQ_INT(limit_parse_memory("256M", &v), 0);
+	CHECK_EQ_INT(v, 256ull << 20);
+	CHECK_EQ_INT(limit_parse_memory("256m", &v), 0);
+	CHECK_EQ_INT(limit_parse_memory("2GiB", &v), 0);
+	CHECK_EQ_INT(v, 2ull << 30);
+	CHECK_EQ_INT(limit_parse_memory("4096K", &v), 0);
+	CHECK_EQ_INT(limit_parse_memory("4095K", &v), -EINVAL);
+	CHECK_EQ_INT(limit_parse_memory("1.5G", &v), -EINVAL);
+	CHECK_EQ_INT(limit_parse_memory("G", &v), -EINVAL);
+	CHECK_EQ_INT(limit_parse_memory("5X", &v), -EINVAL);
+	CHECK_EQ_INT(limit_parse_memory("16777216T", &v), -EINVAL);
+	CHECK_EQ_INT(limit_parse_memory("max", &v), 0);
+	CHECK(v == LIMIT_NONE);
+	CHECK_EQ_INT(limit_parse_cpu("0.5", &q, &per), 0);
+	CHECK_EQ_INT(q, 50000);
+	CHECK_EQ_INT(per, 100000);
+	CHECK_EQ_INT(limit_parse_cpu("250%", &q, &per), 0);
+	CHECK_EQ_INT(q, 250000);
+	CHECK_EQ_INT(limit_parse_cpu("20000 50000", &q, &per), 0);
+	CHECK_EQ_INT(q, 20000);
+	CHECK_EQ_INT(per, 50000);
+	CHECK_EQ_INT(limit_parse_cpu("0.001", &q, &per), -EINVAL); /* 100 us: under 1 ms */
+	CHECK_EQ_INT(limit_parse_cpu("5000", &q, &per), -EINVAL);
+	CHECK_EQ_INT(limit_parse_cpu("1.", &q, &per), -EINVAL);
+	CHECK_EQ_INT(limit_parse_cpu("1.0000001", &q, &per), -EINVAL);
+	CHECK_EQ_INT(limit_parse_cpu("%", &q, &per), -EINVAL);
+	CHECK_EQ_INT(limit_parse_cpu("1000 2000000", &q, &per), -EINVAL);
+	CHECK_EQ_INT(limit_parse_cpu("max", &q, &per), 0);
+	CHECK(q == LIMIT_NONE);
+	CHECK_EQ_INT(limit_parse_tmp("64M", &v, &pct), 0);
+	CHECK_EQ_INT(v, 64 << 20);
+	CHECK_EQ_INT(pct, 0);
+	CHECK_EQ_INT(limit_parse_tmp("100%", &v, &pct), 0);
+	CHECK_EQ_INT(pct, 100);
+	CHECK_EQ_INT(limit_parse_tmp("0%", &v, &pct), -EINVAL);
+	CHECK_EQ_INT(limit_parse_tmp("0", &v, &pct), -EINVAL);
+	CHECK_EQ_INT(limit_parse_nofile("3", &v), 0);
+	CHECK_EQ_INT(limit_parse_nofile("1048577", &v), -EINVAL);
+}
+
+/* Several policies: the strictest of each limit; options override; defaults fill the rest. */
+static void test_limit_merge_defaults(void)
+{
+	struct job_limits a = { .pids_max = 100,
+				.memory_max = LIMIT_NONE,
+				.cpu_quota_us = 50000,
+				.cpu_period_us = 100000,
+				.tmp_percent = 20 };
+	struct job_limits b = { .pids_max = LIMIT_NONE,
+				.memory_max = 1ull << 30,
+				.cpu_quota_us = 20000,
+				.cpu_period_us = 10000,
+				.tmp_percent = 10,
+				.nofile = 512 };
+	struct job_limits cli = { .pids_max = 5000 }, merged = { 0 };
+	char buf[32];
+
+	limit_merge_strictest(&merged, &a);
+	limit_merge_strictest(&merged, &b);
+	CHECK_EQ_INT(merged.pids_max, 100);
+	CHECK_EQ_INT(merged.memory_max, 1ull << 30);
+	CHECK_EQ_INT(merged.cpu_quota_us, 50000); /* 0.5 CPU beats 2 */
+	CHECK_EQ_INT(merged.cpu_period_us, 100000);
+	CHECK_EQ_INT(merged.tmp_percent, 10);
+	CHECK_EQ_INT(merged.nofile, 512);
+	limit_override(&merged, &cli);
+	CHECK_EQ_INT(merged.pids_max, 5000);
+	CHECK_EQ_INT(merged.memory_max, 1ull << 30);
+	limit_apply_defaults(&merged, 24ull << 30, 32768, 20000);
+	CHECK_EQ_INT(merged.defaulted, 0); /* asked for, by a policy or an option */
+
+	merged = (struct job_limits){ 0 };
+	limit_apply_defaults(&merged, 24ull << 30, 32768, 20000);
+	CHECK_EQ_INT(merged.pids_max, 2048);
+	CHECK_EQ_INT(merged.memory_max, (24ull << 30) / 100 * 50);
+	CHECK(merged.cpu_quota_us == LIMIT_NONE);
+	CHECK_EQ_INT(merged.tmp_percent, 25);
+	CHECK_EQ_INT(merged.nofile, 4096);
+	CHECK_EQ_INT(merged.defaulted, LIMIT_DEFAULTED_PIDS | LIMIT_DEFAULTED_MEMORY);
+	CHECK_EQ_INT(limit_tmp_bytes(&merged, 1000ull * 100), 25000);
+	merged = (struct job_limits){ 0 };
+	limit_apply_defaults(&merged, 1 << 20, 100, 1024);
+	CHECK_EQ_INT(merged.pids_max, 64);
+	CHECK_EQ_INT(merged.memory_max, LIMIT_MEMORY_MIN_BYTES);
+	CHECK_EQ_INT(merged.nofile, 1024);
+	merged = (struct job_limits){ 0 };
+	limit_apply_defaults(&merged, 1 << 30, 10000, 1024);
+	CHECK_EQ_INT(merged.pids_max, 1500);
+	CHECK_EQ_STR(limit_format_bytes(256ull << 20, buf, sizeof(buf)), "256M");
+	CHECK_EQ_STR(limit_format_bytes(1000, buf, sizeof(buf)), "1000");
+	CHECK_EQ_STR(limit_format_bytes(LIMIT_NONE, buf, sizeof(buf)), "max");
+}
+
 int main(void)
 {
 	RUN(test_minimal);
@@ -971,6 +1232,8 @@ int main(void)
 	RUN(test_bad_cidrs);
 	RUN(test_bad_unix);
 	RUN(test_unix_limit);
+	RUN(test_fs);
+	RUN(test_bad_fs);
 	RUN(test_port_range_limit);
 	RUN(test_allow_entries_limit);
 	RUN(test_later_entry_error_frees);
@@ -983,5 +1246,9 @@ int main(void)
 	RUN(test_load_errors);
 	RUN(test_errbuf_small_or_null);
 	RUN(test_long_value_is_cut);
+	RUN(test_limits);
+	RUN(test_bad_limits);
+	RUN(test_limit_parsers);
+	RUN(test_limit_merge_defaults);
 	return test_failures != 0;
 }

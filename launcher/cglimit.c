@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The job's resource limits in force: cgroup v2 controllers where the cgroup parent can
+ * enable them, else cgroup v1 hierarchies (hybrid hosts); and watching for the job to reach
+ * them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "cglimit.h"
+#include "gc.h"
+#include "mountinfo.h"
+#include "util.h"
+
+static const char *const CTRL_NAMES[CGLIMIT_NCTRLS] = {
+	[CGLIMIT_PIDS] = "pids",
+	[CGLIMIT_MEMORY] = "memory",
+	[CGLIMIT_CPU] = "cpu",
+};
+
+/* Whether a comma- or space-separated list holds word. */
+static bool list_has(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ',' || p[-1] == ' ') &&
+		    (p[n] == '\0' || p[n] == ',' || p[n] == ' ' || p[n] == '\n'))
+			return true;
+	return false;
+}
+
+static int read_text(int dir_fd, const char *file, char *buf, size_t len)
+{
+	_cleanup_close_ int fd = openat(dir_fd, file, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int write_text(int dir_fd, const char *file, const char *text)
+{
+	_cleanup_close_ int fd = openat(dir_fd, file, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(text);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len)
+		return -errno;
+	return 0;
+}
+
+struct v1_search {
+	const char *ctrl;
+	char *path;
+	size_t len;
+};
+
+static int v1_match(const struct mount_entry *mount, void *userdata)
+{
+	struct v1_search *search = userdata;
+
+	if (strcmp(mount->fstype, "cgroup") != 0 || !list_has(mount->super_options, search->ctrl))
+		return 0;
+	if ((size_t)snprintf(search->path, search->len, "%s", mount->mount_point) >= search->len)
+		return -ENAMETOOLONG;
+	return 1;
+}
+
+/* The mount point of ctrl's v1 hierarchy; -ENOENT when it has none. */
+static int v1_mount_of(enum cglimit_ctrl ctrl, char *ret, size_t len)
+{
+	struct v1_search search = { .ctrl = CTRL_NAMES[ctrl], .path = ret, .len = len };
+	int r = mountinfo_foreach(v1_match, &search);
+
+	if (r < 0)
+		return r;
+	return r == 1 ? 0 : -ENOENT;
+}
+
+int cglimit_v1_mirror(enum cglimit_ctrl ctrl, const char *v2_path, char *ret, size_t len)
+{
+	char v1_mount[PATH_MAX], v2_mount[PATH_MAX];
+	size_t n;
+	int r;
+
+	r = v1_mount_of(ctrl, v1_mount, sizeof(v1_mount));
+	if (r < 0)
+		return r;
+	r = cgroup_find_mount(v2_mount, sizeof(v2_mount));
+	if (r < 0)
+		return r;
+	n = strlen(v2_mount);
+	/* The same path below the v1 mount as below the v2 one: gc finds it from the v2 path. */
+	if (strncmp(v2_path, v2_mount, n) != 0 || (v2_path[n] != '/' && v2_path[n] != '\0'))
+		return -EXDEV;
+	if ((size_t)snprintf(ret, len, "%s%s", v1_mount, v2_path + n) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/*
+ * Enables ctrl for the children of the sandbox's parent, when the parent has it. 1 when it
+ * is enabled, 0 when the parent does not have it, -errno when enabling failed.
+ */
+static int v2_enable(const char *parent, const char *ctrl)
+{
+	_cleanup_close_ int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char list[512], plus[32];
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = read_text(fd, "cgroup.controllers", list, sizeof(list));
+	if (r < 0 || !list_has(list, ctrl))
+		return r < 0 ? r : 0;
+	r = read_text(fd, "cgroup.subtree_control", list, sizeof(list));
+	if (r == 0 && list_has(list, ctrl))
+		return 1;
+	snprintf(plus, sizeof(plus), "+%s", ctrl);
+	r = write_text(fd, "cgroup.subtree_control", plus);
+	return r < 0 ? r : 1;
+}
+
+/* mkdir -p of path's components below the first `keep` bytes (the v1 mount). */
+static int mkdir_below(const char *path, size_t keep)
+{
+	char buf[PATH_MAX];
+
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	for (char *p = buf + keep + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return mkdir(buf, 0755) < 0 ? -errno : 0;
+}
+
+/* Removes a v1 cgroup, retrying while its last processes are being reaped. */
+static int v1_remove(const char *path, int timeout_ms)
+{
+	for (int waited = 0;; waited += 5) {
+		if (rmdir(path) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY || waited >= timeout_ms)
+			return -errno;
+		usleep(5000);
+	}
+}
+
+/* The sandbox's v1 cgroup of ctrl, made anew. */
+static int v1_create(struct cglimit *cl, enum cglimit_ctrl ctrl, const char *v2_path)
+{
+	char *path = cl->v1[ctrl];
+	char mount[PATH_MAX];
+	int r;
+
+	r = v1_mount_of(ctrl, mount, sizeof(mount));
+	if (r == 0)
+		r = cglimit_v1_mirror(ctrl, v2_path, path, PATH_MAX);
+	if (r == 0)
+		r = mkdir_below(path, strlen(mount));
+	if (r == -EEXIST) {
+		/* A dead sandbox's of the same name (we hold its lock): removed, then made. */
+		r = v1_remove(path, 1000);
+		if (r == 0)
+			r = mkdir(path, 0755) < 0 ? -errno : 0;
+	}
+	if (r == 0) {
+		_cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		const char *id = strrchr(path, '/') + 1;
+
+		r = fd < 0 ? -errno : gc_mark(fd, id);
+	}
+	if (r < 0)
+		path[0] = '\0';
+	return r;
+}
+
+/* Writes one control file of ctrl: in the v2 cgroup, or in the v1 one under its v1 name. */
+static int ctrl_write(struct cglimit *cl, enum cglimit_ctrl ctrl, const char *v2_file,
+		      const char *v1_file, const char *value, bool optional)
+{
+	_cleanup_close_ int v1_fd = -1;
+	int fd = cl->v2_fd, r;
+
+	if (cl->missing[ctrl])
+		return 0;
+	if (!cl->in_v2[ctrl]) {
+		v1_fd = open(cl->v1[ctrl], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (v1_fd < 0)
+			return -errno;
+		fd = v1_fd;
+	}
+	r = write_text(fd, cl->in_v2[ctrl] ? v2_file : v1_file, value);
+	/* Optional files: swap limits exist only with swap accounting. */
+	if (optional && r == -ENOENT)
+		return 0;
+	return r;
+}
+
+static int setup_values(struct cglimit *cl, const struct job_limits *limits, const char **ret_file)
+{
+	char value[64];
+	int r = 0;
+
+	if (limits->pids_max != LIMIT_NONE) {
+		snprintf(value, sizeof(value), "%llu", (unsigned long long)limits->pids_max);
+		*ret_file = "pids.max";
+		r = ctrl_write(cl, CGLIMIT_PIDS, "pids.max", "pids.max", value, false);
+		if (r < 0)
+			return r;
+	}
+	if (limits->memory_max != LIMIT_NONE) {
+		snprintf(value, sizeof(value), "%llu", (unsigned long long)limits->memory_max);
+		*ret_file = cl->in_v2[CGLIMIT_MEMORY] ? "memory.max" : "memory.limit_in_bytes";
+		r = ctrl_write(cl, CGLIMIT_MEMORY, "memory.max", "memory.limit_in_bytes", value,
+			       false);
+		if (r < 0)
+			return r;
+		/*
+		 * No swap beyond the limit (v2: none at all; v1: memory and swap together), so a
+		 * hog meets the limit rather than paging the host to a halt. v2 kills the whole
+		 * sandbox on OOM (memory.oom.group); launch does that itself on v1.
+		 */
+		*ret_file = cl->in_v2[CGLIMIT_MEMORY] ? "memory.swap.max"
+						      : "memory.memsw.limit_in_bytes";
+		r = ctrl_write(cl, CGLIMIT_MEMORY, "memory.swap.max", "memory.memsw.limit_in_bytes",
+			       cl->in_v2[CGLIMIT_MEMORY] ? "0" : value, true);
+		if (r == 0 && cl->in_v2[CGLIMIT_MEMORY]) {
+			*ret_file = "memory.oom.group";
+			r = ctrl_write(cl, CGLIMIT_MEMORY, "memory.oom.group", "", "1", true);
+		}
+		if (r < 0)
+			return r;
+	}
+	if (limits->cpu_quota_us != LIMIT_NONE) {
+		if (cl->in_v2[CGLIMIT_CPU]) {
+			snprintf(value, sizeof(value), "%llu %llu",
+				 (unsigned long long)limits->cpu_quota_us,
+				 (unsigned long long)limits->cpu_period_us);
+			*ret_file = "cpu.max";
+			return ctrl_write(cl, CGLIMIT_CPU, "cpu.max", "", value, false);
+		}
+		snprintf(value, sizeof(value), "%llu", (unsigned long long)limits->cpu_period_us);
+		*ret_file = "cpu.cfs_period_us";
+		r = ctrl_write(cl, CGLIMIT_CPU, "", "cpu.cfs_period_us", value, false);
+		if (r < 0)
+			return r;
+		snprintf(value, sizeof(value), "%llu", (unsigned long long)limits->cpu_quota_us);
+		*ret_file = "cpu.cfs_quota_us";
+		r = ctrl_write(cl, CGLIMIT_CPU, "", "cpu.cfs_quota_us", value, false);
+	}
+	return r;
+}
+
+/* The option that asked for ctrl's limit, with its value, for messages. */
+static const char *limit_named(enum cglimit_ctrl ctrl, const struct job_limits *limits, char *buf,
+			       size_t len)
+{
+	char size[32];
+
+	if (ctrl == CGLIMIT_PIDS)
+		snprintf(buf, len, "--pids-max %llu", (unsigned long long)limits->pids_max);
+	else if (ctrl == CGLIMIT_MEMORY)
+		snprintf(buf, len, "--memory-max %s",
+			 limit_format_bytes(limits->memory_max, size, sizeof(size)));
+	else
+		snprintf(buf, len, "--cpu-max \"%llu %llu\"",
+			 (unsigned long long)limits->cpu_quota_us,
+			 (unsigned long long)limits->cpu_period_us);
+	return buf;
+}
+
+int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd,
+		  const char *v2_path, char *errbuf, size_t errlen)
+{
+	const char *slash = strrchr(v2_path, '/'), *file = "";
+	char parent[PATH_MAX], named[96];
+	int r;
+
+	cl->v2_fd = v2_fd;
+	if (!slash || (size_t)(slash - v2_path) >= sizeof(parent))
+		return -EINVAL;
+	memcpy(parent, v2_path, (size_t)(slash - v2_path));
+	parent[slash - v2_path] = '\0';
+	for (int c = 0; c < CGLIMIT_NCTRLS; c++) {
+		bool limited = (c == CGLIMIT_PIDS && limits->pids_max != LIMIT_NONE) ||
+			       (c == CGLIMIT_MEMORY && limits->memory_max != LIMIT_NONE) ||
+			       (c == CGLIMIT_CPU && limits->cpu_quota_us != LIMIT_NONE);
+		bool defaulted =
+			(c == CGLIMIT_PIDS && (limits->defaulted & LIMIT_DEFAULTED_PIDS)) ||
+			(c == CGLIMIT_MEMORY && (limits->defaulted & LIMIT_DEFAULTED_MEMORY));
+		bool required = limited && !defaulted;
+
+		/* The CPU controller even without a quota: the job weighs as one group. */
+		if (!limited && c != CGLIMIT_CPU)
+			continue;
+		r = v2_enable(parent, CTRL_NAMES[c]);
+		if (r < 0 && required) {
+			snprintf(errbuf, errlen,
+				 "%s cannot be enforced: cannot enable the %s controller in "
+				 "%s/cgroup.subtree_control: %s",
+				 limit_named(c, limits, named, sizeof(named)), CTRL_NAMES[c],
+				 parent, strerror(-r));
+			return r;
+		}
+		if (r == 1) {
+			cl->in_v2[c] = true;
+			continue;
+		}
+		r = v1_create(cl, c, v2_path);
+		if (r < 0 && !required) {
+			/* A default the host cannot enforce: said, not fatal. */
+			cl->missing[c] = true;
+			if (limited) {
+				size_t used = strlen(cl->warning);
+
+				snprintf(cl->warning + used, sizeof(cl->warning) - used, "%s%s",
+					 used ? ", " : "",
+					 limit_named(c, limits, named, sizeof(named)));
+			}
+			continue;
+		}
+		if (r == -ENOENT) {
+			snprintf(errbuf, errlen,
+				 "%s cannot be enforced: cgroup v2 has no %s controller for %s "
+				 "and no cgroup v1 hierarchy has it (give \"max\" to run without "
+				 "this limit)",
+				 limit_named(c, limits, named, sizeof(named)), CTRL_NAMES[c],
+				 parent);
+			return -EOPNOTSUPP;
+		}
+		if (r < 0 && required) {
+			snprintf(errbuf, errlen,
+				 "%s cannot be enforced: cannot create its cgroup v1 %s: %s",
+				 limit_named(c, limits, named, sizeof(named)),
+				 cl->v1[c][0] ? cl->v1[c] : CTRL_NAMES[c], strerror(-r));
+			return r;
+		}
+	}
+	r = setup_values(cl, limits, &file);
+	if (r < 0)
+		snprintf(errbuf, errlen, "cannot set the job's limit in %s: %s", file,
+			 strerror(-r));
+	return r;
+}
+
+int cglimit_join(struct cglimit *cl, const struct job_limits *limits, pid_t pid, char *errbuf,
+		 size_t errlen)
+{
+	struct rlimit nofile = { .rlim_cur = limits->nofile, .rlim_max = limits->nofile };
+	char text[32], path[64];
+	int r;
+
+	snprintf(text, sizeof(text), "%d", (int)pid);
+	for (int c = 0; c < CGLIMIT_NCTRLS; c++) {
+		_cleanup_close_ int fd = -1;
+
+		if (!cl->v1[c][0])
+			continue;
+		fd = open(cl->v1[c], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		r = fd < 0 ? -errno : write_text(fd, "cgroup.procs", text);
+		if (r < 0) {
+			snprintf(errbuf, errlen, "cannot move the sandbox into %s: %s", cl->v1[c],
+				 strerror(-r));
+			return r;
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
+	snprintf(text, sizeof(text), "%d", CGLIMIT_JOB_OOM_SCORE_ADJ);
+	r = write_text(AT_FDCWD, path, text);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot raise the job's OOM score (%s): %s", path,
+			 strerror(-r));
+		return r;
+	}
+	if (prlimit(pid, RLIMIT_NOFILE, &nofile, NULL) < 0) {
+		struct rlimit own = { 0 };
+
+		r = -errno;
+		getrlimit(RLIMIT_NOFILE, &own);
+		if (r == -EPERM && limits->nofile > own.rlim_max)
+			snprintf(errbuf, errlen,
+				 "--nofile %llu cannot be enforced: it is above launch's own hard "
+				 "limit %llu, which only CAP_SYS_RESOURCE may raise",
+				 (unsigned long long)limits->nofile,
+				 (unsigned long long)own.rlim_max);
+		else
+			snprintf(errbuf, errlen, "cannot set the job's RLIMIT_NOFILE: %s",
+				 strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+int cglimit_watch_tmp(struct cglimit *cl, pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp", (int)pid);
+	cl->tmp_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return cl->tmp_fd < 0 ? -errno : 0;
+}
+
+/* The number after `key` in a flat-keyed file ("max 3", "oom_kill 1"); 0 when absent. */
+static unsigned long long ctrl_counter(struct cglimit *cl, enum cglimit_ctrl ctrl,
+				       const char *v2_file, const char *v1_file, const char *key)
+{
+	_cleanup_close_ int v1_fd = -1;
+	char buf[1024];
+	const char *p;
+	int fd = cl->v2_fd;
+
+	if (!cl->in_v2[ctrl]) {
+		if (!cl->v1[ctrl][0])
+			return 0;
+		v1_fd = open(cl->v1[ctrl], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (v1_fd < 0)
+			return 0;
+		fd = v1_fd;
+	}
+	if (read_text(fd, cl->in_v2[ctrl] ? v2_file : v1_file, buf, sizeof(buf)) < 0)
+		return 0;
+	for (p = buf; (p = strstr(p, key)); p++)
+		if ((p == buf || p[-1] == '\n') && p[strlen(key)] == ' ')
+			return strtoull(p + strlen(key) + 1, NULL, 10);
+	return 0;
+}
+
+unsigned int cglimit_check(struct cglimit *cl)
+{
+	unsigned long long n;
+	unsigned int hits = 0;
+	struct statfs st;
+
+	n = ctrl_counter(cl, CGLIMIT_PIDS, "pids.events", "pids.events", "max");
+	if (n > cl->pids_events) {
+		cl->pids_events = n;
+		hits |= CGLIMIT_HIT_PIDS;
+	}
+	n = ctrl_counter(cl, CGLIMIT_MEMORY, "memory.events", "memory.oom_control", "oom_kill");
+	if (n > cl->oom_kills) {
+		cl->oom_kills = n;
+		hits |= CGLIMIT_HIT_MEMORY;
+	}
+	/* tmpfs keeps no reserve: no block free is full. */
+	if (cl->tmp_fd >= 0 && !cl->tmp_full && fstatfs(cl->tmp_fd, &st) == 0 && st.f_blocks > 0 &&
+	    st.f_bavail == 0) {
+		cl->tmp_full = true;
+		hits |= CGLIMIT_HIT_TMP;
+	}
+	return hits;
+}
+
+int cglimit_destroy(struct cglimit *cl)
+{
+	int r = 0;
+
+	if (cl->tmp_fd >= 0)
+		close(cl->tmp_fd);
+	cl->tmp_fd = -1;
+	for (int c = 0; c < CGLIMIT_NCTRLS; c++) {
+		int q;
+
+		if (!cl->v1[c][0])
+			continue;
+		q = v1_remove(cl->v1[c], 1000);
+		if (q < 0 && r == 0)
+			r = q;
+		if (q == 0)
+			cl->v1[c][0] = '\0';
+	}
+	return r;
+}
+
+/*
+ * Kills the processes listed in a v1 cgroup: each through a pidfd taken while the process was
+ * still listed there, so that a PID reused meanwhile is never hit.
+ */
+static void v1_kill_members(const char *path)
+{
+	char procs[PATH_MAX];
+	FILE *f;
+	int pid;
+
+	if ((size_t)snprintf(procs, sizeof(procs), "%s/cgroup.procs", path) >= sizeof(procs))
+		return;
+	f = fopen(procs, "re");
+	if (!f)
+		return;
+	while (fscanf(f, "%d", &pid) == 1) {
+		int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		char line[64];
+		bool listed = false;
+		FILE *again;
+
+		if (pidfd < 0)
+			continue;
+		again = fopen(procs, "re");
+		while (again && fgets(line, sizeof(line), again))
+			listed |= atoi(line) == pid;
+		if (again)
+			fclose(again);
+		if (listed)
+			syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+		close(pidfd);
+	}
+	fclose(f);
+}
+
+int cglimit_remove_mirrors(const char *v2_path, int timeout_ms)
+{
+	int r = 0;
+
+	for (int c = 0; c < CGLIMIT_NCTRLS; c++) {
+		char path[PATH_MAX];
+		int q;
+
+		if (cglimit_v1_mirror(c, v2_path, path, sizeof(path)) < 0)
+			continue;
+		if (access(path, F_OK) < 0)
+			continue;
+		v1_kill_members(path);
+		q = v1_remove(path, timeout_ms);
+		if (q < 0 && r == 0)
+			r = q;
+	}
+	return r;
+}
