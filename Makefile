@@ -35,6 +35,7 @@ SKELS := $(BUILD)/launch.skel.h $(BUILD)/bpf_version.h
 PURE_SRCS := launcher/policy.c launcher/allowlist.c launcher/resolve.c launcher/dns.c \
 	launcher/audit_writer.c \
 	launcher/audit.c launcher/dnsproxy.c launcher/landlock.c launcher/limit.c
+PURE_SRCS += launcher/jobenv.c launcher/refusal.c launcher/mcp.c
 SRCS := $(wildcard launcher/*.c)
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 
@@ -48,8 +49,12 @@ HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/helpers/%,$(HELPER_SRCS))
 DEB_PKGS := clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libcjson-dev libcap-dev iproute2 util-linux procps valgrind clang-format dnsmasq-base \
 	python3 liburing-dev bind9-dnsutils
+# The agent example, its demo and the MCP server's end-to-end test: Node.js (18 on Debian 12)
+# and a throwaway CA. Debian's npm only when no npm is there: NodeSource's nodejs carries its
+# own and conflicts with Debian's.
+DEB_PKGS += nodejs openssl $(if $(shell command -v npm),,npm)
 
-.PHONY: all deps vmlinux install test unit integration valgrind demo bench soak clean format helpers
+.PHONY: all deps vmlinux install test unit integration valgrind demo demo-mini bench soak clean format helpers
 
 all: $(BUILD)/launch helpers
 
@@ -108,6 +113,9 @@ vmlinux:
 
 install: $(BUILD)/launch
 	install -D -m 0755 $(BUILD)/launch $(DESTDIR)$(PREFIX)/bin/launch
+	# --policy NAME finds these (after /etc/launch/policies): <prefix>/share/launch/policies.
+	install -d $(DESTDIR)$(PREFIX)/share/launch/policies
+	install -m 0644 policies/*.json $(DESTDIR)$(PREFIX)/share/launch/policies/
 
 unit: $(UNIT_BINS)
 	@tests/run-unit $(UNIT_BINS)
@@ -116,15 +124,27 @@ valgrind: $(UNIT_BINS:=.valgrind)
 	@for t in $^; do valgrind -q --error-exitcode=1 --leak-check=full $$t >/dev/null || exit 1; done
 	@echo "valgrind: clean"
 
-integration: all
+# launch mcp's end-to-end test: the MCP SDK's client, and tsx and stripe for the tool's code,
+# as the lock file pins them (the tests run in a network namespace without the registry).
+MCP_TEST_MODULES := tests/mcp/node_modules/.package-lock.json
+$(MCP_TEST_MODULES): tests/mcp/package.json tests/mcp/package-lock.json
+	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error
+
+integration: all $(MCP_TEST_MODULES)
 	@tests/integration/run
 
 # One line at the end: "N passed, N failed".
-test: all $(UNIT_BINS)
+test: all $(UNIT_BINS) $(MCP_TEST_MODULES)
 	@tests/run $(UNIT_BINS)
 
+# DEMO=openai or DEMO=anthropic: the same scenario with that provider's SDK.
+DEMO ?= stripe
 demo: all
-	@tests/demo
+	@tests/demo $(DEMO)
+
+# The smaller demo: a Python socket job under policies/demo.json.
+demo-mini: all
+	@tests/demo-mini
 
 # The fault tests at length: 200 launchers SIGKILLed at random moments, 500 launches beside
 # launch gc loops (make test runs short forms of both).

@@ -93,6 +93,9 @@ struct audit_log {
 	/* Records: an enum audit_kind byte, then the line with its '\n'. */
 	char queue[AUDIT_QUEUE_BYTES];
 	char out[AUDIT_WRITE_BYTES]; /* writer only: the lines of one write() */
+	/* Sees every line as it is queued (--notify-denials); NULL: none. Supervisor only. */
+	void (*observer)(const char *line, size_t len, void *ctx);
+	void *observer_ctx;
 };
 
 /*

@@ -122,6 +122,8 @@ int audit_append_kind(struct audit_log *log, enum audit_kind kind, const char *l
 	char tag = (char)kind;
 	int r = 0;
 
+	if (log->observer)
+		log->observer(line, len, log->observer_ctx);
 	audit_lock(log);
 	if (len == 0 || len > AUDIT_LINE_MAX || line[len - 1] != '\n') {
 		r = -EINVAL;

@@ -22,14 +22,20 @@
 #include "cgroup.h"
 #include "dnsproxy.h"
 #include "gc.h"
+#include "jobenv.h"
 #include "landlock.h"
 #include "limit.h"
 #include "loader.h"
+#include "mcp_run.h"
+#include "refusal.h"
 #include "rules.h"
 #include "sandbox.h"
 
 #define MAX_POLICIES	 64
 #define SANDBOX_NAME_MAX 64
+#ifndef LAUNCH_POLICY_ETC_DIR
+#define LAUNCH_POLICY_ETC_DIR "/etc/launch/policies"
+#endif
 
 static struct {
 	char *policies[MAX_POLICIES];
@@ -47,6 +53,8 @@ static struct {
 	bool verbose;
 	bool no_dns_proxy;
 	struct dnsproxy_config dns; /* defaults set in main */
+	struct jobenv env;	    /* --clearenv, --setenv, --pass-env */
+	bool notify_denials;
 	struct job_limits limits;   /* --pids-max and the others; LIMIT_UNSET when not given */
 } arg = { .audit_path = AUDIT_DEFAULT_PATH,
 	  .audit_stall_s = AUDIT_STALL_TIMEOUT_MS_DEFAULT / 1000.0 };
@@ -55,6 +63,8 @@ static const char USAGE[] =
 	"Usage: launch [OPTIONS] -- COMMAND [ARG...]\n"
 	"       launch check --policy FILE [--policy FILE...] [--resolver ADDR[:PORT]]\n"
 	"       launch gc [--unload]\n"
+	"       launch mcp --policy FILE [--runtime node] [--modules DIR] [--pass-env NAME...]\n"
+	"                  [--pool N] [--max-output BYTES]\n"
 	"\n"
 	"Runs COMMAND in its own cgroup, where BPF programs let its sockets reach only the\n"
 	"addresses, ports and protocols its policies allow, and write every refusal to a\n"
@@ -62,6 +72,8 @@ static const char USAGE[] =
 	"\n"
 	"Options:\n"
 	"  -p, --policy FILE        policy file (repeatable: the allowlists are unioned)\n"
+	"                           or NAME (no '/', no \".json\"): /etc/launch/policies/NAME.json,\n"
+	"                           else <prefix>/share/launch/policies/NAME.json\n"
 	"  -a, --audit-log PATH     audit log, appended to (default " AUDIT_DEFAULT_PATH ");\n"
 	"                           \"-\" writes to standard error\n"
 	"      --audit-failure=stop|continue\n"
@@ -90,6 +102,12 @@ static const char USAGE[] =
 	"  -n, --name NAME          sandbox id in the audit log and cgroup name\n"
 	"                           (default: 12 random hex digits)\n"
 	"  -v, --verbose            show libbpf's messages, the verifier's included\n"
+	"      --clearenv           start the job with an empty environment\n"
+	"      --setenv NAME=VALUE  set NAME in the job's environment (repeatable)\n"
+	"      --pass-env NAME      pass launch's NAME on to the job, and no other variable\n"
+	"                           that --setenv does not set (repeatable)\n"
+	"      --notify-denials     print one line on standard error per refusal:\n"
+	"                           \"launch: refused connect 1.1.1.1:443 (policy stripe)\"\n"
 	"\n"
 	"Resource limits (also a policy's \"limits\"; options win, else the strictest policy):\n"
 	"      --pids-max N|max     processes and threads (default 2048)\n"
@@ -122,7 +140,8 @@ static const char USAGE[] =
 	"The job runs as the user who ran sudo, or nobody (--user root for uid 0). It may write\n"
 	"only its working directory, a private /tmp and /dev/shm and a policy's \"fs\" paths\n"
 	"(Landlock), and sees /proc/sys and /sys read-only.\n"
-	"The job gets launch's standard streams and environment, no capabilities, no_new_privs,\n"
+	"The job gets launch's standard streams and environment (unless --clearenv or\n"
+	"--pass-env), no capabilities, no_new_privs,\n"
 	"and no descriptor above 2. INT, TERM, HUP, QUIT, USR1 and USR2 sent to launch are passed\n"
 	"on to it. When it exits, every process left in its cgroup is killed.\n"
 	"\n"
@@ -130,6 +149,9 @@ static const char USAGE[] =
 	"137 when it reached its pids or memory limit;\n"
 	"125 if launch failed (bad option, bad policy, no privilege, audit log failure);\n"
 	"126 if COMMAND cannot be executed; 127 if it is not found.\n"
+	"\n"
+	"launch mcp serves a Model Context Protocol tool, run_typescript, on standard input and\n"
+	"output: each call runs its code in a fresh sandbox under these policies (docs/mcp.md).\n"
 	"\n"
 	"launch check validates the policies and prints the effective allowlist, with the\n"
 	"addresses each host resolves to, without running anything.\n"
@@ -219,6 +241,10 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		OPT_DNS_MAX_IPS,
 		OPT_DNS_DENY,
 		OPT_AUDIT_DNS_ALLOWED,
+		OPT_CLEARENV,
+		OPT_SETENV,
+		OPT_PASS_ENV,
+		OPT_NOTIFY_DENIALS,
 		OPT_ALLOW_NO_LANDLOCK,
 		OPT_PIDS_MAX,
 		OPT_MEMORY_MAX,
@@ -245,6 +271,10 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		{ "dns-max-ips", required_argument, NULL, OPT_DNS_MAX_IPS },
 		{ "dns-deny", required_argument, NULL, OPT_DNS_DENY },
 		{ "audit-dns-allowed", no_argument, NULL, OPT_AUDIT_DNS_ALLOWED },
+		{ "clearenv", no_argument, NULL, OPT_CLEARENV },
+		{ "setenv", required_argument, NULL, OPT_SETENV },
+		{ "pass-env", required_argument, NULL, OPT_PASS_ENV },
+		{ "notify-denials", no_argument, NULL, OPT_NOTIFY_DENIALS },
 		{ "allow-no-landlock", no_argument, NULL, OPT_ALLOW_NO_LANDLOCK },
 		{ "pids-max", required_argument, NULL, OPT_PIDS_MAX },
 		{ "memory-max", required_argument, NULL, OPT_MEMORY_MAX },
@@ -409,6 +439,32 @@ static int parse_options(int argc, char **argv, bool need_policy)
 				return -1;
 			}
 			break;
+		/* The job's environment, and what a person sees of its refusals. */
+		case OPT_CLEARENV:
+			arg.env.clear = true;
+			break;
+		case OPT_SETENV:
+		case OPT_PASS_ENV: {
+			bool set = c == OPT_SETENV;
+			int r = set ? jobenv_add_set(&arg.env, optarg)
+				    : jobenv_add_pass(&arg.env, optarg);
+
+			if (r == -E2BIG) {
+				fail("%s: at most %d variables", set ? "--setenv" : "--pass-env",
+				     JOBENV_MAX);
+				return -1;
+			}
+			if (r < 0) {
+				fail(set ? "--setenv: \"%s\" is not NAME=VALUE (a NAME without '=')"
+					 : "--pass-env: \"%s\" is not a variable name",
+				     optarg);
+				return -1;
+			}
+			break;
+		}
+		case OPT_NOTIFY_DENIALS:
+			arg.notify_denials = true;
+			break;
 		case 'h':
 			fputs(USAGE, stdout);
 			exit(EXIT_SUCCESS);
@@ -461,6 +517,116 @@ static int random_id(char *buf, size_t len)
 	snprintf(buf, len, "%02x%02x%02x%02x%02x%02x", bytes[0], bytes[1], bytes[2], bytes[3],
 		 bytes[4], bytes[5]);
 	return 0;
+}
+
+/*
+ * --policy NAME (no '/', no ".json"): /etc/launch/policies/NAME.json, then the installed
+ * <prefix>/share/launch/policies/NAME.json next to this binary, then, for a binary run from
+ * its build folder, the checkout's policies/NAME.json; else the file NAME itself.
+ */
+static int resolve_policy_names(void)
+{
+	static char paths[MAX_POLICIES][PATH_MAX];
+	char exe[PATH_MAX], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	exe[n > 0 ? n : 0] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0'; /* the binary's folder */
+	for (size_t i = 0; i < arg.npolicies; i++) {
+		const char *name = arg.policies[i];
+		size_t len = strlen(name);
+		const char *dirs[] = { LAUNCH_POLICY_ETC_DIR, "../share/launch/policies",
+				       "../policies" };
+		bool found = false;
+
+		if (strchr(name, '/') || (len >= 5 && strcmp(name + len - 5, ".json") == 0) ||
+		    len == 0)
+			continue;
+		for (size_t d = 0; d < ARRAY_SIZE(dirs) && !found; d++) {
+			int n;
+
+			if (dirs[d][0] == '/')
+				n = snprintf(paths[i], sizeof(paths[i]), "%s/%s.json", dirs[d],
+					     name);
+			else if (slash)
+				n = snprintf(paths[i], sizeof(paths[i]), "%.2048s/%s/%.1024s.json",
+					     exe, dirs[d], name);
+			else
+				continue;
+			found = n > 0 && (size_t)n < sizeof(paths[i]) &&
+				access(paths[i], F_OK) == 0;
+		}
+		if (found) {
+			arg.policies[i] = paths[i];
+		} else if (access(name, F_OK) < 0) {
+			fail("--policy: no policy named \"%s\" in " LAUNCH_POLICY_ETC_DIR " or "
+			     "%s/../share/launch/policies (give a path to use a file)",
+			     name, slash ? exe : "<prefix>/bin");
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+static bool path_under_tmp(const char *path)
+{
+	return strcmp(path, "/tmp") == 0 || strncmp(path, "/tmp/", 5) == 0;
+}
+
+/* Where COMMAND would be found (as execvp does), or NULL. */
+static char *find_command(const char *command, char *buf, size_t len)
+{
+	const char *path = getenv("PATH") ?: "/bin:/usr/bin";
+
+	if (strchr(command, '/'))
+		return realpath(command, buf);
+	for (const char *dir = path; *dir;) {
+		size_t dirlen = strcspn(dir, ":");
+		char candidate[PATH_MAX];
+
+		snprintf(candidate, sizeof(candidate), "%.*s/%s", (int)dirlen,
+			 dirlen ? dir : ".", command);
+		if (access(candidate, X_OK) == 0 && realpath(candidate, buf) && strlen(buf) < len)
+			return buf;
+		dir += dirlen + (dir[dirlen] == ':');
+	}
+	return NULL;
+}
+
+/* The job has a private, empty /tmp: a command, file or working directory there is not its. */
+static void warn_tmp_paths(char *const *argv)
+{
+	char path[PATH_MAX];
+
+	if (getcwd(path, sizeof(path)) && path_under_tmp(path))
+		fprintf(stderr,
+			"launch: warning: the working directory %s is under /tmp, which the job "
+			"does not see: it gets a private, empty /tmp\n",
+			path);
+	if (find_command(argv[0], path, sizeof(path)) && path_under_tmp(path))
+		fprintf(stderr,
+			"launch: warning: the command %s (%s) is under /tmp, which the job does "
+			"not see: it gets a private, empty /tmp, so it will not be found\n",
+			argv[0], path);
+	for (size_t i = 1; argv[i]; i++)
+		if (argv[i][0] == '/' && realpath(argv[i], path) && path_under_tmp(path))
+			fprintf(stderr,
+				"launch: warning: %s is under /tmp, which the job does not see: it "
+				"gets a private, empty /tmp\n",
+				argv[i]);
+}
+
+/* --notify-denials: one line per refusal, as it is logged. */
+static void notify_denial(const char *line, size_t len, void *ctx __attribute__((unused)))
+{
+	struct refusal refusal;
+	char text[2 * REFUSAL_FIELD_MAX + 128];
+
+	if (refusal_parse(line, len, &refusal) == 1 &&
+	    refusal_format(&refusal, text, sizeof(text)) > 0)
+		fprintf(stderr, "launch: %s\n", text);
 }
 
 static int compile_rules(struct rules **ret_rules)
@@ -561,7 +727,7 @@ static int cmd_check(int argc, char **argv)
 		fail("check: runs nothing; \"%s\" is not an option", argv[first]);
 		return EXIT_LAUNCH_FAILED;
 	}
-	if (compile_rules(&rules) < 0)
+	if (resolve_policy_names() < 0 || compile_rules(&rules) < 0)
 		return EXIT_LAUNCH_FAILED;
 	rules_print(rules, stdout);
 	return EXIT_SUCCESS;
@@ -704,6 +870,7 @@ static int cmd_run(int argc, char **argv)
 	struct sandbox_options options = { 0 };
 	struct sandbox_timing timing = { 0 };
 	struct sandbox_audit_result audit = { 0 };
+	_cleanup_free_ char **job_environ = NULL;
 	struct timespec t0, t1;
 	double policy_us;
 	char id[SANDBOX_NAME_MAX + 1], parent[PATH_MAX], errbuf[PATH_MAX + 512];
@@ -727,8 +894,9 @@ static int cmd_run(int argc, char **argv)
 		     CHILD_MAX_GROUPS);
 		return EXIT_LAUNCH_FAILED;
 	}
-	if (check_system() < 0)
+	if (check_system() < 0 || resolve_policy_names() < 0)
 		return EXIT_LAUNCH_FAILED;
+	warn_tmp_paths(argv + first);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (compile_rules(&rules) < 0)
 		return EXIT_LAUNCH_FAILED;
@@ -770,6 +938,14 @@ static int cmd_run(int argc, char **argv)
 	job_limits_of(rules, &options.limits, &ram);
 	options.child.tmp_size_bytes = limit_tmp_bytes(&options.limits, ram);
 	options.timing_out = &timing;
+	if (arg.notify_denials)
+		options.audit_observer = notify_denial;
+	/* Last: launch itself has no more use for its environment. */
+	if (jobenv_build(&arg.env, environ, &job_environ) < 0) {
+		fail("cannot build the job's environment: %s", strerror(ENOMEM));
+		return EXIT_LAUNCH_FAILED;
+	}
+	environ = job_environ;
 	r = sandbox_run(&options, rules, &status, errbuf, sizeof(errbuf));
 	if (arg.verbose)
 		fprintf(stderr,
@@ -791,6 +967,109 @@ static int cmd_run(int argc, char **argv)
 	return status;
 }
 
+/* Takes "--NAME VALUE" or "--NAME=VALUE" out of argv; NULL when absent, "" without a value. */
+static const char *take_option(int *argc, char **argv, const char *name)
+{
+	size_t len = strlen(name);
+	const char *value = NULL;
+
+	for (int i = 1; i < *argc && strcmp(argv[i], "--") != 0;) {
+		int taken = 0;
+
+		if (strncmp(argv[i], name, len) == 0 && argv[i][len] == '=') {
+			value = argv[i] + len + 1;
+			taken = 1;
+		} else if (strcmp(argv[i], name) == 0) {
+			value = i + 1 < *argc ? argv[i + 1] : "";
+			taken = i + 1 < *argc ? 2 : 1;
+		}
+		if (!taken) {
+			i++;
+			continue;
+		}
+		memmove(&argv[i], &argv[i + taken],
+			(size_t)(*argc - i - taken + 1) * sizeof(*argv));
+		*argc -= taken;
+	}
+	return value;
+}
+
+static int cmd_mcp(int argc, char **argv)
+{
+	_cleanup_(rules_freep) struct rules *rules = NULL;
+	const char *runtime = take_option(&argc, argv, "--runtime");
+	const char *modules = take_option(&argc, argv, "--modules");
+	const char *max_output = take_option(&argc, argv, "--max-output");
+	const char *pool = take_option(&argc, argv, "--pool");
+	struct mcp_run_config config = { .runtime = runtime ?: "node" };
+	char modules_path[PATH_MAX], tsx[PATH_MAX + 32], self[PATH_MAX], errbuf[PATH_MAX + 256];
+	char parent[PATH_MAX];
+	unsigned int max_output_bytes = MCP_RUN_DEFAULT_MAX_OUTPUT_BYTES;
+	unsigned int pool_size = MCP_RUN_DEFAULT_POOL;
+	int first, nforward;
+
+	first = parse_options(argc, argv, true);
+	if (first < 0)
+		return EXIT_LAUNCH_FAILED;
+	if (first < argc) {
+		fail("mcp: \"%s\" is not an option (the code comes in run_typescript calls)",
+		     argv[first]);
+		return EXIT_LAUNCH_FAILED;
+	}
+	if (runtime && !*runtime) {
+		fail("--runtime: needs a value: node, or the path of a node binary");
+		return EXIT_LAUNCH_FAILED;
+	}
+	if (max_output && parse_uint(max_output, 64 << 20, &max_output_bytes) < 0) {
+		fail("--max-output: \"%s\" is not 0-%d bytes", max_output, 64 << 20);
+		return EXIT_LAUNCH_FAILED;
+	}
+	if (pool && parse_uint(pool, MCP_RUN_POOL_MAX, &pool_size) < 0) {
+		fail("--pool: \"%s\" is not 0-%d prepared sandboxes", pool, MCP_RUN_POOL_MAX);
+		return EXIT_LAUNCH_FAILED;
+	}
+	/* The code imports tsx's loader and the SDK from here: it must be complete now. */
+	if (!realpath(modules ?: "node_modules", modules_path)) {
+		fail("--modules: %s: %s (a node_modules folder with tsx and the provider's SDK: "
+		     "npm install tsx stripe)",
+		     modules ?: "node_modules in the current folder", strerror(errno));
+		return EXIT_LAUNCH_FAILED;
+	}
+	snprintf(tsx, sizeof(tsx), "%s/tsx/package.json", modules_path);
+	if (access(tsx, R_OK) < 0) {
+		fail("--modules: %s has no tsx, which runs the TypeScript: npm install tsx there",
+		     modules_path);
+		return EXIT_LAUNCH_FAILED;
+	}
+	if (check_system() < 0 || resolve_policy_names() < 0 || compile_rules(&rules) < 0 ||
+	    cgroup_parent_dir(parent, sizeof(parent)) < 0)
+		return EXIT_LAUNCH_FAILED;
+	if (!realpath("/proc/self/exe", self)) {
+		fail("cannot find launch's own binary: %s", strerror(errno));
+		return EXIT_LAUNCH_FAILED;
+	}
+	/* Every option but a final "--" goes on to each call's launch, which reads them again. */
+	nforward = first - 1;
+	if (nforward > 0 && strcmp(argv[first - 1], "--") == 0)
+		nforward--;
+	config.launch_path = self;
+	config.launch_args = argv + 1;
+	config.nlaunch_args = (size_t)nforward;
+	config.modules = modules_path;
+	config.audit_path = arg.audit_path;
+	config.user = arg.user ?: MCP_RUN_DEFAULT_USER;
+	config.policy = rules->names;
+	config.timeout_s = arg.timeout_s > 0 ? arg.timeout_s : MCP_RUN_DEFAULT_TIMEOUT_S;
+	config.max_output_bytes = max_output_bytes;
+	config.pool = pool_size;
+	config.cgroup_parent = parent;
+	if (mcp_run_serve(&config, STDIN_FILENO, STDOUT_FILENO, errbuf, sizeof(errbuf)) < 0) {
+		fail("mcp: %s", errbuf);
+		return EXIT_LAUNCH_FAILED;
+	}
+	return EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
 	libbpf_set_print(libbpf_print);
@@ -802,5 +1081,7 @@ int main(int argc, char **argv)
 		return cmd_check(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "gc") == 0)
 		return cmd_gc(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "mcp") == 0)
+		return cmd_mcp(argc - 1, argv + 1);
 	return cmd_run(argc, argv);
 }

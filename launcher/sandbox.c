@@ -444,6 +444,8 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 			 audit_strerror(r));
 		goto out;
 	}
+	log.observer = options->audit_observer;
+	log.observer_ctx = options->audit_observer_ctx;
 	r = loader_shared_get(options->cgroup_parent, &sandbox.shared);
 	if (r < 0) {
 		snprintf(errbuf, errlen,

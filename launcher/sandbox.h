@@ -53,6 +53,9 @@ struct sandbox_options {
 	struct job_limits limits;		/* every one set: defaults filled in (limit.h) */
 	struct sandbox_timing *timing_out;	/* filled in by sandbox_run */
 	struct sandbox_audit_result *audit_out; /* filled in by sandbox_run */
+	/* Sees every audit line as it is queued (--notify-denials); NULL: none. */
+	void (*audit_observer)(const char *line, size_t len, void *ctx);
+	void *audit_observer_ctx;
 };
 
 /*

@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* launch mcp: each run_typescript call in a fresh sandbox, a child `launch` of its own. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cjson/cJSON.h>
+
+#include "mcp.h"
+#include "mcp_run.h"
+#include "util.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
+
+/* A launch that outlives its own --timeout by this much is killed from here. */
+#define MCP_RUN_GRACE_S	 15
+#define MCP_RUN_ARGS_MAX 64
+/* A prepared sandbox waits at most this long for its call; then launch stops it. */
+#define MCP_RUN_POOL_IDLE_S 86400
+/*
+ * The job's shell: into the call's folder. Its parent, the server's folder, has node_modules
+ * (a link to --modules), where Node finds tsx, the SDK and the warm runner's imports.
+ */
+static const char MCP_RUN_SCRIPT[] = "cd \"$1\" && shift && exec \"$@\"";
+/*
+ * A prepared sandbox's program: tsx's loader and the SDK imported, then it waits for the end
+ * of its standard input, the server's "go", and imports the call's main.mts.
+ */
+static const char MCP_RUN_WARM_RUNNER[] =
+	"import { register } from 'tsx/esm/api';\n"
+	"import { pathToFileURL } from 'node:url';\n"
+	"import { pbkdf2 } from 'node:crypto';\n"
+	"import { createSecureContext } from 'node:tls';\n"
+	"register();\n"
+	"for (const name of (process.env.LAUNCH_MCP_PRELOAD ?? '').split(',').filter(Boolean))\n"
+	"\tawait import(name);\n"
+	"delete process.env.LAUNCH_MCP_PRELOAD;\n"
+	/*
+	 * What the first call would pay for: esbuild's service, libuv's threads (a look-up would
+	 * start them too, but glibc connects UDP sockets to sort its answers: refusals), the CA
+	 * store.
+	 */
+	"await import(new URL('./warmup.mts', import.meta.url).href);\n"
+	"await new Promise((done) => pbkdf2('', '', 1, 8, 'sha256', done));\n"
+	"createSecureContext();\n"
+	"for await (const chunk of process.stdin);\n"
+	"await import(pathToFileURL(process.cwd() + '/main.mts').href);\n";
+/* Transformed by tsx ahead of the call, so that esbuild is started already. */
+static const char MCP_RUN_WARMUP[] = "const warm: number = 1;\nexport default warm;\n";
+/* Imported by a prepared sandbox before its call when they are in --modules. */
+static const char *const MCP_RUN_SDKS[] = { "stripe", "openai", "@anthropic-ai/sdk" };
+
+/* One output stream of the job, kept up to the cap. */
+struct mcp_stream {
+	int fd;
+	char *text;
+	size_t len;
+	bool truncated;
+};
+
+/* One sandbox: a child launch, prepared (warm) or started with its code (cold). */
+struct mcp_sandbox {
+	pid_t pid; /* the child launch; 0: none */
+	unsigned int n;
+	bool warm;
+	int in_fd; /* warm: closing it tells the runner to go */
+	struct mcp_stream out, err;
+	char dir[96], audit[96], name[64];
+};
+
+struct mcp_runner {
+	const struct mcp_run_config *config;
+	char state_dir[64]; /* 0711: the job may pass through to its folder, not list */
+	unsigned int calls;
+	int audit_fd;	   /* the server's audit log, where each call's lines go; -1: none */
+	char preload[256]; /* the SDKs a prepared sandbox imports ahead */
+	struct mcp_sandbox pool[MCP_RUN_POOL_MAX];
+};
+
+static long long monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static int remove_entry(const char *path, const struct stat *st __attribute__((unused)),
+			int flag __attribute__((unused)), struct FTW *ftw __attribute__((unused)))
+{
+	remove(path);
+	return 0;
+}
+
+/* Removes a call's folder, whatever a job running as root may have left in it. */
+static void remove_tree(const char *path)
+{
+	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int write_file(const char *path, const char *text, mode_t mode)
+{
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	size_t len = strlen(text);
+
+	if (fd < 0)
+		return -errno;
+	while (len) {
+		ssize_t n = write(fd, text, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		text += n;
+		len -= (size_t)n;
+	}
+	return fchmod(fd, mode) < 0 ? -errno : 0;
+}
+
+static int mcp_stream_read(struct mcp_stream *stream, size_t cap)
+{
+	char chunk[16384];
+	ssize_t n = read(stream->fd, chunk, sizeof(chunk));
+
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+	if (n == 0) {
+		close(stream->fd);
+		stream->fd = -1;
+		return 0;
+	}
+	if (stream->len + (size_t)n > cap) {
+		stream->truncated = true;
+		n = (ssize_t)(cap - stream->len);
+	}
+	if (n > 0) {
+		char *grown = realloc(stream->text, stream->len + (size_t)n + 1);
+
+		if (!grown)
+			return -ENOMEM;
+		stream->text = grown;
+		memcpy(stream->text + stream->len, chunk, (size_t)n);
+		stream->len += (size_t)n;
+		stream->text[stream->len] = '\0';
+	}
+	return 0;
+}
+
+/* Runs in the forked child: the launcher of one call, with its streams and limits. */
+static _Noreturn void mcp_run_exec(char *const *argv, int in_fd, int out_fd, int err_fd)
+{
+	/* No core files of the job (or of launch) left behind; at most 64 MiB per file. */
+	const struct rlimit core = { 0, 0 }, fsize = { 64 << 20, 64 << 20 };
+
+	/* The server gone (its client closed it): the call goes too, launch passes it on. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (in_fd < 0)
+		in_fd = open("/dev/null", O_RDONLY);
+	if (in_fd < 0 || dup2(in_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
+	    dup2(err_fd, STDERR_FILENO) < 0)
+		_exit(125);
+	setrlimit(RLIMIT_CORE, &core);
+	setrlimit(RLIMIT_FSIZE, &fsize);
+	signal(SIGPIPE, SIG_DFL);
+	execv(argv[0], argv);
+	dprintf(STDERR_FILENO, "launch mcp: cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(125);
+}
+
+/* Reads the call's audit log: its refusals, the job's own exit; copies it to the server's. */
+static int mcp_run_audit(const struct mcp_runner *runner, const char *path,
+			 struct mcp_result *result)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	size_t len = 0;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno; /* launch failed before it opened one */
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	text = malloc((size_t)st.st_size + 1);
+	if (!text)
+		return -ENOMEM;
+	while (len < (size_t)st.st_size) {
+		ssize_t n = read(fd, text + len, (size_t)st.st_size - len);
+
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	text[len] = '\0';
+	for (char *line = text, *nl; line < text + len; line = nl + 1) {
+		struct refusal refusal;
+
+		nl = strchr(line, '\n');
+		if (!nl)
+			nl = text + len;
+		if (refusal_parse(line, (size_t)(nl - line), &refusal) == 1) {
+			struct refusal *grown =
+				realloc(result->refused, (result->nrefused + 1) * sizeof(*grown));
+
+			if (!grown)
+				return -ENOMEM;
+			result->refused = grown;
+			result->refused[result->nrefused++] = refusal;
+		} else if (strstr(line, "\"event\":\"sandbox_exit\"")) {
+			_cleanup_(cJSON_Deletep) cJSON *exit =
+				cJSON_ParseWithLength(line, (size_t)(nl - line));
+			const cJSON *sig = cJSON_GetObjectItemCaseSensitive(exit, "signal");
+
+			/* The job's own end, not its exit status as launch passes it on (128+N). */
+			if (cJSON_IsNumber(sig) && sig->valueint > 0)
+				result->signal = sig->valueint;
+		}
+	}
+	if (runner->audit_fd < 0 || len == 0)
+		return 0;
+	/* One write: the call's lines stay together and whole beside other writers'. */
+	return write(runner->audit_fd, text, len) == (ssize_t)len ? 0 : -EIO;
+}
+
+/* The server's audit log, opened (and its folder made) once, before the first call. */
+static int mcp_run_open_audit(const char *path)
+{
+	char dir[PATH_MAX], *slash;
+	int fd;
+
+	if (strcmp(path, "-") == 0) {
+		fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? -errno : fd;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (mkdir(dir, 0750) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Writes "1" to the sandbox's cgroup.kill: everything of the job dies, launch tears down. */
+static void mcp_sandbox_kill(const struct mcp_runner *runner, const struct mcp_sandbox *sandbox)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s/cgroup.kill", runner->config->cgroup_parent,
+		 sandbox->name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "1", 1) != 1)
+		kill(sandbox->pid, SIGTERM); /* launch passes it on */
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Reads the job's output until it ends or the deadline passes (then the job is killed), and
+ * reaps launch. Returns whether the deadline passed.
+ */
+static int mcp_sandbox_collect(const struct mcp_runner *runner, struct mcp_sandbox *sandbox,
+			       long long deadline, bool *ret_killed, int *ret_wait_status)
+{
+	size_t cap = runner->config->max_output_bytes;
+	bool killed = false, forced = false;
+	int r;
+
+	while (sandbox->out.fd >= 0 || sandbox->err.fd >= 0) {
+		struct pollfd fds[2] = { { .fd = sandbox->out.fd, .events = POLLIN },
+					 { .fd = sandbox->err.fd, .events = POLLIN } };
+		long long left = deadline - monotonic_ms();
+
+		if (left <= 0 && !killed) {
+			mcp_sandbox_kill(runner, sandbox);
+			killed = true;
+			deadline = monotonic_ms() + MCP_RUN_GRACE_S * 1000;
+			continue;
+		}
+		if (left <= 0 && !forced) {
+			/* launch itself did not stop: it goes, its init and job with it. */
+			kill(sandbox->pid, SIGKILL);
+			forced = true;
+			deadline = monotonic_ms() + 5000;
+			continue;
+		}
+		if (left <= 0)
+			break;
+		r = poll(fds, 2, (int)(left > 1000 ? 1000 : left));
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r <= 0)
+			continue;
+		if (fds[0].revents && (r = mcp_stream_read(&sandbox->out, cap)) < 0)
+			return r;
+		if (fds[1].revents && (r = mcp_stream_read(&sandbox->err, cap)) < 0)
+			return r;
+	}
+	while (waitpid(sandbox->pid, ret_wait_status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	sandbox->pid = 0;
+	*ret_killed = killed;
+	return 0;
+}
+
+/* Removes what a sandbox left: its launch (killed if it still runs), folder, log, streams. */
+static void mcp_sandbox_free(const struct mcp_runner *runner, struct mcp_sandbox *sandbox)
+{
+	if (sandbox->pid > 0) {
+		mcp_sandbox_kill(runner, sandbox);
+		closep(&sandbox->in_fd);
+		closep(&sandbox->out.fd);
+		closep(&sandbox->err.fd);
+		while (waitpid(sandbox->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	closep(&sandbox->in_fd);
+	closep(&sandbox->out.fd);
+	closep(&sandbox->err.fd);
+	free(sandbox->out.text);
+	free(sandbox->err.text);
+	if (sandbox->dir[0])
+		remove_tree(sandbox->dir);
+	if (sandbox->audit[0])
+		unlink(sandbox->audit);
+	memset(sandbox, 0, sizeof(*sandbox));
+	sandbox->in_fd = sandbox->out.fd = sandbox->err.fd = -1;
+}
+
+/*
+ * Starts a sandbox: warm, a prepared runner waiting for its code; cold, with the code in its
+ * folder already.
+ */
+static int mcp_sandbox_start(struct mcp_runner *runner, const char *code,
+			     struct mcp_sandbox *sandbox)
+{
+	const struct mcp_run_config *config = runner->config;
+	char file[sizeof(sandbox->dir) + 16], timeout[32], runner_path[96], preload[300];
+	const char *argv[MCP_RUN_ARGS_MAX + 32];
+	int in_pipe[2] = { -1, -1 }, out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
+	size_t argc = 0;
+	int r = 0;
+
+	memset(sandbox, 0, sizeof(*sandbox));
+	sandbox->in_fd = sandbox->out.fd = sandbox->err.fd = -1;
+	sandbox->warm = !code;
+	sandbox->n = ++runner->calls;
+	snprintf(sandbox->dir, sizeof(sandbox->dir), "%s/call-%u", runner->state_dir, sandbox->n);
+	snprintf(sandbox->audit, sizeof(sandbox->audit), "%s/call-%u.jsonl", runner->state_dir,
+		 sandbox->n);
+	snprintf(sandbox->name, sizeof(sandbox->name), "mcp-%d-%u", (int)getpid(), sandbox->n);
+	snprintf(file, sizeof(file), "%s/main.mts", sandbox->dir);
+	snprintf(runner_path, sizeof(runner_path), "%s/runner.mjs", runner->state_dir);
+	snprintf(preload, sizeof(preload), "--setenv=LAUNCH_MCP_PRELOAD=%s", runner->preload);
+	/* A prepared sandbox waits for its call: the call's timeout is kept from here. */
+	snprintf(timeout, sizeof(timeout), "%g",
+		 sandbox->warm ? MCP_RUN_POOL_IDLE_S + config->timeout_s : config->timeout_s);
+
+	if (mkdir(sandbox->dir, 0755) < 0)
+		return -errno;
+	if (code)
+		r = write_file(file, code, 0644);
+	if (r == 0 && ((sandbox->warm && pipe2(in_pipe, O_CLOEXEC) < 0) ||
+		       pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0))
+		r = -errno;
+	if (r < 0)
+		goto out;
+
+	/* The job's environment: a PATH and a HOME, then what the server passes on. */
+	argv[argc++] = config->launch_path;
+	argv[argc++] = "--clearenv";
+	argv[argc++] = "--setenv=PATH=/usr/local/bin:/usr/bin:/bin";
+	argv[argc++] = "--setenv=HOME=/tmp";
+	if (sandbox->warm)
+		argv[argc++] = preload;
+	for (size_t i = 0; i < config->nlaunch_args && i < MCP_RUN_ARGS_MAX; i++)
+		argv[argc++] = config->launch_args[i];
+	/* Last, so that they win over the same options among the server's. */
+	argv[argc++] = "--audit-log";
+	argv[argc++] = sandbox->audit;
+	argv[argc++] = "--name";
+	argv[argc++] = sandbox->name;
+	argv[argc++] = "--timeout";
+	argv[argc++] = timeout;
+	argv[argc++] = "--user";
+	argv[argc++] = config->user;
+	argv[argc++] = "--";
+	argv[argc++] = "/bin/sh";
+	argv[argc++] = "-c";
+	argv[argc++] = MCP_RUN_SCRIPT;
+	argv[argc++] = "sh";
+	argv[argc++] = sandbox->dir;
+	argv[argc++] = config->runtime;
+	if (sandbox->warm) {
+		argv[argc++] = runner_path;
+	} else {
+		argv[argc++] = "--import";
+		argv[argc++] = "tsx";
+		argv[argc++] = "main.mts";
+	}
+	argv[argc] = NULL;
+
+	sandbox->pid = fork();
+	if (sandbox->pid < 0) {
+		r = -errno;
+		sandbox->pid = 0;
+		goto out;
+	}
+	if (sandbox->pid == 0)
+		mcp_run_exec((char *const *)argv, in_pipe[0], out_pipe[1], err_pipe[1]);
+	sandbox->in_fd = TAKE_FD(in_pipe[1]);
+	sandbox->out.fd = TAKE_FD(out_pipe[0]);
+	sandbox->err.fd = TAKE_FD(err_pipe[0]);
+out:
+	for (int i = 0; i < 2; i++) {
+		closep(&in_pipe[i]);
+		closep(&out_pipe[i]);
+		closep(&err_pipe[i]);
+	}
+	if (r < 0)
+		mcp_sandbox_free(runner, sandbox);
+	return r;
+}
+
+/* A prepared sandbox for the next call, or a cold one with the code when none is ready. */
+static int mcp_sandbox_take(struct mcp_runner *runner, const char *code,
+			    struct mcp_sandbox *ret_sandbox)
+{
+	char file[sizeof(ret_sandbox->dir) + 16];
+
+	for (size_t i = 0; i < runner->config->pool; i++) {
+		struct mcp_sandbox *sandbox = &runner->pool[i];
+		int status;
+
+		if (sandbox->pid <= 0)
+			continue;
+		/* One that died while it waited (launch failed, the runner crashed) is dropped. */
+		if (waitpid(sandbox->pid, &status, WNOHANG) != 0) {
+			sandbox->pid = 0;
+			mcp_sandbox_free(runner, sandbox);
+			continue;
+		}
+		snprintf(file, sizeof(file), "%s/main.mts", sandbox->dir);
+		if (write_file(file, code, 0644) < 0) {
+			mcp_sandbox_free(runner, sandbox);
+			continue;
+		}
+		*ret_sandbox = *sandbox;
+		memset(sandbox, 0, sizeof(*sandbox));
+		sandbox->in_fd = sandbox->out.fd = sandbox->err.fd = -1;
+		return 0;
+	}
+	return mcp_sandbox_start(runner, code, ret_sandbox);
+}
+
+/* Prepares sandboxes until the pool is full; a failure leaves a slot for the next call. */
+static void mcp_pool_fill(struct mcp_runner *runner)
+{
+	for (size_t i = 0; i < runner->config->pool; i++)
+		if (runner->pool[i].pid <= 0)
+			mcp_sandbox_start(runner, NULL, &runner->pool[i]);
+}
+
+static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_result)
+{
+	struct mcp_runner *runner = ctx;
+	const struct mcp_run_config *config = runner->config;
+	struct mcp_sandbox sandbox;
+	long long started;
+	bool killed = false;
+	int r, wait_status = 0;
+
+	memset(ret_result, 0, sizeof(*ret_result));
+	r = mcp_sandbox_take(runner, code, &sandbox);
+	if (r < 0)
+		return r;
+	started = monotonic_ms();
+	/* The end of its input is the prepared runner's signal to import main.mts. */
+	closep(&sandbox.in_fd);
+	r = mcp_sandbox_collect(runner, &sandbox, started + (long long)(config->timeout_s * 1000),
+				&killed, &wait_status);
+	if (r < 0)
+		goto out;
+	ret_result->duration_ms = monotonic_ms() - started;
+	if (WIFEXITED(wait_status))
+		ret_result->exit_status = WEXITSTATUS(wait_status);
+	else
+		ret_result->exit_status = 128 + WTERMSIG(wait_status);
+	/* launch's own timeout status (a cold call), or the server's kill (a prepared one). */
+	ret_result->timed_out =
+		killed || (ret_result->exit_status == 124 &&
+			   ret_result->duration_ms >= (long long)(config->timeout_s * 1000));
+	if (ret_result->timed_out)
+		ret_result->exit_status = 124;
+	r = mcp_run_audit(runner, sandbox.audit, ret_result);
+	if (r < 0) {
+		fprintf(stderr, "launch mcp: audit log %s: %s\n", config->audit_path, strerror(-r));
+		goto out;
+	}
+	/* Killed on purpose: the signal is the timeout's, not a crash. */
+	if (ret_result->timed_out)
+		ret_result->signal = 0;
+	ret_result->out = TAKE_PTR(sandbox.out.text);
+	ret_result->out_len = sandbox.out.len;
+	ret_result->out_truncated = sandbox.out.truncated;
+	ret_result->err = TAKE_PTR(sandbox.err.text);
+	ret_result->err_len = sandbox.err.len;
+	ret_result->err_truncated = sandbox.err.truncated;
+out:
+	if (r < 0)
+		mcp_result_free(ret_result);
+	mcp_sandbox_free(runner, &sandbox);
+	/* The next call's sandbox is prepared while the model reads this one's result. */
+	mcp_pool_fill(runner);
+	return r;
+}
+
+/* The server's folder: node_modules (a link to --modules) and the prepared runner. */
+static int mcp_run_state_dir(struct mcp_runner *runner)
+{
+	char path[128];
+	int r;
+
+	snprintf(runner->state_dir, sizeof(runner->state_dir), "/run/launch-mcp.XXXXXX");
+	if (!mkdtemp(runner->state_dir))
+		return -errno;
+	if (chmod(runner->state_dir, 0711) < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/node_modules", runner->state_dir);
+	if (symlink(runner->config->modules, path) < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/runner.mjs", runner->state_dir);
+	r = write_file(path, MCP_RUN_WARM_RUNNER, 0644);
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof(path), "%s/warmup.mts", runner->state_dir);
+	r = write_file(path, MCP_RUN_WARMUP, 0644);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ARRAY_SIZE(MCP_RUN_SDKS); i++) {
+		snprintf(path, sizeof(path), "%s/%s/package.json", runner->config->modules,
+			 MCP_RUN_SDKS[i]);
+		if (access(path, R_OK) == 0)
+			snprintf(runner->preload + strlen(runner->preload),
+				 sizeof(runner->preload) - strlen(runner->preload), "%s%s",
+				 runner->preload[0] ? "," : "", MCP_RUN_SDKS[i]);
+	}
+	return 0;
+}
+
+int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, char *errbuf,
+		  size_t errlen)
+{
+	struct mcp_runner runner = { .config = config, .audit_fd = -1 };
+	const struct mcp_ops ops = { .run = mcp_run_call, .ctx = &runner };
+	struct mcp_server server = { .ops = &ops,
+				     .policy = config->policy,
+				     .timeout_s = config->timeout_s };
+	int r;
+
+	for (size_t i = 0; i < MCP_RUN_POOL_MAX; i++)
+		runner.pool[i].in_fd = runner.pool[i].out.fd = runner.pool[i].err.fd = -1;
+	if (config->audit_path) {
+		runner.audit_fd = mcp_run_open_audit(config->audit_path);
+		if (runner.audit_fd < 0) {
+			r = runner.audit_fd;
+			snprintf(errbuf, errlen, "audit log %s: %s", config->audit_path,
+				 strerror(-r));
+			return r;
+		}
+	}
+	r = mcp_run_state_dir(&runner);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot make a folder for the calls (%s): %s",
+			 runner.state_dir, strerror(-r));
+		goto out;
+	}
+	mcp_pool_fill(&runner);
+	r = mcp_serve(&server, in_fd, out_fd);
+	if (r < 0)
+		snprintf(errbuf, errlen, "MCP on standard input and output: %s", strerror(-r));
+out:
+	for (size_t i = 0; i < MCP_RUN_POOL_MAX; i++)
+		mcp_sandbox_free(&runner, &runner.pool[i]);
+	if (runner.state_dir[0] == '/')
+		remove_tree(runner.state_dir);
+	closep(&runner.audit_fd);
+	return r;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* launch mcp: each run_typescript call in a fresh sandbox, a child `launch` of its own. */
+#ifndef LAUNCH_MCP_RUN_H
+#define LAUNCH_MCP_RUN_H
+
+#include <stddef.h>
+
+#define MCP_RUN_DEFAULT_TIMEOUT_S	 30.0
+#define MCP_RUN_DEFAULT_MAX_OUTPUT_BYTES (64 * 1024)
+/* Prepared sandboxes waiting for the next calls: --pool, at most MCP_RUN_POOL_MAX. */
+#define MCP_RUN_DEFAULT_POOL 2
+#define MCP_RUN_POOL_MAX     16
+/* The job runs as this user unless --user says otherwise: it owns nothing of root's. */
+#define MCP_RUN_DEFAULT_USER "nobody"
+
+struct mcp_run_config {
+	const char *launch_path;  /* this binary */
+	char *const *launch_args; /* launch options every call gets (policies, --pass-env) */
+	size_t nlaunch_args;
+	const char *runtime;	   /* "node" (found through the job's PATH) or a path */
+	const char *modules;	   /* absolute: a node_modules with tsx and the SDK */
+	const char *audit_path;	   /* where each call's audit lines are appended; "-": stderr */
+	const char *user;	   /* the job's user */
+	const char *policy;	   /* the policies' names, for the tool description */
+	const char *cgroup_parent; /* where each call's cgroup is: its cgroup.kill */
+	double timeout_s;
+	size_t max_output_bytes; /* each of stdout and stderr */
+	size_t pool;		 /* prepared sandboxes kept ready (0: each call starts cold) */
+};
+
+/*
+ * Serves MCP on in_fd/out_fd until end of input. Returns 0, or a negative errno with one line
+ * in errbuf.
+ */
+int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, char *errbuf,
+		  size_t errlen);
+
+#endif /* LAUNCH_MCP_RUN_H */

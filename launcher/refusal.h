@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A refusal as a person or a model reads it, from an audit log's "deny" line. */
+#ifndef LAUNCH_REFUSAL_H
+#define LAUNCH_REFUSAL_H
+
+#include <stddef.h>
+
+#define REFUSAL_FIELD_MAX 512
+
+struct refusal {
+	char op[32]; /* "connect", "dns", "socket", ... as in the audit log */
+	char destination[REFUSAL_FIELD_MAX]; /* "1.1.1.1:443", "[2001:db8::1]:53", a path, a name */
+	char name[REFUSAL_FIELD_MAX];	     /* the host name the job used, when known; else "" */
+	char policy[REFUSAL_FIELD_MAX];
+};
+
+/*
+ * Reads one audit log line. Returns 1 and fills ret_refusal for a "deny" line, 0 for any
+ * other line (or one that is not JSON), -ENOMEM.
+ */
+int refusal_parse(const char *line, size_t len, struct refusal *ret_refusal);
+
+/* "refused connect 1.1.1.1:443 (policy stripe)", without a newline; the length written. */
+int refusal_format(const struct refusal *refusal, char *buf, size_t len);
+
+#endif /* LAUNCH_REFUSAL_H */

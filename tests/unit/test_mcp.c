@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The MCP protocol layer: lifecycle, errors, tools/list, tools/call with a stand-in runner. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <cjson/cJSON.h>
+
+#include "mcp.h"
+#include "test.h"
+
+/* What the stand-in runner saw and answers. */
+static struct {
+	int calls;
+	char code[256];
+	int fail; /* negative errno to return */
+	int signal;
+} fake;
+
+static int fake_run(void *ctx __attribute__((unused)), const char *code,
+		    struct mcp_result *ret_result)
+{
+	fake.calls++;
+	snprintf(fake.code, sizeof(fake.code), "%s", code);
+	if (fake.fail)
+		return fake.fail;
+	memset(ret_result, 0, sizeof(*ret_result));
+	ret_result->out = strdup("42\n");
+	ret_result->out_len = 3;
+	ret_result->err = strdup("");
+	ret_result->signal = fake.signal;
+	ret_result->exit_status = fake.signal ? 128 + fake.signal : 0;
+	ret_result->duration_ms = 17;
+	ret_result->refused = calloc(2, sizeof(struct refusal));
+	ret_result->nrefused = 2;
+	strcpy(ret_result->refused[0].op, "connect");
+	strcpy(ret_result->refused[0].destination, "1.1.1.1:443");
+	strcpy(ret_result->refused[0].policy, "stripe");
+	strcpy(ret_result->refused[1].op, "dns");
+	strcpy(ret_result->refused[1].destination, "evil.example");
+	strcpy(ret_result->refused[1].name, "evil.example");
+	strcpy(ret_result->refused[1].policy, "stripe");
+	return 0;
+}
+
+static const struct mcp_ops FAKE_OPS = { .run = fake_run };
+
+static void server_init(struct mcp_server *server)
+{
+	memset(server, 0, sizeof(*server));
+	memset(&fake, 0, sizeof(fake));
+	server->ops = &FAKE_OPS;
+	server->policy = "stripe";
+	server->timeout_s = 30;
+}
+
+/* Sends one message; returns the parsed reply (NULL when none came). */
+static cJSON *send_msg(struct mcp_server *server, const char *message)
+{
+	char *reply = NULL;
+	cJSON *json;
+
+	CHECK_EQ_INT(mcp_handle(server, message, strlen(message), &reply), 0);
+	if (!reply)
+		return NULL;
+	json = cJSON_Parse(reply);
+	CHECK(json != NULL);
+	free(reply);
+	return json;
+}
+
+static int error_code(const cJSON *reply)
+{
+	const cJSON *code = cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "error"), "code");
+
+	return cJSON_IsNumber(code) ? code->valueint : 0;
+}
+
+static void initialize(struct mcp_server *server)
+{
+	cJSON *reply = send_msg(server, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+					"\"params\":{\"protocolVersion\":\"2025-06-18\","
+					"\"capabilities\":{},\"clientInfo\":{\"name\":\"t\","
+					"\"version\":\"1\"}}}");
+
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "result"),
+							      "protocolVersion")),
+		     "2025-06-18");
+	cJSON_Delete(reply);
+	CHECK(send_msg(server, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}") ==
+	      NULL);
+	CHECK(server->initialized);
+}
+
+static void test_initialize_negotiates(void)
+{
+	struct mcp_server server;
+	cJSON *reply, *result;
+
+	server_init(&server);
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"initialize\","
+				  "\"params\":{\"protocolVersion\":\"2030-01-01\"}}");
+	result = cJSON_GetObjectItem(reply, "result");
+	/* A version we do not speak: our newest, and the client decides. */
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(result, "protocolVersion")),
+		     MCP_PROTOCOL_LATEST);
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(reply, "id")), "a");
+	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(result, "capabilities"), "tools") != NULL);
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(
+			     cJSON_GetObjectItem(result, "serverInfo"), "name")),
+		     "launch");
+	cJSON_Delete(reply);
+	server_init(&server);
+	initialize(&server);
+	for (const char *const *v =
+		     (const char *const[]){ "2024-11-05", "2025-03-26", "2025-11-25", NULL };
+	     *v; v++) {
+		char message[256];
+
+		snprintf(message, sizeof(message),
+			 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{"
+			 "\"protocolVersion\":\"%s\"}}",
+			 *v);
+		reply = send_msg(&server, message);
+		CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(
+				     cJSON_GetObjectItem(reply, "result"), "protocolVersion")),
+			     *v);
+		cJSON_Delete(reply);
+	}
+}
+
+static void test_errors(void)
+{
+	static const struct {
+		const char *message;
+		int code;
+		bool null_id;
+	} cases[] = {
+		{ "not json", MCP_PARSE_ERROR, true },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,", MCP_PARSE_ERROR, true },
+		{ "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", MCP_INVALID_REQUEST,
+		  true },
+		{ "42", MCP_INVALID_REQUEST, true },
+		{ "{\"id\":1,\"method\":\"ping\"}", MCP_INVALID_REQUEST, false },
+		{ "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", MCP_INVALID_REQUEST,
+		  false },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}", MCP_INVALID_REQUEST,
+		  true },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}", MCP_INVALID_REQUEST, false },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1}", MCP_INVALID_REQUEST, false },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"nope\"}", MCP_METHOD_NOT_FOUND,
+		  false },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":[1]}",
+		  MCP_INVALID_PARAMS, false },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}",
+		  MCP_INVALID_PARAMS, false },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{}}",
+		  MCP_INVALID_PARAMS, false },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+		  "\"rm\",\"arguments\":{\"code\":\"1\"}}}",
+		  MCP_INVALID_PARAMS, false },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+		  "\"run_typescript\",\"arguments\":{\"code\":1}}}",
+		  MCP_INVALID_PARAMS, false },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+		  "\"run_typescript\"}}",
+		  MCP_INVALID_PARAMS, false },
+	};
+	struct mcp_server server;
+
+	server_init(&server);
+	initialize(&server);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *reply = send_msg(&server, cases[i].message);
+		cJSON *id = cJSON_GetObjectItem(reply, "id");
+
+		if (error_code(reply) != cases[i].code)
+			printf("  case %zu: %s\n", i, cases[i].message);
+		CHECK_EQ_INT(error_code(reply), cases[i].code);
+		CHECK(cJSON_IsString(
+			cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "error"), "message")));
+		CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(reply, "jsonrpc")), "2.0");
+		if (cases[i].null_id)
+			CHECK(cJSON_IsNull(id));
+		else
+			CHECK(cJSON_IsNumber(id) && id->valueint == 1);
+		cJSON_Delete(reply);
+	}
+	CHECK_EQ_INT(fake.calls, 0);
+}
+
+static void test_notifications_and_responses_get_no_reply(void)
+{
+	struct mcp_server server;
+
+	server_init(&server);
+	CHECK(send_msg(&server, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+				"\"params\":{\"requestId\":3}}") == NULL);
+	CHECK(send_msg(&server, "{\"jsonrpc\":\"2.0\",\"method\":\"no/such/notification\"}") ==
+	      NULL);
+	CHECK(send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}") == NULL);
+	CHECK(send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\":1}}") == NULL);
+}
+
+static void test_before_initialize(void)
+{
+	struct mcp_server server;
+	cJSON *reply;
+
+	server_init(&server);
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+	CHECK_EQ_INT(error_code(reply), MCP_INVALID_REQUEST);
+	cJSON_Delete(reply);
+	/* ping is allowed at any time. */
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}");
+	CHECK(cJSON_IsObject(cJSON_GetObjectItem(reply, "result")));
+	cJSON_Delete(reply);
+}
+
+static void test_tools_list(void)
+{
+	struct mcp_server server;
+	cJSON *reply, *tools, *tool, *schema;
+
+	server_init(&server);
+	initialize(&server);
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+	tools = cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "result"), "tools");
+	CHECK_EQ_INT(cJSON_GetArraySize(tools), 1);
+	tool = cJSON_GetArrayItem(tools, 0);
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(tool, "name")), "run_typescript");
+	CHECK_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(tool, "description")),
+		       "policy \"stripe\"");
+	schema = cJSON_GetObjectItem(tool, "inputSchema");
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(schema, "type")), "object");
+	CHECK_EQ_STR(cJSON_GetStringValue(
+			     cJSON_GetArrayItem(cJSON_GetObjectItem(schema, "required"), 0)),
+		     "code");
+	CHECK(cJSON_IsObject(cJSON_GetObjectItem(tool, "outputSchema")));
+	cJSON_Delete(reply);
+}
+
+static void test_tools_call(void)
+{
+	struct mcp_server server;
+	cJSON *reply, *result, *structured, *refused;
+	const char *text;
+
+	server_init(&server);
+	initialize(&server);
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\","
+				  "\"params\":{\"name\":\"run_typescript\",\"arguments\":{"
+				  "\"code\":\"console.log(6 * 7)\"}}}");
+	CHECK_EQ_INT(fake.calls, 1);
+	CHECK_EQ_STR(fake.code, "console.log(6 * 7)");
+	result = cJSON_GetObjectItem(reply, "result");
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(result, "isError")));
+	text = cJSON_GetStringValue(cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(result, "content"), 0), "text"));
+	CHECK_CONTAINS(text, "exit status 0 in 17 ms");
+	CHECK_CONTAINS(text, "--- stdout ---\n42\n");
+	CHECK_CONTAINS(text, "refused by the sandbox (policy stripe)");
+	CHECK_CONTAINS(text, "connect 1.1.1.1:443\n");
+	CHECK_CONTAINS(text, "dns evil.example\n");
+	structured = cJSON_GetObjectItem(result, "structuredContent");
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(structured, "stdout")), "42\n");
+	CHECK_EQ_INT(cJSON_GetObjectItem(structured, "exit_status")->valueint, 0);
+	CHECK_EQ_INT(cJSON_GetObjectItem(structured, "duration_ms")->valueint, 17);
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(structured, "signal")));
+	refused = cJSON_GetObjectItem(structured, "refused");
+	CHECK_EQ_INT(cJSON_GetArraySize(refused), 2);
+	CHECK_EQ_STR(cJSON_GetStringValue(
+			     cJSON_GetObjectItem(cJSON_GetArrayItem(refused, 0), "destination")),
+		     "1.1.1.1:443");
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(refused, 0), "name")));
+	CHECK_EQ_STR(
+		cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(refused, 1), "name")),
+		"evil.example");
+	cJSON_Delete(reply);
+
+	/* A crash is the tool's answer (isError), not a protocol error. */
+	fake.signal = SIGSEGV;
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\","
+				  "\"params\":{\"name\":\"run_typescript\",\"arguments\":{"
+				  "\"code\":\"x\"}}}");
+	result = cJSON_GetObjectItem(reply, "result");
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(result, "isError")));
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(
+			     cJSON_GetObjectItem(result, "structuredContent"), "signal")),
+		     "SIGSEGV");
+	cJSON_Delete(reply);
+
+	/* The runner itself failing is an internal error. */
+	fake.fail = -EMFILE;
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\","
+				  "\"params\":{\"name\":\"run_typescript\",\"arguments\":{"
+				  "\"code\":\"x\"}}}");
+	CHECK_EQ_INT(error_code(reply), MCP_INTERNAL_ERROR);
+	cJSON_Delete(reply);
+}
+
+/* The stdio transport: lines in, lines out; blank lines, CRLF, no final newline. */
+static void test_serve(void)
+{
+	static const char input[] =
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r\n"
+		"\n"
+		"garbage\n"
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+		"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}";
+	struct mcp_server server;
+	char out[4096] = "";
+	int in_fds[2], out_fds[2];
+	ssize_t n;
+
+	server_init(&server);
+	CHECK(pipe(in_fds) == 0 && pipe(out_fds) == 0);
+	CHECK(write(in_fds[1], input, sizeof(input) - 1) == (ssize_t)(sizeof(input) - 1));
+	close(in_fds[1]);
+	CHECK_EQ_INT(mcp_serve(&server, in_fds[0], out_fds[1]), 0);
+	close(out_fds[1]);
+	n = read(out_fds[0], out, sizeof(out) - 1);
+	CHECK(n > 0);
+	CHECK_EQ_STR(out, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"
+			  "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,"
+			  "\"message\":\"Parse error: the message is not JSON\"}}\n"
+			  "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+	close(in_fds[0]);
+	close(out_fds[0]);
+}
+
+/* A message longer than the limit is answered once and skipped; the next one is served. */
+static void test_serve_too_long(void)
+{
+	struct mcp_server server;
+	char path[] = "/var/tmp/launch-test-mcp.XXXXXX", reply[1024] = "";
+	const char ping[] = "\n{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}\n";
+	size_t big = MCP_MESSAGE_MAX_BYTES + 100;
+	char *junk = malloc(big);
+	int in_fd, out_fds[2];
+	ssize_t n;
+
+	server_init(&server);
+	in_fd = mkstemp(path);
+	CHECK(in_fd >= 0 && junk && pipe(out_fds) == 0);
+	unlink(path);
+	memset(junk, 'x', big);
+	CHECK(write(in_fd, junk, big) == (ssize_t)big);
+	CHECK(write(in_fd, ping, sizeof(ping) - 1) == (ssize_t)(sizeof(ping) - 1));
+	lseek(in_fd, 0, SEEK_SET);
+	CHECK_EQ_INT(mcp_serve(&server, in_fd, out_fds[1]), 0);
+	close(out_fds[1]);
+	n = read(out_fds[0], reply, sizeof(reply) - 1);
+	CHECK(n > 0);
+	CHECK_CONTAINS(reply, "\"code\":-32600,\"message\":\"Invalid Request: message longer");
+	CHECK_CONTAINS(reply, "{\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{}}\n");
+	free(junk);
+	close(in_fd);
+	close(out_fds[0]);
+}
+
+int main(void)
+{
+	RUN(test_initialize_negotiates);
+	RUN(test_errors);
+	RUN(test_notifications_and_responses_get_no_reply);
+	RUN(test_before_initialize);
+	RUN(test_tools_list);
+	RUN(test_tools_call);
+	RUN(test_serve);
+	RUN(test_serve_too_long);
+	return test_failures != 0;
+}
