@@ -181,8 +181,8 @@ install: $(BUILD)/launch $(BUILD)/launch.1
 	install -d $(DESTDIR)$(DATADIR)/launch/policies
 	install -m 0644 $(INSTALL_POLICIES) $(DESTDIR)$(DATADIR)/launch/policies/
 
-unit: $(UNIT_BINS)
-	@BUILD=$(BUILD) tests/run-unit $(UNIT_BINS)
+unit: $(UNIT_BINS) $(SELFTEST_BIN)
+	@BUILD=$(BUILD) tests/run-unit $(UNIT_BINS) tests/selftest/run
 
 valgrind: $(UNIT_BINS:=.valgrind)
 	@for t in $^; do valgrind -q --error-exitcode=1 --leak-check=full $$t >/dev/null || exit 1; done
@@ -192,7 +192,7 @@ integration: all
 	@BUILD=$(BUILD) tests/integration/run
 
 # One line at the end: "N passed, N failed".
-test: all $(UNIT_BINS)
+test: all $(UNIT_BINS) $(SELFTEST_BIN)
 	@BUILD=$(BUILD) tests/run $(UNIT_BINS)
 
 demo: all
