@@ -214,7 +214,7 @@ format: | deps
 
 # What CI checks besides the tests: shellcheck on every shell script, clang-format on C.
 lint: | deps
-	@tests/lint
+	@.ci/lint
 
 clean:
 	rm -rf $(BUILD)
