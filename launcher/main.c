@@ -428,7 +428,7 @@ static int random_id(char *buf, size_t len)
 static int compile_rules(struct rules **ret_rules)
 {
 	struct resolver resolver, *server = NULL;
-	char errbuf[POLICY_ERR_LEN + 256];
+	char errbuf[POLICY_ERR_LEN + 256] = "";
 
 	if (arg.resolver) {
 		if (resolve_parse_server(arg.resolver, &resolver) < 0) {

@@ -142,6 +142,36 @@ test_bad_options() {
 	expect_rc "no command and no --" 125 || return 1
 }
 
+# A launch that fails before the job exists closes none of the caller's descriptors: its
+# stdin (0) stays open to the end. strace shows every close(); the failures: an audit log
+# under a file (ENOTDIR), a cgroup parent that is no cgroup.
+test_early_failure_keeps_stdin() {
+	local p c i=0 trace rc
+	local -a cases=(
+		"--audit-log $T_DIR/stdin/audit.jsonl"
+		"--audit-log $T_DIR/audit-cg.jsonl --cgroup-parent $T_DIR/not-a-cgroup"
+	)
+
+	command -v strace >/dev/null || fail "strace not found (make deps installs it)" || return 1
+	p=$(policy min "$MIN_POLICY")
+	: >"$T_DIR/stdin"
+	for c in "${cases[@]}"; do
+		i=$((i + 1))
+		trace=$T_DIR/trace$i
+		echo "+ strace launch $c"
+		# shellcheck disable=SC2086 # the case is split into options on purpose
+		timeout -k 3 40 strace -f -qq -e trace=close -o "$trace" "$IT_LAUNCH" $c \
+			--policy "$p" -- /bin/touch "$T_DIR/ran$i" <"$T_DIR/stdin" 2>"$T_DIR/err$i"
+		rc=$?
+		cat "$T_DIR/err$i"
+		expect_eq "launch $c: exit status" 125 "$rc" || return 1
+		[ ! -e "$T_DIR/ran$i" ] || fail "launch $c: the job ran" || return 1
+		grep -q 'close(' "$trace" || fail "launch $c: strace saw no close() at all" || return 1
+		! grep -E '^[0-9]+ +close\(0\)' "$trace" ||
+			fail "launch $c closed its stdin (fd 0) on the way out" || return 1
+	done
+}
+
 test_help() {
 	launch_raw --help
 	expect_rc "--help" 0 || return 1
