@@ -79,7 +79,7 @@ DEPFILES := $(wildcard $(BUILD)/obj/*.d $(BUILD)/bpf/*.d $(BUILD)/unit/obj/*.d \
 # A recipe that fails leaves no half-written target that a later make would take as done.
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/launch helpers
+all: $(BUILD)/launch helpers man
 
 # Every directory of the build waits for `deps`, and so does everything built in it: on a
 # fresh machine the first make installs the compilers and libraries before using them.

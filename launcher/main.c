@@ -24,6 +24,7 @@
 #include "landlock.h"
 #include "limit.h"
 #include "loader.h"
+#include "release.h"
 #include "rules.h"
 #include "sandbox.h"
 
@@ -96,6 +97,7 @@ static const char USAGE[] =
 	"                           a \"limit\" audit event); a limit that cannot be enforced\n"
 	"                           is an error (125)\n"
 	"  -h, --help               show this help\n"
+	"      --version            show the release and the BPF programs' version\n"
 	"\n"
 	"DNS (docs/dns.md): the job's DNS, to any address on port 53, is answered by launch.\n"
 	"A name that a policy \"host\" allows (exact, or below a \"*.example.com\" wildcard) is\n"
@@ -199,6 +201,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		OPT_CPU_MAX,
 		OPT_TMP_SIZE,
 		OPT_NOFILE,
+		OPT_VERSION,
 	};
 	static const struct option options[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -212,6 +215,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		{ "name", required_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "no-dns-proxy", no_argument, NULL, OPT_NO_DNS_PROXY },
 		{ "dns-min-ttl", required_argument, NULL, OPT_DNS_MIN_TTL },
 		{ "dns-grace", required_argument, NULL, OPT_DNS_GRACE },
@@ -373,6 +377,10 @@ static int parse_options(int argc, char **argv, bool need_policy)
 			break;
 		case 'h':
 			fputs(USAGE, stdout);
+			exit(EXIT_SUCCESS);
+		case OPT_VERSION:
+			/* The BPF object's hash names the .bpf-<version> holder cgroup. */
+			printf("launch %s (bpf %s)\n", LAUNCH_RELEASE, loader_version());
 			exit(EXIT_SUCCESS);
 		case ':':
 			fail("%s: needs a value (see --help)", argv[optind - 1]);

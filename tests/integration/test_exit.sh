@@ -181,6 +181,28 @@ test_help() {
 	expect_rc "-h" 0 || return 1
 }
 
+# --version: the release (the VERSION file) and the BPF object's hash, which names the holder
+# cgroup that keeps this build's programs; it needs no privilege and no policy.
+test_version() {
+	local p want_release want_bpf copy=$T_DIR/nobody/launch
+
+	want_release=$(cat "$IT_ROOT/VERSION")
+	want_bpf=$(sha256sum "$(dirname "$IT_LAUNCH")/launch.bpf.o" | cut -c1-16)
+	launch_raw --version
+	expect_rc "--version" 0 || return 1
+	expect_eq "launch --version" "launch $want_release (bpf $want_bpf)" "$L_OUT" || return 1
+	p=$(policy min "$MIN_POLICY")
+	launch_job --policy "$p" -- /bin/true
+	expect_rc "a job" 0 || return 1
+	[ -d "$IT_CG2/launch/.bpf-$want_bpf" ] ||
+		fail "no holder cgroup $IT_CG2/launch/.bpf-$want_bpf for this build" || return 1
+	# As nobody (from a copy: the checkout may be closed to nobody).
+	mkdir -p "${copy%/*}" && cp "$IT_LAUNCH" "$copy" && chmod 755 "${copy%/*}" "$copy" ||
+		fail "cannot copy launch to $copy" || return 1
+	expect_eq "launch --version as nobody" "launch $want_release (bpf $want_bpf)" \
+		"$(setpriv --reuid=65534 --regid=65534 --clear-groups -- "$copy" --version 2>&1)"
+}
+
 # `launch check` prints the effective allowlist (host rules resolved) and runs nothing.
 test_check() {
 	local p before after
