@@ -83,14 +83,12 @@ test_capabilities() {
 }
 
 test_user_nobody() {
-	local p n2 probe=$T_DIR/nobody/probe
+	local p n2 probe=$IT_PROBE
 
 	p=$(policy env "$ENV_POLICY")
 	n2=$(received tcp 127.0.0.2 8080)
-	# The checkout may sit in a directory nobody cannot enter (a 0700 home): the job runs a
-	# copy in the test's directory, which run keeps open to all.
-	mkdir -p "${probe%/*}" && cp "$IT_PROBE" "$probe" && chmod 755 "${probe%/*}" "$probe" ||
-		fail "cannot copy the probe to $probe" || return 1
+	# The checkout may sit in a directory nobody cannot enter (a 0700 home): run copies the
+	# helpers to its own directory, which it keeps open to all.
 	setpriv --reuid=65534 --regid=65534 --clear-groups -- test -x "$probe" ||
 		fail "nobody cannot run $probe" || return 1
 	# shellcheck disable=SC2016
