@@ -139,7 +139,7 @@ static int rules_compile_fs(struct rules *rules, char *errbuf, size_t errlen)
 	}
 	rules->fs_write = calloc(total + 1, sizeof(*rules->fs_write));
 	if (!rules->fs_write)
-		return -ENOMEM;
+		return rules_fail(errbuf, errlen, -ENOMEM, "fs: %s", strerror(ENOMEM));
 	for (size_t p = 0; p < rules->npolicies; p++) {
 		const struct policy *policy = rules->policies[p];
 
