@@ -4,15 +4,27 @@
 ARCH ?= $(shell uname -m)
 BUILD ?= build
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
 CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 PKG_CONFIG ?= pkg-config
+SCDOC ?= scdoc
+
+# The release; `launch --version` prints it with the BPF object's hash.
+VERSION := $(shell cat VERSION)
 
 LIBS_PKG := libbpf libelf zlib libcjson libcap
 WARN := -Wall -Wextra -Werror
+# CFLAGS is the user's (optimisation, debug info, extra warnings): `make CFLAGS=-O0` replaces
+# it, and LAUNCH_CFLAGS, which the build cannot do without, still applies after it.
 CFLAGS ?= -O2 -g
-CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ilauncher
+LAUNCH_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ilauncher -MMD -MP
+# Evaluated once, when first used: after `deps` has installed pkg-config and the libraries.
+PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell $(PKG_CONFIG) --cflags $(LIBS_PKG) 2>/dev/null))$(PKG_CFLAGS)
+CJSON_LIBS = $(eval CJSON_LIBS := $$(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null))$(CJSON_LIBS)
 # libbpf, libelf, zlib and libcap are linked in statically (Debian's -dev packages ship the
 # archives): the dynamic loader's work for them was a tenth of a millisecond per launch.
 STATIC_LIBS := -lbpf -lelf -lz -lcap
@@ -24,47 +36,66 @@ BPF_ARCH := $(subst x86_64,x86,$(subst aarch64,arm64,$(ARCH)))
 # on where the checkout is.
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I vmlinux/$(ARCH) -Ibpf $(WARN) \
 	-fdebug-prefix-map=$(CURDIR)=. \
-	-Wno-unused-parameter
+	-Wno-unused-parameter -MMD -MP
 
 # maps.bpf.c defines what the others share; it must come first in the link.
 BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
-SKELS := $(BUILD)/launch.skel.h $(BUILD)/bpf_version.h
+SKELS := $(BUILD)/launch.skel.h $(BUILD)/bpf_version.h $(BUILD)/release.h
 
 # Modules without libbpf: unit-tested on their own, with ASan/UBSan.
 PURE_SRCS := launcher/policy.c launcher/allowlist.c launcher/resolve.c launcher/dns.c \
-	launcher/audit_writer.c \
-	launcher/audit.c launcher/dnsproxy.c launcher/landlock.c launcher/limit.c
-PURE_SRCS += launcher/jobenv.c launcher/refusal.c launcher/mcp.c
+	launcher/audit_writer.c launcher/audit.c launcher/dnsproxy.c launcher/landlock.c launcher/limit.c \
+	launcher/rules.c launcher/jobenv.c launcher/refusal.c launcher/mcp.c
 SRCS := $(wildcard launcher/*.c)
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# Each unit test links every pure module, built once per flavour: with the sanitizers for
+# `make unit`, without them for `make valgrind`.
+UNIT_PURE_OBJS := $(patsubst launcher/%.c,$(BUILD)/unit/obj/%.o,$(PURE_SRCS))
+VG_PURE_OBJS := $(patsubst launcher/%.c,$(BUILD)/valgrind/obj/%.o,$(PURE_SRCS))
+# Allocations that test_rules makes fail on purpose: the calls in the modules go through it.
+UNIT_WRAP_test_rules := $(foreach f,malloc calloc realloc reallocarray strdup,-Wl,--wrap=$(f))
+
+# A unit "test" that crashes on purpose: only tests/selftest/run uses it, to prove that the
+# runners count a crash as a failure.
+SELFTEST_BIN := $(BUILD)/selftest/crash
 
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/helpers/%,$(HELPER_SRCS))
 
 DEB_PKGS := clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libcjson-dev libcap-dev iproute2 util-linux procps valgrind clang-format dnsmasq-base \
-	python3 liburing-dev bind9-dnsutils
+	python3 liburing-dev bind9-dnsutils shellcheck scdoc strace
 # The agent example, its demo and the MCP server's end-to-end test: Node.js (18 on Debian 12)
 # and a throwaway CA. Debian's npm only when no npm is there: NodeSource's nodejs carries its
 # own and conflicts with Debian's.
 DEB_PKGS += nodejs openssl $(if $(shell command -v npm),,npm)
 
-.PHONY: all deps vmlinux install test unit integration valgrind demo demo-mini bench soak clean format helpers
+# Compiler-made dependency files: editing any header rebuilds what includes it.
+DEPFILES := $(wildcard $(BUILD)/obj/*.d $(BUILD)/bpf/*.d $(BUILD)/unit/obj/*.d \
+	$(BUILD)/valgrind/obj/*.d $(BUILD)/helpers/*.d $(BUILD)/selftest/*.d)
 
-all: $(BUILD)/launch helpers
+.PHONY: all deps vmlinux install test unit integration valgrind demo demo-mini bench soak clean format lint \
+	helpers man
+# A recipe that fails leaves no half-written target that a later make would take as done.
+.DELETE_ON_ERROR:
 
-$(BUILD) $(BUILD)/obj $(BUILD)/unit $(BUILD)/helpers $(BUILD)/bpf:
+all: $(BUILD)/launch helpers man
+
+# Every directory of the build waits for `deps`, and so does everything built in it: on a
+# fresh machine the first make installs the compilers and libraries before using them.
+$(BUILD) $(BUILD)/obj $(BUILD)/unit $(BUILD)/unit/obj $(BUILD)/valgrind/obj $(BUILD)/helpers \
+$(BUILD)/bpf $(BUILD)/selftest: | deps
 	mkdir -p $@
 
 # Only unix.bpf.c reads kernel-internal structs (CO-RE); the others touch UAPI contexts, whose
 # relocations libbpf would otherwise resolve against the kernel's BTF on every launch.
 BPF_CORE_OBJS := unix
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h | $(BUILD)/bpf
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c vmlinux/$(ARCH)/vmlinux.h | $(BUILD)/bpf
 	$(CLANG) $(BPF_CFLAGS) $(if $(filter $(BPF_CORE_OBJS),$*),,-DBPF_NO_PRESERVE_ACCESS_INDEX) \
 		-c $< -o $@
 
@@ -81,44 +112,81 @@ $(BUILD)/bpf_version.h: $(BUILD)/launch.bpf.o
 	printf '#define LAUNCH_BPF_VERSION "%s"\n' "$$(sha256sum $< | cut -c1-16)" > $@.tmp && \
 		mv $@.tmp $@
 
-$(BUILD)/obj/%.o: launcher/%.c $(wildcard launcher/*.h) bpf/launch.h $(SKELS) | $(BUILD)/obj
-	$(CC) $(CFLAGS) $(shell $(PKG_CONFIG) --cflags $(LIBS_PKG) 2>/dev/null) -c $< -o $@
+$(BUILD)/release.h: VERSION | $(BUILD)
+	printf '#define LAUNCH_RELEASE "%s"\n' "$(VERSION)" > $@.tmp && mv $@.tmp $@
+
+# The generated headers come first (order only: the .d files name who includes them).
+$(BUILD)/obj/%.o: launcher/%.c | $(BUILD)/obj $(SKELS)
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
 $(BUILD)/launch: $(OBJS)
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/unit/%: tests/unit/%.c tests/unit/test.h $(PURE_SRCS) $(wildcard launcher/*.h) | $(BUILD)/unit
-	$(CC) $(CFLAGS) -O1 $(SAN) $< $(PURE_SRCS) -o $@ $(shell $(PKG_CONFIG) --libs libcjson)
+$(BUILD)/unit/obj/%.o: launcher/%.c | $(BUILD)/unit/obj
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -O1 $(SAN) $(PKG_CFLAGS) -c $< -o $@
 
-$(BUILD)/unit/%.valgrind: tests/unit/%.c tests/unit/test.h $(PURE_SRCS) | $(BUILD)/unit
-	$(CC) $(CFLAGS) $< $(PURE_SRCS) -o $@ $(shell $(PKG_CONFIG) --libs libcjson)
+$(BUILD)/unit/obj/%.o: tests/unit/%.c | $(BUILD)/unit/obj
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -O1 $(SAN) $(PKG_CFLAGS) -c $< -o $@
 
-$(BUILD)/helpers/%: tests/helpers/%.c tests/helpers/helpers.h | $(BUILD)/helpers
-	$(CC) $(CFLAGS) $< -o $@ $(if $(filter iouring_connect,$*),-luring) -lpthread
+$(UNIT_BINS): $(BUILD)/unit/%: $(BUILD)/unit/obj/%.o $(UNIT_PURE_OBJS) | $(BUILD)/unit
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -O1 $(SAN) $(LDFLAGS) $(UNIT_WRAP_$*) $^ -o $@ \
+		$(CJSON_LIBS)
+
+$(BUILD)/valgrind/obj/%.o: launcher/%.c | $(BUILD)/valgrind/obj
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(BUILD)/valgrind/obj/%.o: tests/unit/%.c | $(BUILD)/valgrind/obj
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(UNIT_BINS:=.valgrind): $(BUILD)/unit/%.valgrind: $(BUILD)/valgrind/obj/%.o $(VG_PURE_OBJS) \
+		| $(BUILD)/unit
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $(UNIT_WRAP_$*) $^ -o $@ $(CJSON_LIBS)
+
+$(SELFTEST_BIN): tests/selftest/crash.c | $(BUILD)/selftest
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -O1 $(SAN) $(LDFLAGS) $< -o $@
+
+$(BUILD)/helpers/%: tests/helpers/%.c | $(BUILD)/helpers
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $< -o $@ \
+		$(if $(filter iouring_connect,$*),-luring) -lpthread
 
 helpers: $(HELPER_BINS)
 
-# Installs every build and test dependency; does nothing when they are present.
-deps:
-	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
-		grep -q '^install ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "installing:" $$missing; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	fi
+# launch(1), from docs/launch.1.scd.
+$(BUILD)/launch.1: docs/launch.1.scd | $(BUILD)
+	$(SCDOC) < $< > $@
 
-vmlinux:
+man: $(BUILD)/launch.1
+
+# Installs the Debian packages of DEB_PKGS that are missing, and says nothing when none is:
+# one dpkg-query for the lot. Every build and test target runs it first.
+deps:
+	@if ! command -v dpkg-query >/dev/null; then \
+		echo "make deps: no dpkg here; install by hand: $(DEB_PKGS)" >&2; exit 0; fi; \
+	installed=" $$(dpkg-query -W -f='$${db:Status-Abbrev}$${Package}\n' $(DEB_PKGS) \
+		2>/dev/null | sed -n 's/^ii *//p' | tr '\n' ' ')"; \
+	missing=; for p in $(DEB_PKGS); do case "$$installed" in *" $$p "*) ;; \
+		*) missing="$$missing $$p" ;; esac; done; \
+	[ -z "$$missing" ] && exit 0; \
+	if [ "$$(id -u)" != 0 ]; then \
+		echo "make deps: missing Debian packages:$$missing (run as root: sudo make deps)" >&2; \
+		exit 1; fi; \
+	echo "make deps: installing$$missing"; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing \
+		>/dev/null
+
+vmlinux: | deps
 	mkdir -p vmlinux/$(ARCH)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
 
-install: $(BUILD)/launch
-	install -D -m 0755 $(BUILD)/launch $(DESTDIR)$(PREFIX)/bin/launch
-	# --policy NAME finds these (after /etc/launch/policies): <prefix>/share/launch/policies.
-	install -d $(DESTDIR)$(PREFIX)/share/launch/policies
-	install -m 0644 policies/*.json $(DESTDIR)$(PREFIX)/share/launch/policies/
+# The policies, for --policy NAME (after /etc/launch/policies), with the binary and the manual page.
+install: $(BUILD)/launch $(BUILD)/launch.1
+	install -D -m 0755 $(BUILD)/launch $(DESTDIR)$(BINDIR)/launch
+	install -D -m 0644 $(BUILD)/launch.1 $(DESTDIR)$(MANDIR)/man1/launch.1
+	install -d $(DESTDIR)$(DATADIR)/launch/policies
+	install -m 0644 policies/*.json $(DESTDIR)$(DATADIR)/launch/policies/
 
-unit: $(UNIT_BINS)
-	@tests/run-unit $(UNIT_BINS)
+unit: $(UNIT_BINS) $(SELFTEST_BIN)
+	@BUILD=$(BUILD) tests/run-unit $(UNIT_BINS) tests/selftest/run
 
 valgrind: $(UNIT_BINS:=.valgrind)
 	@for t in $^; do valgrind -q --error-exitcode=1 --leak-check=full $$t >/dev/null || exit 1; done
@@ -127,15 +195,15 @@ valgrind: $(UNIT_BINS:=.valgrind)
 # launch mcp's end-to-end test: the MCP SDK's client, and tsx and stripe for the tool's code,
 # as the lock file pins them (the tests run in a network namespace without the registry).
 MCP_TEST_MODULES := tests/mcp/node_modules/.package-lock.json
-$(MCP_TEST_MODULES): tests/mcp/package.json tests/mcp/package-lock.json
+$(MCP_TEST_MODULES): tests/mcp/package.json tests/mcp/package-lock.json | deps
 	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error
 
 integration: all $(MCP_TEST_MODULES)
-	@tests/integration/run
+	@BUILD=$(BUILD) tests/integration/run
 
 # One line at the end: "N passed, N failed".
-test: all $(UNIT_BINS) $(MCP_TEST_MODULES)
-	@tests/run $(UNIT_BINS)
+test: all $(UNIT_BINS) $(SELFTEST_BIN) $(MCP_TEST_MODULES)
+	@BUILD=$(BUILD) tests/run $(UNIT_BINS)
 
 # DEMO=openai or DEMO=anthropic: the same scenario with that provider's SDK.
 DEMO ?= stripe
@@ -154,9 +222,17 @@ soak: all
 bench: all
 	@tests/bench/run
 
-format:
-	clang-format -i bpf/*.c bpf/*.h launcher/*.c launcher/*.h tests/unit/*.c tests/unit/*.h \
-		tests/helpers/*.c tests/helpers/*.h
+C_FILES = $(wildcard bpf/*.c bpf/*.h launcher/*.c launcher/*.h tests/unit/*.c tests/unit/*.h \
+	tests/helpers/*.c tests/helpers/*.h tests/selftest/*.c tests/bench/*.c)
+
+format: | deps
+	clang-format -i $(C_FILES)
+
+# What CI checks besides the tests: shellcheck on every shell script, clang-format on C.
+lint: | deps
+	@.ci/lint
 
 clean:
 	rm -rf $(BUILD)
+
+-include $(DEPFILES)

@@ -75,6 +75,12 @@ struct child {
 	int life_fd;	/* write end of the life pipe: init dies when it closes */
 };
 
+/* Nothing open yet: what child_close may be given before child_spawn ran, or after it failed. */
+#define CHILD_INIT                                                                       \
+	{                                                                                \
+		.pid = -1, .pidfd = -1, .status_fd = -1, .seccomp_fd = -1, .life_fd = -1 \
+	}
+
 /*
  * Starts the sandbox's init inside the cgroup (clone3 CLONE_INTO_CGROUP, so no code runs
  * outside it) in new PID and mount namespaces. Init hides the cgroup and BPF file systems

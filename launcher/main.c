@@ -28,6 +28,7 @@
 #include "loader.h"
 #include "mcp_run.h"
 #include "refusal.h"
+#include "release.h"
 #include "rules.h"
 #include "sandbox.h"
 
@@ -121,6 +122,7 @@ static const char USAGE[] =
 	"                           a \"limit\" audit event); a limit that cannot be enforced\n"
 	"                           is an error (125)\n"
 	"  -h, --help               show this help\n"
+	"      --version            show the release and the BPF programs' version\n"
 	"\n"
 	"DNS (docs/dns.md): the job's DNS, to any address on port 53, is answered by launch.\n"
 	"A name that a policy \"host\" allows (exact, or below a \"*.example.com\" wildcard) is\n"
@@ -252,6 +254,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		OPT_TMP_SIZE,
 		OPT_NOFILE,
 		OPT_AUDIT_STALL_TIMEOUT,
+		OPT_VERSION,
 	};
 	static const struct option options[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -265,6 +268,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		{ "name", required_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "no-dns-proxy", no_argument, NULL, OPT_NO_DNS_PROXY },
 		{ "dns-min-ttl", required_argument, NULL, OPT_DNS_MIN_TTL },
 		{ "dns-grace", required_argument, NULL, OPT_DNS_GRACE },
@@ -468,6 +472,10 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		case 'h':
 			fputs(USAGE, stdout);
 			exit(EXIT_SUCCESS);
+		case OPT_VERSION:
+			/* The BPF object's hash names the .bpf-<version> holder cgroup. */
+			printf("launch %s (bpf %s)\n", LAUNCH_RELEASE, loader_version());
+			exit(EXIT_SUCCESS);
 		case ':':
 			fail("%s: needs a value (see --help)", argv[optind - 1]);
 			return -1;
@@ -632,7 +640,7 @@ static void notify_denial(const char *line, size_t len, void *ctx __attribute__(
 static int compile_rules(struct rules **ret_rules)
 {
 	struct resolver resolver, *server = NULL;
-	char errbuf[POLICY_ERR_LEN + 256];
+	char errbuf[POLICY_ERR_LEN + 256] = "";
 
 	if (arg.resolver) {
 		if (resolve_parse_server(arg.resolver, &resolver) < 0) {

@@ -880,7 +880,9 @@ static const char *find_escaped_nul(const char *json)
 int policy_parse(const char *path, const char *json, struct policy **ret_policy, char *errbuf,
 		 size_t errlen)
 {
-	static const char *const known[] = { "name", "description", "allow", "unix", "fs", "limits" };
+	static const char *const known[] = {
+		"name", "description", "allow", "unix", "fs", "limits"
+	};
 	const struct parse_ctx ctx = { .path = path ? path : "(policy)",
 				       .errbuf = errbuf,
 				       .errlen = errlen };

@@ -9,6 +9,23 @@
 
 #include "rules.h"
 
+/*
+ * Leaves one line in errbuf and returns r: the line a callee wrote (policy_load and
+ * allowlist_build name the file and key), else this one. main prints errbuf on any error.
+ */
+__attribute__((format(printf, 4, 5))) static int rules_fail(char *errbuf, size_t errlen, int r,
+							    const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!errbuf || errlen == 0 || errbuf[0])
+		return r;
+	va_start(ap, fmt);
+	vsnprintf(errbuf, errlen, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
 void rules_free(struct rules *rules)
 {
 	if (!rules)
@@ -53,14 +70,14 @@ static int rules_load_policies(struct rules *rules, char *const *paths, size_t n
 {
 	size_t used = 0;
 
-	rules->policies = calloc(npaths, sizeof(*rules->policies));
+	rules->policies = calloc(npaths ? npaths : 1, sizeof(*rules->policies));
 	if (!rules->policies)
-		return -ENOMEM;
+		return rules_fail(errbuf, errlen, -ENOMEM, "policies: %s", strerror(ENOMEM));
 	for (size_t i = 0; i < npaths; i++) {
 		int r = policy_load(paths[i], &rules->policies[i], errbuf, errlen);
 
 		if (r < 0)
-			return r;
+			return rules_fail(errbuf, errlen, r, "%s: %s", paths[i], strerror(-r));
 		rules->npolicies++;
 		used += (size_t)snprintf(rules->names + used, sizeof(rules->names) - used, "%s%s",
 					 i ? "," : "", rules->policies[i]->name);
@@ -75,17 +92,20 @@ static int rules_load_policies(struct rules *rules, char *const *paths, size_t n
  * name (a leading NUL on the wire), anything else a path, which the parser checked is
  * absolute.
  */
-static int rules_compile_unix(struct rules *rules)
+static int rules_compile_unix(struct rules *rules, char *errbuf, size_t errlen)
 {
 	size_t total = 0;
 
 	for (size_t p = 0; p < rules->npolicies; p++)
 		total += rules->policies[p]->nunix;
 	if (total > MAX_UNIX_PATHS)
-		return -E2BIG;
+		return rules_fail(errbuf, errlen, -E2BIG,
+				  "unix: %zu entries in the policies together (%s), at most %d "
+				  "(MAX_UNIX_PATHS)",
+				  total, rules->names, MAX_UNIX_PATHS);
 	rules->unix_allows = calloc(total ? total : 1, sizeof(*rules->unix_allows));
 	if (!rules->unix_allows)
-		return -ENOMEM;
+		return rules_fail(errbuf, errlen, -ENOMEM, "unix: %s", strerror(ENOMEM));
 	for (size_t p = 0; p < rules->npolicies; p++) {
 		for (size_t i = 0; i < rules->policies[p]->nunix; i++) {
 			struct unix_allow *allow = &rules->unix_allows[rules->nunix++];
@@ -119,7 +139,7 @@ static int rules_compile_fs(struct rules *rules, char *errbuf, size_t errlen)
 	}
 	rules->fs_write = calloc(total + 1, sizeof(*rules->fs_write));
 	if (!rules->fs_write)
-		return -ENOMEM;
+		return rules_fail(errbuf, errlen, -ENOMEM, "fs: %s", strerror(ENOMEM));
 	for (size_t p = 0; p < rules->npolicies; p++) {
 		const struct policy *policy = rules->policies[p];
 
@@ -158,8 +178,10 @@ int rules_compile(char *const *paths, size_t npaths, const struct resolver *reso
 	size_t nhosts = 0, cap = 0;
 	int r;
 
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
 	if (!rules)
-		return -ENOMEM;
+		return rules_fail(errbuf, errlen, -ENOMEM, "policies: %s", strerror(ENOMEM));
 	r = rules_load_policies(rules, paths, npaths, errbuf, errlen);
 	if (r < 0)
 		return r;
@@ -169,7 +191,7 @@ int rules_compile(char *const *paths, size_t npaths, const struct resolver *reso
 			nhosts += rules->policies[p]->entries[e].host != NULL;
 	rules->hosts = calloc(nhosts ? nhosts : 1, sizeof(*rules->hosts));
 	if (!rules->hosts)
-		return -ENOMEM;
+		return rules_fail(errbuf, errlen, -ENOMEM, "policies: %s", strerror(ENOMEM));
 
 	for (size_t p = 0; p < rules->npolicies; p++) {
 		const struct policy *policy = rules->policies[p];
@@ -181,7 +203,8 @@ int rules_compile(char *const *paths, size_t npaths, const struct resolver *reso
 			if (!entry->host) {
 				r = rules_add(rules, &cap, entry, &entry->addr, entry->prefixlen);
 				if (r < 0)
-					return r;
+					return rules_fail(errbuf, errlen, r, "%s: allow[%zu]: %s",
+							  policy->path, e, strerror(-r));
 				continue;
 			}
 			if (entry->host[0] == '*' && !dns_proxy) {
@@ -201,7 +224,8 @@ int rules_compile(char *const *paths, size_t npaths, const struct resolver *reso
 				continue;
 			}
 			r = resolve_host(entry->host, resolver, &host->addrs, &host->naddrs);
-			if (r < 0 && dns_proxy) {
+			/* Running out of memory is no reason to wait for the job's look-up. */
+			if (r < 0 && r != -ENOMEM && dns_proxy) {
 				/* The proxy opens its addresses when the job looks it up. */
 				rules_warn(rules,
 					   "%s: allow[%zu].host: cannot resolve \"%s\" at launch "
@@ -213,26 +237,27 @@ int rules_compile(char *const *paths, size_t npaths, const struct resolver *reso
 				rules->nhosts++;
 				continue;
 			}
-			if (r < 0) {
-				snprintf(errbuf, errlen,
-					 "%s: allow[%zu].host: cannot resolve \"%s\": %s",
-					 policy->path, e, entry->host,
-					 r == -ENOENT ? "no such host" : strerror(-r));
-				return r;
-			}
+			if (r < 0)
+				return rules_fail(errbuf, errlen, r,
+						  "%s: allow[%zu].host: cannot resolve \"%s\": %s",
+						  policy->path, e, entry->host,
+						  r == -ENOENT ? "no such host" : strerror(-r));
 			rules->nhosts++;
 			for (size_t a = 0; a < host->naddrs; a++) {
 				r = rules_add(rules, &cap, entry, &host->addrs[a], 128);
 				if (r < 0)
-					return r;
+					return rules_fail(errbuf, errlen, r,
+							  "%s: allow[%zu].host: %s", policy->path,
+							  e, strerror(-r));
 			}
 		}
 	}
 
 	r = allowlist_build(rules->rules, rules->nrules, &rules->list, errbuf, errlen);
 	if (r < 0)
-		return r;
-	r = rules_compile_unix(rules);
+		return rules_fail(errbuf, errlen, r, "allowlist (%s): %s", rules->names,
+				  strerror(-r));
+	r = rules_compile_unix(rules, errbuf, errlen);
 	if (r < 0)
 		return r;
 	r = rules_compile_fs(rules, errbuf, errlen);

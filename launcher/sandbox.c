@@ -397,7 +397,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		.cgroup = { .dir_fd = -1 },
 		.bpf = LOADER_SANDBOX_INIT,
 		.log = &log,
-		.child = { .pid = -1, .pidfd = -1, .status_fd = -1, .life_fd = -1 },
+		.child = CHILD_INIT,
 		.epoll_fd = -1,
 		.signal_fd = -1,
 		.timer_fd = -1,

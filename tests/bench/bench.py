@@ -214,9 +214,6 @@ def cleanup():
         os.rmdir(os.path.join(CGROUP2, RUN_ID))
     except OSError:
         pass
-    fs = bpffs_mount()
-    if fs and os.path.isdir(os.path.join(fs, RUN_ID)):
-        shutil.rmtree(os.path.join(fs, RUN_ID), ignore_errors=True)
 
 
 def read_sysctl(name):
@@ -945,46 +942,48 @@ def prog_stats(name, before):
     return res
 
 
-def bpffs_mount():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            left, _, right = line.partition(" - ")
-            if right.split()[0] == "bpf":
-                return left.split()[4]
-    return None
-
-
 class EmptyPrograms:
-    """The floor of any cgroup BPF filter: programs that return 1, attached to a cgroup of ours."""
+    """The floor of any cgroup BPF filter: programs that return 1, attached to a cgroup of ours.
+
+    bpftool loads programs only by pinning them, so they are pinned in a bpffs mounted for the
+    purpose in a mount namespace of their own, which goes away with the pins once they are
+    attached: the host needs no bpffs, and nothing is left in one. The cgroup keeps the
+    programs; removing it frees them.
+    """
 
     ATTACH = (("connect4", "bench_connect4"), ("sendmsg4", "bench_sendmsg4"),
               ("sock_create", "bench_sock_create"))
+    LOAD = r"""set -e
+obj=$1 cg=$2
+shift 2
+mount -t bpf bpf /sys/fs/bpf
+bpftool prog loadall "$obj" /sys/fs/bpf/empty
+for a in "$@"; do
+    bpftool cgroup attach "$cg" "${a%%=*}" pinned "/sys/fs/bpf/empty/${a#*=}"
+done
+"""
 
     def __init__(self, cg):
         self.cg = cg
-        self.pins = None
-        fs = bpffs_mount()
-        if not fs:
-            raise RuntimeError("no bpffs mounted")
         obj = os.path.join(ROOT, "build", "bench", "empty.bpf.o")
-        self.pins = os.path.join(fs, RUN_ID)
-        sh(["bpftool", "prog", "loadall", obj, self.pins])
         os.makedirs(cg, exist_ok=True)
-        for attach, prog in self.ATTACH:
-            sh(["bpftool", "cgroup", "attach", cg, attach, "pinned", os.path.join(self.pins, prog)])
+        sh(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", self.LOAD, "sh",
+            obj, cg] + ["%s=%s" % a for a in self.ATTACH])
+        # bpftool shows the whole name from BTF, else the kernel's first 15 characters.
+        attached = bpftool_json("cgroup", "show", cg)
+        self.ids = {prog: next(p["id"] for p in attached if prog.startswith(p["name"]))
+                    for _, prog in self.ATTACH}
 
     def stats(self):
         res = {}
         for _, prog in self.ATTACH:
-            info = bpftool_json("prog", "show", "pinned", os.path.join(self.pins, prog))
+            info = bpftool_json("prog", "show", "id", str(self.ids[prog]))
             res[prog] = (info.get("run_time_ns", 0), info.get("run_cnt", 0))
         return res
 
     def close(self):
         if os.path.isdir(self.cg):
-            os.rmdir(self.cg)  # detaches the programs
-        if self.pins and os.path.isdir(self.pins):
-            shutil.rmtree(self.pins)
+            os.rmdir(self.cg)  # detaches the programs, which frees them
 
 
 def spread(xs):

@@ -363,8 +363,8 @@ it_run_test() {
 bpffs_named() {
 	local m
 
-	for m in $(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "bpf") print $5; break } }' \
-		/proc/self/mountinfo); do
+	while read -r m; do
 		find "$m" -name "*$1*" 2>/dev/null
-	done
+	done < <(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "bpf") print $5; break } }' \
+		/proc/self/mountinfo)
 }

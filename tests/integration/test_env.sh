@@ -83,13 +83,17 @@ test_capabilities() {
 }
 
 test_user_nobody() {
-	local p n2
+	local p n2 probe=$IT_PROBE
 
 	p=$(policy env "$ENV_POLICY")
 	n2=$(received tcp 127.0.0.2 8080)
+	# The checkout may sit in a directory nobody cannot enter (a 0700 home): run copies the
+	# helpers to its own directory, which it keeps open to all.
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- test -x "$probe" ||
+		fail "nobody cannot run $probe" || return 1
 	# shellcheck disable=SC2016
 	launch_job --user nobody --policy "$p" -- /bin/sh -c \
-		'id -u; id -g; id -G; "$0" tcp 127.0.0.3 8080; "$0" tcp 127.0.0.2 8080' "$IT_PROBE"
+		'id -u; id -g; id -G; "$0" tcp 127.0.0.3 8080; "$0" tcp 127.0.0.2 8080' "$probe"
 	expect_rc "job as nobody" 0 || return 1
 	expect_eq "uid, gid, groups, refused, allowed" "65534 65534 65534 EPERM OK" "${L_OUT//$'\n'/ }" ||
 		return 1

@@ -201,7 +201,7 @@ test_fs_landlock_writes() {
 		"fs_write~\"$T_DIR/work\",\"/tmp\".*\"$T_DIR/allowed\"" || return 1
 	fs_inside_work --user root --policy "$p" -- "${specs[@]}" || return 1
 	expect_audit 1 "$L_AUDIT" event=sandbox_start uid=0 landlock=true || return 1
-	[ -e "$T_DIR/scratch/file" ] && [ ! -s "$T_DIR/scratch/file" ] ||
+	{ [ -e "$T_DIR/scratch/file" ] && [ ! -s "$T_DIR/scratch/file" ]; } ||
 		fail "scratch/file was changed or removed by the job"
 }
 

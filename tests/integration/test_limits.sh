@@ -146,6 +146,7 @@ test_limit_tmp_full() {
 		 dd if=/dev/zero of=/tmp/fill bs=64k count=64 2>/dev/null; echo "dd $?"; sleep 0.3
 		 exit 3'
 	expect_rc "a job that filled /tmp" 3 || return 1
+	# shellcheck disable=SC2086,SC2116 # echo joins the lines with single spaces
 	expect_eq "/tmp size in KiB, then dd's status" "1024 dd 1" "$(echo $L_OUT)" || return 1
 	expect_audit 1 "$L_AUDIT" event=limit kind=tmp limit=1048576 action=none || return 1
 	expect_audit 1 "$L_AUDIT" event=sandbox_exit exit_code=3
@@ -163,6 +164,7 @@ test_limit_policy_and_options() {
 	launch_job --policy "$p" -- /bin/sh -c \
 		'ulimit -n; ulimit -Hn; cat /proc/self/oom_score_adj; df -k /tmp | awk "NR == 2 { print \$2 }"'
 	expect_rc "a job under the policy's limits" 0 || return 1
+	# shellcheck disable=SC2086,SC2116 # echo joins the lines with single spaces
 	expect_eq "nofile soft, hard, OOM score, /tmp KiB" "512 512 1000 2048" "$(echo $L_OUT)" ||
 		return 1
 	# The limits are in the job's cgroups (v2, or the v1 mirrors on a hybrid host).

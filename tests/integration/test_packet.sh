@@ -31,8 +31,8 @@ forbidden_host_up() {
 		fail "the capture did not start: $(brief "$(cat "$T_DIR/capture.err")")"
 		return 1
 	}
-	ip link set "$dev" up && ip addr add 192.0.2.1/32 dev "$dev" &&
-		ip route add 192.0.2.0/24 dev "$dev" && ip -6 route add 2001:db8:66::/64 dev "$dev" ||
+	{ ip link set "$dev" up && ip addr add 192.0.2.1/32 dev "$dev" &&
+		ip route add 192.0.2.0/24 dev "$dev" && ip -6 route add 2001:db8:66::/64 dev "$dev"; } ||
 		fail "cannot route the first hops to $dev"
 }
 
@@ -57,8 +57,8 @@ expect_captured() {
 # the test's duration, in this run's netns.
 PK_FASTOPEN_SAVED=
 fastopen_without_cookie() {
-	PK_FASTOPEN_SAVED=$(sysctl -n net.ipv4.tcp_fastopen) &&
-		sysctl -qw net.ipv4.tcp_fastopen=5 || fail "cannot set net.ipv4.tcp_fastopen"
+	{ PK_FASTOPEN_SAVED=$(sysctl -n net.ipv4.tcp_fastopen) &&
+		sysctl -qw net.ipv4.tcp_fastopen=5; } || fail "cannot set net.ipv4.tcp_fastopen"
 }
 
 fastopen_restore() {
@@ -200,7 +200,7 @@ test_packet_drop_rate_limit() {
 	lines=$(audit_count "$L_AUDIT" event=deny op=packet reason=ip_options)
 	# 16 per CPU per second (PACKET_LOG_BURST); the burst takes well under a second.
 	cap=$((16 * $(nproc) * 2))
-	[ "$lines" -ge 1 ] && [ "$lines" -le "$cap" ] ||
+	{ [ "$lines" -ge 1 ] && [ "$lines" -le "$cap" ]; } ||
 		fail "$lines packet lines for 200 drops, expected 1 to $cap"
 }
 

@@ -7,9 +7,17 @@ listeners tcp:127.0.0.2:8282 tcp:127.0.0.3:8282
 
 SHARED_POLICY='{"name": "shared", "allow": [{"cidr": "127.0.0.2", "ports": [8282]}]}'
 
-# The holder cgroups of the shared programs: <cgroup2>/launch/.bpf-<version>.
+# This build's holder cgroup of the shared programs, <cgroup2>/launch/.bpf-<version>, when it
+# exists: other builds on the same host (other checkouts' tests) have holders of their own.
 s_holders() {
-	find "$IT_CG2/launch" -mindepth 1 -maxdepth 1 -type d -name '.bpf-*' 2>/dev/null | sort
+	local version
+
+	version=$("$IT_LAUNCH" --version | sed -n 's/.*(bpf \([0-9a-f]*\))$/\1/p')
+	[ -n "$version" ] || {
+		echo "launch --version gave no BPF version" >&2
+		return
+	}
+	find "$IT_CG2/launch" -mindepth 1 -maxdepth 1 -type d -name ".bpf-$version" 2>/dev/null
 }
 
 # The "bpf load|reuse" word of launch -v's timing line.
