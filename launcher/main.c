@@ -56,7 +56,7 @@ static struct {
 	struct dnsproxy_config dns; /* defaults set in main */
 	struct jobenv env;	    /* --clearenv, --setenv, --pass-env */
 	bool notify_denials;
-	struct job_limits limits;   /* --pids-max and the others; LIMIT_UNSET when not given */
+	struct job_limits limits; /* --pids-max and the others; LIMIT_UNSET when not given */
 } arg = { .audit_path = AUDIT_DEFAULT_PATH,
 	  .audit_stall_s = AUDIT_STALL_TIMEOUT_MS_DEFAULT / 1000.0 };
 
@@ -73,7 +73,8 @@ static const char USAGE[] =
 	"\n"
 	"Options:\n"
 	"  -p, --policy FILE        policy file (repeatable: the allowlists are unioned)\n"
-	"                           or NAME (no '/', no \".json\"): /etc/launch/policies/NAME.json,\n"
+	"                           or NAME (no '/', no \".json\"): "
+	"/etc/launch/policies/NAME.json,\n"
 	"                           else <prefix>/share/launch/policies/NAME.json\n"
 	"  -a, --audit-log PATH     audit log, appended to (default " AUDIT_DEFAULT_PATH ");\n"
 	"                           \"-\" writes to standard error\n"
@@ -594,8 +595,8 @@ static char *find_command(const char *command, char *buf, size_t len)
 		size_t dirlen = strcspn(dir, ":");
 		char candidate[PATH_MAX];
 
-		snprintf(candidate, sizeof(candidate), "%.*s/%s", (int)dirlen,
-			 dirlen ? dir : ".", command);
+		snprintf(candidate, sizeof(candidate), "%.*s/%s", (int)dirlen, dirlen ? dir : ".",
+			 command);
 		if (access(candidate, X_OK) == 0 && realpath(candidate, buf) && strlen(buf) < len)
 			return buf;
 		dir += dirlen + (dir[dirlen] == ':');
