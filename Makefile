@@ -33,7 +33,8 @@ SKELS := $(BUILD)/launch.skel.h $(BUILD)/bpf_version.h
 
 # Modules without libbpf: unit-tested on their own, with ASan/UBSan.
 PURE_SRCS := launcher/policy.c launcher/allowlist.c launcher/resolve.c launcher/dns.c \
-	launcher/audit.c launcher/dnsproxy.c launcher/landlock.c launcher/limit.c
+	launcher/audit.c launcher/dnsproxy.c launcher/landlock.c launcher/limit.c \
+	launcher/syscalls.c launcher/inbound.c
 SRCS := $(wildcard launcher/*.c)
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 
@@ -75,16 +76,35 @@ $(BUILD)/bpf_version.h: $(BUILD)/launch.bpf.o
 	printf '#define LAUNCH_BPF_VERSION "%s"\n' "$$(sha256sum $< | cut -c1-16)" > $@.tmp && \
 		mv $@.tmp $@
 
-$(BUILD)/obj/%.o: launcher/%.c $(wildcard launcher/*.h) bpf/launch.h $(SKELS) | $(BUILD)/obj
+# System call names for the audit log, from the uapi headers: each ABI's table is indexed by
+# its own numbers (x32's without their bit 30).
+SYSCALL_TABLES := SYSCALLS_NATIVE:asm/unistd.h
+ifeq ($(ARCH),x86_64)
+SYSCALL_TABLES += SYSCALLS_I386:asm/unistd_32.h SYSCALLS_X32:asm/unistd_x32.h
+endif
+$(BUILD)/syscall_names.h: Makefile | $(BUILD)
+	for t in $(SYSCALL_TABLES); do \
+		printf '#include <%s>\n' "$${t#*:}" | $(CC) -E -dM -x c - | \
+		awk -v name="$${t%%:*}" 'BEGIN { print "static const char *const " name "[] = {" } \
+			$$1 == "#define" && $$2 ~ /^__NR_/ { v = $$0; sub(/^.*\+ */, "", v); \
+				sub(/^#define [^ ]* /, "", v); sub(/\)$$/, "", v); \
+				if (v ~ /^[0-9]+$$/) print "\t[" v "] = \"" substr($$2, 6) "\"," } \
+			END { print "};" }' || exit 1; \
+	done > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/%.o: launcher/%.c $(wildcard launcher/*.h) bpf/launch.h $(SKELS) \
+		$(BUILD)/syscall_names.h | $(BUILD)/obj
 	$(CC) $(CFLAGS) $(shell $(PKG_CONFIG) --cflags $(LIBS_PKG) 2>/dev/null) -c $< -o $@
 
 $(BUILD)/launch: $(OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/unit/%: tests/unit/%.c tests/unit/test.h $(PURE_SRCS) $(wildcard launcher/*.h) | $(BUILD)/unit
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/test.h $(PURE_SRCS) $(wildcard launcher/*.h) \
+		$(BUILD)/syscall_names.h | $(BUILD)/unit
 	$(CC) $(CFLAGS) -O1 $(SAN) $< $(PURE_SRCS) -o $@ $(shell $(PKG_CONFIG) --libs libcjson)
 
-$(BUILD)/unit/%.valgrind: tests/unit/%.c tests/unit/test.h $(PURE_SRCS) | $(BUILD)/unit
+$(BUILD)/unit/%.valgrind: tests/unit/%.c tests/unit/test.h $(PURE_SRCS) \
+		$(BUILD)/syscall_names.h | $(BUILD)/unit
 	$(CC) $(CFLAGS) $< $(PURE_SRCS) -o $@ $(shell $(PKG_CONFIG) --libs libcjson)
 
 $(BUILD)/helpers/%: tests/helpers/%.c tests/helpers/helpers.h | $(BUILD)/helpers

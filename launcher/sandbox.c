@@ -22,6 +22,7 @@
 #include "gc.h"
 #include "loader.h"
 #include "sandbox.h"
+#include "inbound.h"
 #include "seccomp.h"
 
 /* Signals the launcher passes on to the job rather than acting on. */
@@ -45,6 +46,7 @@ struct sandbox {
 	int epoll_fd, signal_fd, timer_fd;
 	unsigned long long lost_reported;
 	unsigned long long seccomp_denied; /* refusals the seccomp listener answered */
+	struct inbound_policy listen;	   /* where the job may listen beyond loopback */
 	bool audit_continue;
 	bool audit_failed;
 	bool timed_out;
@@ -131,7 +133,7 @@ static void sandbox_seccomp(struct sandbox *sandbox)
 {
 	struct deny_event event;
 
-	if (seccomp_refuse(sandbox->child.seccomp_fd, &event) == 1) {
+	if (seccomp_answer(sandbox->child.seccomp_fd, &sandbox->listen, &event) == 1) {
 		sandbox->seccomp_denied++;
 		audit_deny(sandbox->log, &event);
 	}
@@ -351,6 +353,9 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		.limits = CGLIMIT_INIT,
 		.options = options,
 		.limits_timer_fd = -1,
+		.listen = { .ports = &rules->listen,
+			    .unix_allows = rules->unix_allows,
+			    .nunix = rules->nunix },
 	};
 	struct child_config child_config = options->child;
 	struct audit_job job = { 0 };
