@@ -475,12 +475,16 @@ int audit_format_deny_name(const struct audit_log *log, const struct deny_event 
 	return json_end(&j);
 }
 
+/* A malformed message has no question: qname and qtype are left out, as rcode when dropped. */
 static void json_dns_common(struct json_line *j, const struct audit_dns *dns)
 {
 	json_key_str(j, "protocol", dns->protocol);
-	json_key_str(j, "qname", dns->qname);
-	json_key_str(j, "qtype", dns->qtype);
-	json_key_str(j, "rcode", dns->rcode);
+	if (dns->qname)
+		json_key_str(j, "qname", dns->qname);
+	if (dns->qtype)
+		json_key_str(j, "qtype", dns->qtype);
+	if (dns->rcode)
+		json_key_str(j, "rcode", dns->rcode);
 }
 
 int audit_format_dns_deny(const struct audit_log *log, const struct audit_dns *dns, char *buf,
@@ -490,6 +494,8 @@ int audit_format_dns_deny(const struct audit_log *log, const struct audit_dns *d
 
 	json_begin(&j, log, realtime_ns(), "deny");
 	json_key_str(&j, "op", "dns");
+	if (dns->pid > 0)
+		json_key_u64(&j, "pid", (unsigned int)dns->pid);
 	json_dns_common(&j, dns);
 	json_key_str(&j, "reason", dns->reason);
 	return json_end(&j);

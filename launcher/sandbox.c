@@ -23,6 +23,7 @@
 #include "loader.h"
 #include "sandbox.h"
 #include "inbound.h"
+#include "peerpid.h"
 #include "seccomp.h"
 
 /* Signals the launcher passes on to the job rather than acting on. */
@@ -126,6 +127,14 @@ static int sandbox_drain(struct sandbox *sandbox)
 	if (sandbox->log->error && !sandbox->audit_continue)
 		return sandbox->log->error;
 	return 0;
+}
+
+/* The process of this sandbox that sent the DNS proxy a message it refuses. */
+static int sandbox_dns_pid(void *ctx, const struct sockaddr *peer, socklen_t peerlen, bool tcp)
+{
+	const struct sandbox *sandbox = ctx;
+
+	return peerpid_find(sandbox->cgroup.dir_fd, peer, peerlen, tcp);
 }
 
 /* Refuses and logs what the job's seccomp filter handed over. */
@@ -497,6 +506,8 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	}
 	/* Before attach: the job's first look-up must already find the proxy. */
 	r = dnsproxy_new(&options->dns, rules, &dnsbpf_ops, &sandbox.bpf, &log, &sandbox.dns);
+	if (r == 0)
+		dnsproxy_set_pid_finder(sandbox.dns, sandbox_dns_pid, &sandbox);
 	if (r == 0 && options->dns_proxy) {
 		struct dnsproxy_ports ports;
 
