@@ -706,7 +706,11 @@ static int probe_op_listen_unbound(char **argv)
 	return listen(fd, 1) < 0 ? -errno : 0;
 }
 
-/* A datagram of the given text: what a DNS proxy must judge when it is no query. */
+/*
+ * A datagram of the given text: what a DNS proxy must judge when it is no query. Then, as a
+ * resolver's client would, it waits a moment for an answer (whether one comes does not
+ * matter): the proxy names the sender's pid only while the sender is alive.
+ */
 static int probe_op_udp_text(char **argv)
 {
 	_cleanup_close_ int fd = -1;
@@ -721,6 +725,7 @@ static int probe_op_udp_text(char **argv)
 	if (sendto(fd, argv[2], strlen(argv[2]), 0, (struct sockaddr *)&dest.addr, dest.addrlen) <
 	    0)
 		return -errno;
+	(void)probe_wait_readable(fd);
 	return 0;
 }
 
