@@ -73,8 +73,13 @@ static int inbound_judge_unix(const struct inbound_policy *policy, const struct 
 	if (len > UNIX_PATH_LEN)
 		len = UNIX_PATH_LEN;
 	memcpy(key.path, sun->sun_path, len);
+	/*
+	 * The key is zero-padded, so the length tells "@a" from "@a\0": a policy's name holds
+	 * no NUL ("\u0000" is refused), and its text ("@a") is as long as its sun_path.
+	 */
 	for (size_t i = 0; i < policy->nunix; i++)
 		if ((policy->unix_allows[i].flags & UNIX_ALLOW_BIND) &&
+		    (!policy->unix_allows[i].text || strlen(policy->unix_allows[i].text) == len) &&
 		    memcmp(&policy->unix_allows[i].key, &key, sizeof(key)) == 0)
 			return 0;
 	memcpy(ret_event->unix_path, key.path, sizeof(ret_event->unix_path));
