@@ -220,6 +220,14 @@ struct dnsproxy {
 	void *pid_ctx;
 	struct sockaddr_storage peer;
 	socklen_t peerlen;
+	/*
+	 * The last sender looked up, for a second: a flood from one socket costs a scan of
+	 * /proc a second, and a port reused later by another process is looked up afresh.
+	 */
+	struct sockaddr_storage pid_peer;
+	socklen_t pid_peerlen;
+	int pid_found;
+	long long pid_found_ms;
 
 	struct dnsproxy_query *queries[DNSPROXY_MAX_PENDING];
 	size_t npending, next_slot;
@@ -752,10 +760,22 @@ static void dnsproxy_audit(struct dnsproxy *p, bool allow, struct audit_dns *dns
 		return;
 	/* Only refusals: a look-up costs a scan of /proc, which allowed ones need not pay. */
 	if (!allow && p->pid_find && p->peerlen) {
-		int pid = p->pid_find(p->pid_ctx, (const struct sockaddr *)&p->peer, p->peerlen,
-				      strcmp(dns->protocol, "tcp") == 0);
+		struct timespec ts;
+		long long now_ms;
 
-		dns->pid = pid > 0 ? pid : 0;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now_ms = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+		if (p->pid_peerlen != p->peerlen || memcmp(&p->pid_peer, &p->peer, p->peerlen) ||
+		    now_ms - p->pid_found_ms >= 1000) {
+			int pid = p->pid_find(p->pid_ctx, (const struct sockaddr *)&p->peer,
+					      p->peerlen, strcmp(dns->protocol, "tcp") == 0);
+
+			p->pid_found = pid > 0 ? pid : 0;
+			p->pid_found_ms = now_ms;
+			memcpy(&p->pid_peer, &p->peer, p->peerlen);
+			p->pid_peerlen = p->peerlen;
+		}
+		dns->pid = p->pid_found;
 	}
 	n = allow ? audit_format_dns_allow(p->log, dns, line, sizeof(line))
 		  : audit_format_dns_deny(p->log, dns, line, sizeof(line));
