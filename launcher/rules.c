@@ -343,10 +343,12 @@ void rules_print(const struct rules *rules, FILE *out)
 			}
 		}
 	}
-	for (size_t i = 0; i < rules->nunix; i++)
-		fprintf(out, "  %s %s\n",
-			rules->unix_allows[i].flags & UNIX_ALLOW_CONNECT ? "unix" : "listen unix",
-			rules->unix_allows[i].text);
+	for (size_t i = 0; i < rules->nunix; i++) {
+		if (rules->unix_allows[i].flags & UNIX_ALLOW_CONNECT)
+			fprintf(out, "  unix %s\n", rules->unix_allows[i].text);
+		if (rules->unix_allows[i].flags & UNIX_ALLOW_BIND)
+			fprintf(out, "  listen unix %s\n", rules->unix_allows[i].text);
+	}
 	for (size_t i = 0; i < rules->listen.nranges; i++) {
 		const struct port_range *range = &rules->listen.ranges[i];
 
