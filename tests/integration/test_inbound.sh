@@ -117,7 +117,8 @@ test_inbound_loopback_peers() {
 		while [ ! -s "$2" ]; do sleep 0.01; done
 		"$1" fetch 127.0.0.1 9111; wait $s' sh "$IT_PROBE" "$T_DIR/ready.self"
 	expect_rc "a client and its server in one sandbox" 0 || return 1
-	expect_eq "client, then server" "OK OK" "$(echo $L_OUT)" || return 1
+	expect_eq "client, then server" "OK OK" "$(tr '\n' ' ' <"$L_OUT_FILE" | sed 's/ $//')" ||
+		return 1
 	expect_audit 0 "$L_AUDIT" event=deny || return 1
 }
 
