@@ -6,10 +6,8 @@
  */
 #include "common.bpf.h"
 
-#define ETH_P_IP     0x0800
-#define ETH_P_IPV6   0x86DD
-#define TCP_FLAG_SYN 0x02
-#define TCP_FLAG_ACK 0x10
+#define ETH_P_IP   0x0800
+#define ETH_P_IPV6 0x86DD
 
 /* 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104, in the IPv4-mapped form of struct addr_key. */
 static __always_inline bool addr_is_loopback(const __u8 addr[16])
@@ -93,7 +91,7 @@ int launch_bind6(struct bpf_sock_addr *ctx)
 	return bind_judge(ctx, addr, AF_INET6);
 }
 
-/* A connection request: addresses in the IPv4-mapped form, ports in host byte order. */
+/* A packet to a listener: addresses in the IPv4-mapped form, ports in host byte order. */
 struct syn_info {
 	__u8 saddr[16], daddr[16];
 	__u16 sport, dport;
@@ -101,10 +99,13 @@ struct syn_info {
 	struct bpf_sock_tuple tuple; /* the peer's side: as a packet to the peer would carry */
 };
 
-/* Parses a TCP SYN (no ACK) from skb; false for anything else. */
+/*
+ * Reads the addresses and ports of a TCP packet. False when they cannot be read: an IPv6
+ * packet with extension headers before TCP among them (which the caller refuses: a peer
+ * may add a header on purpose to hide its ports).
+ */
 static __always_inline bool syn_parse(struct __sk_buff *skb, struct syn_info *syn)
 {
-	__u8 flags;
 	__u32 off;
 
 	if (skb->protocol == bpf_htons(ETH_P_IP)) {
@@ -121,23 +122,21 @@ static __always_inline bool syn_parse(struct __sk_buff *skb, struct syn_info *sy
 	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr ip6;
 
-		/* Extension headers before TCP: not the loopback connects this judges. */
-		if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)) < 0 || ip6.nexthdr != IPPROTO_TCP)
+		if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)) < 0)
 			return false;
-		off = sizeof(ip6);
 		__builtin_memcpy(syn->saddr, &ip6.saddr, 16);
 		__builtin_memcpy(syn->daddr, &ip6.daddr, 16);
 		syn->family = AF_INET6;
+		if (ip6.nexthdr != IPPROTO_TCP)
+			return false;
+		off = sizeof(ip6);
 		__builtin_memcpy(syn->tuple.ipv6.saddr, &ip6.daddr, 16);
 		__builtin_memcpy(syn->tuple.ipv6.daddr, &ip6.saddr, 16);
 	} else {
 		return false;
 	}
-	/* The ports (4 bytes) and the flags (byte 13) of the TCP header. */
-	if (bpf_skb_load_bytes(skb, off, &syn->sport, 4) < 0 ||
-	    bpf_skb_load_bytes(skb, off + 13, &flags, 1) < 0)
-		return false;
-	if ((flags & (TCP_FLAG_SYN | TCP_FLAG_ACK)) != TCP_FLAG_SYN)
+	/* The ports: the first 4 bytes of the TCP header. */
+	if (bpf_skb_load_bytes(skb, off, &syn->sport, 4) < 0)
 		return false;
 	if (syn->family == AF_INET) {
 		syn->tuple.ipv4.sport = syn->dport;
@@ -152,11 +151,12 @@ static __always_inline bool syn_parse(struct __sk_buff *skb, struct syn_info *sy
 }
 
 /*
- * A connection request to one of the job's listeners: let in when the port is a "listen"
- * one, or when the connecting socket belongs to this sandbox. Loopback strips a packet of
- * its sender, so the sender's socket is looked up by the connection's addresses; it is in
- * the established table from connect() on. Every other packet passes: this is no firewall
- * for the job's own connections, which the address hooks judge.
+ * A packet to one of the job's listeners (a connection request, or the handshake's last
+ * ACK, which the listener receives too): let in when the port is a "listen" one, or when the
+ * connecting socket belongs to this sandbox. Loopback strips a packet of its sender, so the
+ * sender's socket is looked up by the connection's addresses; it is in the established
+ * table from connect() on. Packets to any other socket pass at the cost of one load: this is
+ * no firewall for the job's own connections, which the address hooks judge.
  */
 SEC("cgroup_skb/ingress")
 int launch_ingress(struct __sk_buff *skb)
@@ -164,34 +164,37 @@ int launch_ingress(struct __sk_buff *skb)
 	const struct sandbox_cfg *cfg;
 	struct syn_info syn = {};
 	struct deny_event *event;
-	struct bpf_sock *peer;
+	struct bpf_sock *sk = skb->sk, *peer = NULL;
 	bool inside = false;
 
-	if (!syn_parse(skb, &syn))
+	if (!sk || sk->state != BPF_TCP_LISTEN)
 		return 1;
 	cfg = sandbox_get();
 	if (!cfg)
 		return 0;
-	if (listen_allows(cfg, syn.dport, PROTO_TCP))
+	/* The listener's own port: it needs no parsing, which a peer could get in the way of. */
+	if (listen_allows(cfg, (__u16)sk->src_port, PROTO_TCP))
 		return 1;
-	/* The verifier wants the tuple's size as a constant. */
-	if (syn.family == AF_INET)
-		peer = bpf_sk_lookup_tcp(skb, &syn.tuple, sizeof(syn.tuple.ipv4),
-					 BPF_F_CURRENT_NETNS, 0);
-	else
-		peer = bpf_sk_lookup_tcp(skb, &syn.tuple, sizeof(syn.tuple.ipv6),
-					 BPF_F_CURRENT_NETNS, 0);
+	if (syn_parse(skb, &syn)) {
+		/* The verifier wants the tuple's size as a constant. */
+		if (syn.family == AF_INET)
+			peer = bpf_sk_lookup_tcp(skb, &syn.tuple, sizeof(syn.tuple.ipv4),
+						 BPF_F_CURRENT_NETNS, 0);
+		else
+			peer = bpf_sk_lookup_tcp(skb, &syn.tuple, sizeof(syn.tuple.ipv6),
+						 BPF_F_CURRENT_NETNS, 0);
+	}
 	if (peer) {
 		inside = bpf_sk_cgroup_id(peer) == cfg->cgroup_id;
 		bpf_sk_release(peer);
 	}
 	if (inside)
 		return 1;
-	event = audit_reserve(cfg, AUDIT_OP_LISTEN, syn.family);
+	event = audit_reserve(cfg, AUDIT_OP_LISTEN, syn.family ? syn.family : AF_INET6);
 	if (event) {
 		event->sock_type = SOCK_STREAM;
 		event->protocol = IPPROTO_TCP;
-		event->port = syn.dport;
+		event->port = (__u16)sk->src_port;
 		event->reason = AUDIT_REASON_PEER;
 		__builtin_memcpy(event->addr, syn.daddr, sizeof(event->addr));
 		__builtin_memcpy(event->peer_addr, syn.saddr, sizeof(event->peer_addr));
