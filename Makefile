@@ -46,7 +46,8 @@ SKELS := $(BUILD)/launch.skel.h $(BUILD)/bpf_version.h $(BUILD)/release.h
 # Modules without libbpf: unit-tested on their own, with ASan/UBSan.
 PURE_SRCS := launcher/policy.c launcher/allowlist.c launcher/resolve.c launcher/dns.c \
 	launcher/audit_writer.c launcher/audit.c launcher/dnsproxy.c launcher/landlock.c launcher/limit.c \
-	launcher/rules.c launcher/jobenv.c launcher/refusal.c launcher/mcp.c
+	launcher/rules.c launcher/jobenv.c launcher/refusal.c launcher/mcp.c launcher/syscalls.c \
+	launcher/inbound.c
 SRCS := $(wildcard launcher/*.c)
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 
@@ -115,24 +116,40 @@ $(BUILD)/bpf_version.h: $(BUILD)/launch.bpf.o
 $(BUILD)/release.h: VERSION | $(BUILD)
 	printf '#define LAUNCH_RELEASE "%s"\n' "$(VERSION)" > $@.tmp && mv $@.tmp $@
 
+# System call names for the audit log, from the uapi headers: each ABI's table is indexed by
+# its own numbers (x32's without their bit 30).
+SYSCALL_TABLES := SYSCALLS_NATIVE:asm/unistd.h
+ifeq ($(ARCH),x86_64)
+SYSCALL_TABLES += SYSCALLS_I386:asm/unistd_32.h SYSCALLS_X32:asm/unistd_x32.h
+endif
+$(BUILD)/syscall_names.h: Makefile | $(BUILD)
+	for t in $(SYSCALL_TABLES); do \
+		printf '#include <%s>\n' "$${t#*:}" | $(CC) -E -dM -x c - | \
+		awk -v name="$${t%%:*}" 'BEGIN { print "static const char *const " name "[] = {" } \
+			$$1 == "#define" && $$2 ~ /^__NR_/ { v = $$0; sub(/^.*\+ */, "", v); \
+				sub(/^#define [^ ]* /, "", v); sub(/\)$$/, "", v); \
+				if (v ~ /^[0-9]+$$/) print "\t[" v "] = \"" substr($$2, 6) "\"," } \
+			END { print "};" }' || exit 1; \
+	done > $@.tmp && mv $@.tmp $@
+
 # The generated headers come first (order only: the .d files name who includes them).
-$(BUILD)/obj/%.o: launcher/%.c | $(BUILD)/obj $(SKELS)
+$(BUILD)/obj/%.o: launcher/%.c | $(BUILD)/obj $(SKELS) $(BUILD)/syscall_names.h
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
 $(BUILD)/launch: $(OBJS)
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/unit/obj/%.o: launcher/%.c | $(BUILD)/unit/obj
+$(BUILD)/unit/obj/%.o: launcher/%.c | $(BUILD)/unit/obj $(BUILD)/syscall_names.h
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -O1 $(SAN) $(PKG_CFLAGS) -c $< -o $@
 
-$(BUILD)/unit/obj/%.o: tests/unit/%.c | $(BUILD)/unit/obj
+$(BUILD)/unit/obj/%.o: tests/unit/%.c | $(BUILD)/unit/obj $(BUILD)/syscall_names.h
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -O1 $(SAN) $(PKG_CFLAGS) -c $< -o $@
 
 $(UNIT_BINS): $(BUILD)/unit/%: $(BUILD)/unit/obj/%.o $(UNIT_PURE_OBJS) | $(BUILD)/unit
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -O1 $(SAN) $(LDFLAGS) $(UNIT_WRAP_$*) $^ -o $@ \
 		$(CJSON_LIBS)
 
-$(BUILD)/valgrind/obj/%.o: launcher/%.c | $(BUILD)/valgrind/obj
+$(BUILD)/valgrind/obj/%.o: launcher/%.c | $(BUILD)/valgrind/obj $(BUILD)/syscall_names.h
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
 $(BUILD)/valgrind/obj/%.o: tests/unit/%.c | $(BUILD)/valgrind/obj

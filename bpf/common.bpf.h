@@ -165,6 +165,11 @@ static __always_inline struct deny_event *audit_event_reserve(const struct sandb
 	event->optname = 0;
 	event->reason = 0;
 	event->pad2 = 0;
+	event->unix_path_len = 0;
+	event->peer_port = 0;
+	event->syscall_nr = 0;
+	event->syscall_arch = 0;
+	__builtin_memset(event->peer_addr, 0, sizeof(event->peer_addr));
 	return event;
 }
 

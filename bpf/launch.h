@@ -16,6 +16,8 @@
 #define MAX_PORT_RANGES 32
 /* Allowed AF_UNIX destinations (paths or abstract names) per sandbox. */
 #define MAX_UNIX_PATHS 64
+/* Port ranges a sandbox may listen on beyond loopback (the policies' "listen" ports). */
+#define MAX_LISTEN_PORTS MAX_PORT_RANGES
 /* Bytes of an AF_UNIX address kept, as sun_path (abstract names start with '\0'). */
 #define UNIX_PATH_LEN	  108
 #define TASK_COMM_LEN_MAX 16
@@ -133,6 +135,11 @@ struct sandbox_cfg {
 	struct prefix_mask prefix_masks[MAX_HASHED_PREFIX_LENGTHS];
 	struct inline_exact inline_exact[MAX_INLINE_EXACT];
 	struct inline_prefix inline_prefixes[MAX_INLINE_PREFIXES];
+	/*
+	 * The "listen" ports: the job may bind them on any address and serve any peer there.
+	 * Elsewhere it may listen on loopback only, for peers inside the sandbox.
+	 */
+	struct port_set listen;
 };
 
 /* Refusals of one sandbox, per CPU (the launcher adds them up): denied = logged + lost. */
@@ -176,6 +183,9 @@ enum audit_op {
 	AUDIT_OP_IO_URING,   /* seccomp: io_uring_setup */
 	AUDIT_OP_SETSOCKOPT, /* a socket option that changes where packets go */
 	AUDIT_OP_PACKET,     /* a packet the egress backstop dropped */
+	AUDIT_OP_SYSCALL,    /* seccomp: a call of another ABI (i386, x32) */
+	AUDIT_OP_BIND,	     /* bind() to an address the job may not listen on */
+	AUDIT_OP_LISTEN,     /* listen() there, or a peer outside the sandbox refused */
 };
 
 /* Why the backstop dropped a packet (deny_event.reason). */
@@ -184,6 +194,14 @@ enum packet_drop_reason {
 	PACKET_DROP_ROUTING_HEADER,  /* IPv6 with a routing header: it goes to another address */
 	PACKET_DROP_IP_OPTIONS,	     /* IPv4 with options (source routes among them) */
 	PACKET_DROP_MALFORMED,	     /* not an IP header the backstop can read */
+};
+
+/* Why a bind or listen was refused (deny_event.reason). */
+enum audit_reason {
+	AUDIT_REASON_NONE = 0,
+	AUDIT_REASON_ADDRESS,  /* not loopback, and no "listen" entry allows the port */
+	AUDIT_REASON_ABSTRACT, /* an abstract AF_UNIX name: any process of the host can connect */
+	AUDIT_REASON_PEER,     /* a connection to the job's listener from outside the sandbox */
 };
 
 /* One refusal, sent from the kernel to the launcher through the ring buffer. */
@@ -205,9 +223,17 @@ struct deny_event {
 	/* setsockopt: the option refused. */
 	__s32 level;
 	__s32 optname;
-	/* packet: enum packet_drop_reason. */
+	/* packet: enum packet_drop_reason; bind and listen: enum audit_reason. */
 	__u32 reason;
 	__u32 pad2;
+	/* Bytes of unix_path that count: an abstract name may hold NULs anywhere. */
+	__u16 unix_path_len;
+	/* A refused inbound connection: the peer's port (host byte order) and address. */
+	__u16 peer_port;
+	/* seccomp refusals: the call as the caller's ABI numbers it, and that ABI (AUDIT_ARCH_*) */
+	__u32 syscall_nr;
+	__u32 syscall_arch;
+	__u8 peer_addr[16];
 };
 
 /*
@@ -239,6 +265,10 @@ struct dns_orig_dst {
 struct unix_path_key {
 	char path[UNIX_PATH_LEN];
 };
+
+/* The value of an AF_UNIX map entry: what the job may do with that address. */
+#define UNIX_ALLOW_CONNECT (1u << 0) /* connect or send to it ("unix") */
+#define UNIX_ALLOW_BIND	   (1u << 1) /* bind an abstract name and serve on it ("listen") */
 
 /* AF_UNIX paths under this prefix are the job's own: its /tmp is a private tmpfs. */
 #define UNIX_PRIVATE_PREFIX "/tmp/"

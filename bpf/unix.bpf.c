@@ -72,6 +72,7 @@ static __always_inline int unix_judge(struct bpf_sock_addr *ctx, __u16 op)
 	__u32 len = sa->uaddrlen;
 	const char *sun_path;
 	void *allow;
+	__u8 *flags;
 	__u32 slot;
 
 	if (!cfg)
@@ -94,13 +95,16 @@ static __always_inline int unix_judge(struct bpf_sock_addr *ctx, __u16 op)
 	}
 	slot = cfg->slot;
 	allow = (cfg->flags & CFG_HAS_UNIX) ? bpf_map_lookup_elem(&unix_allow, &slot) : NULL;
-	if (allow && bpf_map_lookup_elem(allow, &key))
+	flags = allow ? bpf_map_lookup_elem(allow, &key) : NULL;
+	if (flags && (*flags & UNIX_ALLOW_CONNECT))
 		return 1;
 
 	event = audit_reserve(cfg, op, AF_UNIX);
 	if (event) {
 		event->sock_type = ctx->type;
 		__builtin_memcpy(event->unix_path, key.path, sizeof(event->unix_path));
+		/* A path is shown up to its first NUL, an abstract name whole. */
+		event->unix_path_len = len;
 		bpf_ringbuf_submit(event, 0);
 	}
 	return 0;

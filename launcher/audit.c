@@ -13,6 +13,8 @@
 
 /* Fields cut to their cap, listed in the line's "truncated" (further ones are not named). */
 #define JSON_TRUNCATED_MAX 6
+#include "syscalls.h"
+#include "util.h"
 
 /* A line being built; `overflow` turns every later call into a no-op. */
 struct json_line {
@@ -57,12 +59,13 @@ static void json_printf(struct json_line *j, const char *fmt, ...)
 }
 
 /*
- * A JSON string of at most max_out escaped bytes (prefix included); bytes the job controls
- * (comm, paths, argv) are escaped, never trusted. Returns false when it had to be cut: an
- * escape is never split, so the string stays valid.
+ * A JSON string of exactly len bytes (NULs included: an abstract AF_UNIX name may hold them),
+ * at most max_out escaped bytes with its prefix; bytes the job controls (comm, paths, argv)
+ * are escaped, never trusted. Returns false when it had to be cut: an escape is never split,
+ * so the string stays valid.
  */
-static bool json_string_capped(struct json_line *j, const char *prefix, const char *s, size_t max,
-			       size_t max_out)
+static bool json_bytes_capped(struct json_line *j, const char *prefix, const char *s, size_t len,
+			      size_t max_out)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t out = strlen(prefix);
@@ -70,7 +73,7 @@ static bool json_string_capped(struct json_line *j, const char *prefix, const ch
 
 	json_raw(j, "\"", 1);
 	json_raw(j, prefix, out);
-	for (size_t i = 0; i < max && s[i]; i++) {
+	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
 		/* Non-ASCII is escaped byte by byte so the line stays valid UTF-8. */
 		char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
@@ -92,6 +95,17 @@ static bool json_string_capped(struct json_line *j, const char *prefix, const ch
 	}
 	json_raw(j, "\"", 1);
 	return whole;
+}
+
+/* A C string of at most max bytes (it ends at its first NUL), as json_bytes_capped. */
+static bool json_string_capped(struct json_line *j, const char *prefix, const char *s, size_t max,
+			       size_t max_out)
+{
+	size_t len = 0;
+
+	while (len < max && s[len])
+		len++;
+	return json_bytes_capped(j, prefix, s, len, max_out);
 }
 
 /* "key":"value", value cut to AUDIT_FIELD_MAX escaped bytes and then named in "truncated". */
@@ -238,6 +252,87 @@ static void json_key_name(struct json_line *j, const char *key, const char *name
 		json_key_u64(j, key, number);
 }
 
+/* Netlink protocols by the name of their NETLINK_* constant, in lower case. */
+static const char *netlink_proto_name(unsigned int protocol)
+{
+	static const char *const names[] = {
+		[0] = "route",	     [2] = "usersock",
+		[4] = "sock_diag",   [5] = "nflog",
+		[6] = "xfrm",	     [7] = "selinux",
+		[8] = "iscsi",	     [9] = "audit",
+		[10] = "fib_lookup", [11] = "connector",
+		[12] = "netfilter",  [13] = "ip6_fw",
+		[14] = "dnrtmsg",    [15] = "kobject_uevent",
+		[16] = "generic",    [18] = "scsitransport",
+		[19] = "ecryptfs",   [20] = "rdma",
+		[21] = "crypto",     [22] = "smc",
+	};
+
+	return protocol < ARRAY_SIZE(names) ? names[protocol] : NULL;
+}
+
+static const char *reason_name(unsigned int reason)
+{
+	switch (reason) {
+	case AUDIT_REASON_ADDRESS:
+		return "address";
+	case AUDIT_REASON_ABSTRACT:
+		return "abstract";
+	case AUDIT_REASON_PEER:
+		return "peer";
+	default:
+		return NULL;
+	}
+}
+
+/* An address kept as IPv6 (IPv4 mapped), written in the family the job used. */
+static void json_key_ip(struct json_line *j, const char *key, unsigned int family,
+			const __u8 addr[16])
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	if (family == AF_INET)
+		inet_ntop(AF_INET, addr + 12, ip, sizeof(ip));
+	else
+		inet_ntop(AF_INET6, addr, ip, sizeof(ip));
+	json_key_str(j, key, ip);
+}
+
+/* An AF_UNIX address: a path up to its first NUL, an abstract name ('@'...) whole. */
+static void json_key_unix(struct json_line *j, const char *key, const struct deny_event *event)
+{
+	size_t len = event->unix_path_len < sizeof(event->unix_path) ? event->unix_path_len
+								     : sizeof(event->unix_path);
+
+	json_printf(j, ",\"%s\":", key);
+	if (event->unix_path[0] != '\0') {
+		if (!json_string_capped(j, "", event->unix_path,
+					len ? len : sizeof(event->unix_path), AUDIT_FIELD_MAX))
+			json_mark_truncated(j, key);
+		return;
+	}
+	/* No length given: up to the next NUL, the most that can be said. */
+	if (!len)
+		while (len + 1 < sizeof(event->unix_path) && event->unix_path[len + 1])
+			len++;
+	else
+		len--;
+	/* Abstract names start with a NUL byte; they are shown with a leading '@'. */
+	if (!json_bytes_capped(j, "@", event->unix_path + 1, len, AUDIT_FIELD_MAX))
+		json_mark_truncated(j, key);
+}
+
+/* The call a seccomp refusal concerns, by name where the ABI's table has it. */
+static void json_key_syscall(struct json_line *j, const struct deny_event *event)
+{
+	if (!event->syscall_arch)
+		return;
+	json_key_name(j, "syscall", syscalls_name(event->syscall_arch, event->syscall_nr),
+		      event->syscall_nr);
+	if (event->op == AUDIT_OP_SYSCALL)
+		json_key_str(j, "abi", syscalls_abi(event->syscall_arch, event->syscall_nr));
+}
+
 static const char *op_name(unsigned int op)
 {
 	switch (op) {
@@ -259,6 +354,12 @@ static const char *op_name(unsigned int op)
 		return "setsockopt";
 	case AUDIT_OP_PACKET:
 		return "packet";
+	case AUDIT_OP_SYSCALL:
+		return "syscall";
+	case AUDIT_OP_BIND:
+		return "bind";
+	case AUDIT_OP_LISTEN:
+		return "listen";
 	default:
 		return "unknown";
 	}
@@ -354,14 +455,19 @@ int audit_format_deny_name(const struct audit_log *log, const struct deny_event 
 		json_key_string(&j, "comm", "", event->comm, sizeof(event->comm));
 		json_key_u64(&j, "uid", event->uid);
 	}
-	/* userns and io_uring refusals concern no socket: nothing more to say. */
-	if (event->op == AUDIT_OP_USERNS || event->op == AUDIT_OP_IO_URING)
+	json_key_syscall(&j, event);
+	/* userns, io_uring and other ABIs' calls concern no socket: nothing more to say. */
+	if (event->op == AUDIT_OP_USERNS || event->op == AUDIT_OP_IO_URING ||
+	    event->op == AUDIT_OP_SYSCALL)
 		return json_end(&j);
 	json_key_name(&j, "family", family_name(event->family), event->family);
 
 	if (event->op == AUDIT_OP_SOCKET) {
 		json_key_name(&j, "type", sock_type_name(event->sock_type), event->sock_type);
-		json_key_name(&j, "protocol", ip_proto_name(event->protocol), event->protocol);
+		json_key_name(&j, "protocol",
+			      event->family == AF_NETLINK ? netlink_proto_name(event->protocol)
+							  : ip_proto_name(event->protocol),
+			      event->protocol);
 	} else if (event->op == AUDIT_OP_SETSOCKOPT) {
 		const char *option = sockopt_name(event->level, event->optname);
 
@@ -374,22 +480,26 @@ int audit_format_deny_name(const struct audit_log *log, const struct deny_event 
 			json_key_str(&j, "option", option);
 	} else if (event->op == AUDIT_OP_CONNECT_UNIX || event->op == AUDIT_OP_SENDMSG_UNIX) {
 		json_key_name(&j, "type", sock_type_name(event->sock_type), event->sock_type);
-		/* Abstract names start with a NUL byte; they are shown with a leading '@'. */
-		if (event->unix_path[0] == '\0')
-			json_key_string(&j, "dst_path", "@", event->unix_path + 1,
-					sizeof(event->unix_path) - 1);
-		else
-			json_key_string(&j, "dst_path", "", event->unix_path,
-					sizeof(event->unix_path));
+		json_key_unix(&j, "dst_path", event);
+	} else if (event->op == AUDIT_OP_BIND || event->op == AUDIT_OP_LISTEN) {
+		json_key_name(&j, "type", sock_type_name(event->sock_type), event->sock_type);
+		if (event->family == AF_UNIX) {
+			json_key_unix(&j, "path", event);
+		} else {
+			json_key_name(&j, "protocol", ip_proto_name(event->protocol),
+				      event->protocol);
+			json_key_ip(&j, "local_ip", event->family, event->addr);
+			json_key_u64(&j, "local_port", event->port);
+		}
+		if (event->reason == AUDIT_REASON_PEER) {
+			json_key_ip(&j, "peer_ip", event->family, event->peer_addr);
+			json_key_u64(&j, "peer_port", event->peer_port);
+		}
+		if (reason_name(event->reason))
+			json_key_str(&j, "reason", reason_name(event->reason));
 	} else {
-		char ip[INET6_ADDRSTRLEN];
-
 		json_key_name(&j, "protocol", ip_proto_name(event->protocol), event->protocol);
-		if (event->family == AF_INET)
-			inet_ntop(AF_INET, event->addr + 12, ip, sizeof(ip));
-		else
-			inet_ntop(AF_INET6, event->addr, ip, sizeof(ip));
-		json_key_str(&j, "dst_ip", ip);
+		json_key_ip(&j, "dst_ip", event->family, event->addr);
 		json_key_u64(&j, "dst_port", event->port);
 		if (dst_name)
 			json_key_str(&j, "dst_name", dst_name);
@@ -400,12 +510,16 @@ int audit_format_deny_name(const struct audit_log *log, const struct deny_event 
 	return json_end(&j);
 }
 
+/* A malformed message has no question: qname and qtype are left out, as rcode when dropped. */
 static void json_dns_common(struct json_line *j, const struct audit_dns *dns)
 {
 	json_key_str(j, "protocol", dns->protocol);
-	json_key_str(j, "qname", dns->qname);
-	json_key_str(j, "qtype", dns->qtype);
-	json_key_str(j, "rcode", dns->rcode);
+	if (dns->qname)
+		json_key_str(j, "qname", dns->qname);
+	if (dns->qtype)
+		json_key_str(j, "qtype", dns->qtype);
+	if (dns->rcode)
+		json_key_str(j, "rcode", dns->rcode);
 }
 
 int audit_format_dns_deny(const struct audit_log *log, const struct audit_dns *dns, char *buf,
@@ -415,6 +529,8 @@ int audit_format_dns_deny(const struct audit_log *log, const struct audit_dns *d
 
 	json_begin(&j, log, realtime_ns(), "deny");
 	json_key_str(&j, "op", "dns");
+	if (dns->pid > 0)
+		json_key_u64(&j, "pid", (unsigned int)dns->pid);
 	json_dns_common(&j, dns);
 	json_key_str(&j, "reason", dns->reason);
 	return json_end(&j);

@@ -128,11 +128,12 @@ struct audit_dns {
 	const char *qname;
 	const char *qtype;	      /* "A", "TXT", "TYPE65280", ... */
 	const char *rcode;	      /* the answer the job got: "REFUSED", "NOERROR", ... */
-	const char *reason;	      /* deny: "name", "qtype" or "qclass" */
+	const char *reason;	      /* deny: "name", "qtype", "qclass" or "malformed" */
 	const struct in6_addr *addrs; /* dns_allow: the addresses opened, IPv4 mapped */
 	size_t naddrs;
 	unsigned int ttl_s;  /* dns_allow: the answer's smallest TTL */
 	unsigned int open_s; /* dns_allow: how long its addresses stay open */
+	int pid;	     /* deny: the asking process, when known; 0 when not */
 };
 int audit_format_dns_deny(const struct audit_log *log, const struct audit_dns *dns, char *buf,
 			  size_t len);

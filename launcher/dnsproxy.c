@@ -215,6 +215,19 @@ struct dnsproxy {
 	struct dns_answer_addr *answer_addrs; /* config.max_ips of them, for one answer */
 	struct in6_addr *opened;	      /* as many: what one answer opened */
 	struct dnsproxy_stats stats;
+	/* The sender of the message being judged (set by the I/O layer), for deny lines. */
+	dnsproxy_pid_fn pid_find;
+	void *pid_ctx;
+	struct sockaddr_storage peer;
+	socklen_t peerlen;
+	/*
+	 * The last sender looked up, for a second: a flood from one socket costs a scan of
+	 * /proc a second, and a port reused later by another process is looked up afresh.
+	 */
+	struct sockaddr_storage pid_peer;
+	socklen_t pid_peerlen;
+	int pid_found;
+	long long pid_found_ms;
 
 	struct dnsproxy_query *queries[DNSPROXY_MAX_PENDING];
 	size_t npending, next_slot;
@@ -732,6 +745,12 @@ static const char *transport_name(enum dnsproxy_transport transport)
 	return transport == DNSPROXY_TCP ? "tcp" : "udp";
 }
 
+void dnsproxy_set_pid_finder(struct dnsproxy *p, dnsproxy_pid_fn find, void *ctx)
+{
+	p->pid_find = find;
+	p->pid_ctx = ctx;
+}
+
 static void dnsproxy_audit(struct dnsproxy *p, bool allow, struct audit_dns *dns)
 {
 	char line[AUDIT_LINE_MAX];
@@ -739,6 +758,25 @@ static void dnsproxy_audit(struct dnsproxy *p, bool allow, struct audit_dns *dns
 
 	if (!p->log)
 		return;
+	/* Only refusals: a look-up costs a scan of /proc, which allowed ones need not pay. */
+	if (!allow && p->pid_find && p->peerlen) {
+		struct timespec ts;
+		long long now_ms;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now_ms = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+		if (p->pid_peerlen != p->peerlen || memcmp(&p->pid_peer, &p->peer, p->peerlen) ||
+		    now_ms - p->pid_found_ms >= 1000) {
+			int pid = p->pid_find(p->pid_ctx, (const struct sockaddr *)&p->peer,
+					      p->peerlen, strcmp(dns->protocol, "tcp") == 0);
+
+			p->pid_found = pid > 0 ? pid : 0;
+			p->pid_found_ms = now_ms;
+			memcpy(&p->pid_peer, &p->peer, p->peerlen);
+			p->pid_peerlen = p->peerlen;
+		}
+		dns->pid = p->pid_found;
+	}
 	n = allow ? audit_format_dns_allow(p->log, dns, line, sizeof(line))
 		  : audit_format_dns_deny(p->log, dns, line, sizeof(line));
 	if (n > 0)
@@ -810,13 +848,19 @@ int dnsproxy_query_begin(struct dnsproxy *p, const uint8_t *pkt, size_t len,
 	if (r == 0 && len > DNSPROXY_QUERY_MAX_LEN)
 		r = -EBADMSG;
 	if (r < 0) {
+		uint8_t rcode = r == -EOPNOTSUPP ? DNS_RCODE_NOTIMP : DNS_RCODE_FORMERR;
+		int action;
+
 		p->stats.malformed++;
 		/* A response is never answered: two resolvers must not ping-pong. */
-		if (r == -EPROTO)
-			return DNSPROXY_DROP;
-		return dnsproxy_error_reply(pkt, len,
-					    r == -EOPNOTSUPP ? DNS_RCODE_NOTIMP : DNS_RCODE_FORMERR,
-					    reply, reply_cap, ret_reply_len);
+		action = r == -EPROTO ? DNSPROXY_DROP
+				      : dnsproxy_error_reply(pkt, len, rcode, reply, reply_cap,
+							     ret_reply_len);
+		/* Not a query, yet it went to port 53: data the job tried to send there. */
+		audit.reason = "malformed";
+		audit.rcode = action == DNSPROXY_REPLY ? dns_rcode_name(rcode) : NULL;
+		dnsproxy_audit(p, false, &audit);
+		return action;
 	}
 
 	snprintf(qtype, sizeof(qtype), "%s", dns_type_name(q.qtype));
@@ -1559,8 +1603,21 @@ static bool dnsproxy_on_query(struct dnsproxy *p, const uint8_t *pkt, size_t len
 	unsigned long long gen = c ? c->gen : 0;
 	struct dnsproxy_query *q;
 	size_t rlen;
-	int action = dnsproxy_query_begin(p, pkt, len, c ? DNSPROXY_TCP : DNSPROXY_UDP, now_ms, &q,
-					  p->tx + 2, sizeof(p->tx) - 2, &rlen);
+	int action;
+
+	/* The sender, for a deny line's pid: found only if the message is refused. */
+	p->peerlen = 0;
+	if (from && fromlen <= sizeof(p->peer)) {
+		memcpy(&p->peer, from, fromlen);
+		p->peerlen = fromlen;
+	} else if (c) {
+		socklen_t len = sizeof(p->peer);
+
+		if (getpeername(c->fd, (struct sockaddr *)&p->peer, &len) == 0)
+			p->peerlen = len;
+	}
+	action = dnsproxy_query_begin(p, pkt, len, c ? DNSPROXY_TCP : DNSPROXY_UDP, now_ms, &q,
+				      p->tx + 2, sizeof(p->tx) - 2, &rlen);
 
 	if (action == DNSPROXY_REPLY && !c) {
 		sendto(fd, p->tx + 2, rlen, MSG_DONTWAIT, (const struct sockaddr *)from, fromlen);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "audit.h"
 #include "dns.h"
@@ -94,6 +95,13 @@ int dnsproxy_new(const struct dnsproxy_config *config, const struct rules *rules
 		 const struct dnsproxy_ops *ops, void *ops_ctx, struct audit_log *log,
 		 struct dnsproxy **ret_proxy);
 void dnsproxy_free(struct dnsproxy *proxy);
+
+/*
+ * Who sent the message being judged: find(ctx, peer, len, tcp) gives the pid of the process
+ * whose socket is the peer, or a negative errno. Deny lines carry it when it is found.
+ */
+typedef int (*dnsproxy_pid_fn)(void *ctx, const struct sockaddr *peer, socklen_t peerlen, bool tcp);
+void dnsproxy_set_pid_finder(struct dnsproxy *proxy, dnsproxy_pid_fn find, void *ctx);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct dnsproxy *, dnsproxy_free)
 
 /*

@@ -50,6 +50,9 @@ static const struct {
 	[LOADER_SENDMSG_UNIX] = { "launch_sendmsg_unix", LAUNCH_BPF_CGROUP_UNIX_SENDMSG },
 	[LOADER_SETSOCKOPT] = { "launch_setsockopt", BPF_CGROUP_SETSOCKOPT },
 	[LOADER_EGRESS] = { "launch_egress", BPF_CGROUP_INET_EGRESS },
+	[LOADER_BIND4] = { "launch_bind4", BPF_CGROUP_INET4_BIND },
+	[LOADER_BIND6] = { "launch_bind6", BPF_CGROUP_INET6_BIND },
+	[LOADER_INGRESS] = { "launch_ingress", BPF_CGROUP_INET_INGRESS },
 };
 
 /* The kernel keeps 15 characters of a map's name. */
@@ -693,7 +696,6 @@ static int sandbox_fill_allowlist(struct loader_sandbox *sb, const struct allowl
 int loader_sandbox_new(const struct loader_shared *shared, const struct rules *rules,
 		       bool dns_proxy, struct loader_sandbox *sb)
 {
-	__u8 yes = 1;
 	int r;
 
 	memset(sb, 0, sizeof(*sb));
@@ -712,13 +714,18 @@ int loader_sandbox_new(const struct loader_shared *shared, const struct rules *r
 		r = slot_map(sb, LOADER_MAP_UNIX_ALLOW, BPF_MAP_TYPE_HASH, "launch_unix",
 			     sizeof(struct unix_path_key), sizeof(__u8), MAX_UNIX_PATHS,
 			     BPF_F_NO_PREALLOC);
+		/* The value says what the job may do there: connect, bind, or both. */
 		for (size_t i = 0; r == 0 && i < rules->nunix; i++)
 			if (bpf_map_update_elem(sb->inner_fd[LOADER_MAP_UNIX_ALLOW],
-						&rules->unix_allows[i].key, &yes, BPF_ANY) < 0)
+						&rules->unix_allows[i].key,
+						&rules->unix_allows[i].flags, BPF_ANY) < 0)
 				r = -errno;
 		if (r == 0)
 			sb->cfg.flags |= CFG_HAS_UNIX;
 	}
+	/* The "listen" ports live in the settings: the programs read them in place. */
+	if (r == 0)
+		sb->cfg.listen = rules->listen;
 	if (r == 0 && dns_proxy)
 		r = slot_map(sb, LOADER_MAP_DNS_ALLOW, BPF_MAP_TYPE_HASH, "launch_dns",
 			     sizeof(struct addr_key), sizeof(__u32), MAX_DNS_ALLOW_ENTRIES,

@@ -27,6 +27,9 @@ enum loader_prog {
 	LOADER_SENDMSG_UNIX, /* kernel 6.7+ */
 	LOADER_SETSOCKOPT,
 	LOADER_EGRESS, /* the packet-level backstop */
+	LOADER_BIND4,
+	LOADER_BIND6,
+	LOADER_INGRESS,
 	LOADER_NPROGS,
 };
 

@@ -706,6 +706,119 @@ static int limit_text(const struct parse_ctx *ctx, const cJSON *item, const char
 	return 0;
 }
 
+/* One "listen" entry: {"port": N or "lo-hi", "protocol": ...} or {"unix": "@name"}. */
+static int parse_listen_entry(const struct parse_ctx *ctx, const cJSON *obj, size_t index,
+			      struct policy *policy)
+{
+	static const char *const known[] = { "port", "protocol", "unix" };
+	char key[KEY_PATH_LEN / 2], subkey[KEY_PATH_LEN + 16], vbuf[ERR_VALUE_SHOWN_LEN];
+	const cJSON *port, *unix_name, *protocol;
+	struct port_range range;
+	unsigned int protos;
+	int r;
+
+	snprintf(key, sizeof(key), "listen[%zu]", index);
+	if (!cJSON_IsObject(obj))
+		return parse_fail(ctx, key, "must be an object, not %s", json_type_name(obj));
+	r = check_keys(ctx, obj, key, known, ARRAY_SIZE(known));
+	if (r < 0)
+		return r;
+	port = cJSON_GetObjectItemCaseSensitive(obj, "port");
+	unix_name = cJSON_GetObjectItemCaseSensitive(obj, "unix");
+	protocol = cJSON_GetObjectItemCaseSensitive(obj, "protocol");
+	if (!port == !unix_name)
+		return parse_fail(ctx, key, "needs exactly one of \"port\" or \"unix\"");
+	if (unix_name) {
+		const char *name;
+		size_t len;
+
+		snprintf(subkey, sizeof(subkey), "%s.unix", key);
+		if (protocol)
+			return parse_fail(ctx, key,
+					  "\"protocol\" goes with \"port\", not \"unix\"");
+		if (!cJSON_IsString(unix_name))
+			return parse_fail(ctx, subkey, "must be a string, not %s",
+					  json_type_name(unix_name));
+		name = unix_name->valuestring;
+		len = strlen(name);
+		shown(name, vbuf, sizeof(vbuf));
+		/* A path socket is a file: where the job may make one is the file system's say. */
+		if (name[0] != '@' || len == 1)
+			return parse_fail(ctx, subkey,
+					  "\"%s\" must be \"@name\", an abstract socket name",
+					  vbuf);
+		if (len > UNIX_PATH_LEN - 1)
+			return parse_fail(ctx, subkey, "\"%s\" is %zu bytes, at most %d", vbuf, len,
+					  UNIX_PATH_LEN - 1);
+		if (policy->nlisten_unix >= MAX_UNIX_PATHS)
+			return parse_fail(ctx, subkey, "more than %d names (MAX_UNIX_PATHS)",
+					  MAX_UNIX_PATHS);
+		policy->listen_unix[policy->nlisten_unix] = strdup(name);
+		if (!policy->listen_unix[policy->nlisten_unix])
+			return -ENOMEM;
+		policy->nlisten_unix++;
+		return 0;
+	}
+
+	snprintf(subkey, sizeof(subkey), "%s.protocol", key);
+	r = parse_protocol(ctx, protocol, subkey, &protos);
+	if (r < 0)
+		return r;
+	snprintf(subkey, sizeof(subkey), "%s.port", key);
+	if (cJSON_IsNumber(port)) {
+		double v = port->valuedouble;
+
+		/* As in "ports": the range test first, so that the cast is defined. */
+		if (!(v >= 1 && v <= 65535) || v != (double)(unsigned int)v)
+			return parse_fail(ctx, subkey, "%g is not a port (1-65535)", v);
+		range.lo = range.hi = (__u16)v;
+	} else if (cJSON_IsString(port)) {
+		if (policy_parse_port_range(port->valuestring, &range) < 0)
+			return parse_fail(ctx, subkey,
+					  "\"%s\" is not a port or a range \"lo-hi\" (1-65535, "
+					  "lo <= hi)",
+					  shown(port->valuestring, vbuf, sizeof(vbuf)));
+	} else {
+		return parse_fail(ctx, subkey,
+				  "must be a port number or a \"lo-hi\" string, not %s",
+				  json_type_name(port));
+	}
+	if (policy->nlisten_ports >= MAX_LISTEN_PORTS)
+		return parse_fail(ctx, subkey, "more than %d ports (MAX_LISTEN_PORTS)",
+				  MAX_LISTEN_PORTS);
+	range.protos = protos;
+	policy->listen_ports[policy->nlisten_ports++] = range;
+	return 0;
+}
+
+static int parse_listen(const struct parse_ctx *ctx, const cJSON *listen, struct policy *policy)
+{
+	const cJSON *item;
+	size_t i = 0;
+	int count, r;
+
+	if (!listen)
+		return 0;
+	if (!cJSON_IsArray(listen))
+		return parse_fail(ctx, "listen", "must be an array, not %s",
+				  json_type_name(listen));
+	count = cJSON_GetArraySize(listen);
+	if (count > MAX_LISTEN_PORTS + MAX_UNIX_PATHS)
+		return parse_fail(ctx, "listen", "%d entries, at most %d", count,
+				  MAX_LISTEN_PORTS + MAX_UNIX_PATHS);
+	if (count == 0)
+		return 0;
+	policy->listen_unix = calloc((size_t)count, sizeof(*policy->listen_unix));
+	if (!policy->listen_unix)
+		return -ENOMEM;
+	cJSON_ArrayForEach (item, listen) {
+		r = parse_listen_entry(ctx, item, i++, policy);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* "fs": {"write": [...], "read_only": true}; without it, the defaults (read-only but for the
  * working directory and the private /tmp). */
 static int parse_fs(const struct parse_ctx *ctx, const cJSON *fs, struct policy *policy)
@@ -880,9 +993,8 @@ static const char *find_escaped_nul(const char *json)
 int policy_parse(const char *path, const char *json, struct policy **ret_policy, char *errbuf,
 		 size_t errlen)
 {
-	static const char *const known[] = {
-		"name", "description", "allow", "unix", "fs", "limits"
-	};
+	static const char *const known[] = { "name", "description", "allow", "unix",
+					     "fs",   "limits",	    "listen" };
 	const struct parse_ctx ctx = { .path = path ? path : "(policy)",
 				       .errbuf = errbuf,
 				       .errlen = errlen };
@@ -940,6 +1052,9 @@ int policy_parse(const char *path, const char *json, struct policy **ret_policy,
 	if (r < 0)
 		return r;
 	r = parse_limits(&ctx, cJSON_GetObjectItemCaseSensitive(root, "limits"), policy);
+	if (r < 0)
+		return r;
+	r = parse_listen(&ctx, cJSON_GetObjectItemCaseSensitive(root, "listen"), policy);
 	if (r < 0)
 		return r;
 	*ret_policy = TAKE_PTR(policy);
@@ -1044,6 +1159,9 @@ void policy_free(struct policy *policy)
 	for (i = 0; i < policy->nfs_write; i++)
 		free(policy->fs_write[i]);
 	free(policy->fs_write);
+	for (i = 0; i < policy->nlisten_unix; i++)
+		free(policy->listen_unix[i]);
+	free(policy->listen_unix);
 	free(policy->description);
 	free(policy->name);
 	free(policy->path);

@@ -41,6 +41,11 @@ struct policy {
 	char **fs_write;   /* "fs.write": absolute paths the job may write below */
 	size_t nfs_write;
 	struct job_limits limits; /* "limits": LIMIT_UNSET where not given */
+	/* "listen": ports the job may serve on any address, and abstract names it may bind */
+	struct port_range listen_ports[MAX_LISTEN_PORTS];
+	size_t nlisten_ports;
+	char **listen_unix; /* "@name" */
+	size_t nlisten_unix;
 };
 
 /* Paths one policy's "fs.write" may list. */

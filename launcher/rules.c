@@ -92,30 +92,65 @@ static int rules_load_policies(struct rules *rules, char *const *paths, size_t n
  * name (a leading NUL on the wire), anything else a path, which the parser checked is
  * absolute.
  */
+/* Adds text with flags, or adds the flags to the entry of the same address. */
+static void rules_add_unix(struct rules *rules, const char *text, __u8 flags)
+{
+	struct unix_allow *allow = &rules->unix_allows[rules->nunix];
+
+	memset(allow, 0, sizeof(*allow));
+	allow->text = text;
+	if (text[0] == '@')
+		strncpy(allow->key.path + 1, text + 1, sizeof(allow->key.path) - 2);
+	else
+		strncpy(allow->key.path, text, sizeof(allow->key.path) - 1);
+	for (size_t i = 0; i < rules->nunix; i++)
+		if (memcmp(&rules->unix_allows[i].key, &allow->key, sizeof(allow->key)) == 0) {
+			rules->unix_allows[i].flags |= flags;
+			return;
+		}
+	allow->flags = flags;
+	rules->nunix++;
+}
+
 static int rules_compile_unix(struct rules *rules, char *errbuf, size_t errlen)
 {
 	size_t total = 0;
 
 	for (size_t p = 0; p < rules->npolicies; p++)
-		total += rules->policies[p]->nunix;
+		total += rules->policies[p]->nunix + rules->policies[p]->nlisten_unix;
 	if (total > MAX_UNIX_PATHS)
-		return rules_fail(errbuf, errlen, -E2BIG,
-				  "unix: %zu entries in the policies together (%s), at most %d "
-				  "(MAX_UNIX_PATHS)",
-				  total, rules->names, MAX_UNIX_PATHS);
+		return rules_fail(
+			errbuf, errlen, -E2BIG,
+			"unix and listen: %zu names in the policies together (%s), at most "
+			"%d (MAX_UNIX_PATHS)",
+			total, rules->names, MAX_UNIX_PATHS);
 	rules->unix_allows = calloc(total ? total : 1, sizeof(*rules->unix_allows));
 	if (!rules->unix_allows)
 		return rules_fail(errbuf, errlen, -ENOMEM, "unix: %s", strerror(ENOMEM));
 	for (size_t p = 0; p < rules->npolicies; p++) {
-		for (size_t i = 0; i < rules->policies[p]->nunix; i++) {
-			struct unix_allow *allow = &rules->unix_allows[rules->nunix++];
-			const char *text = rules->policies[p]->unix_paths[i];
+		const struct policy *policy = rules->policies[p];
 
-			allow->text = text;
-			if (text[0] == '@')
-				strncpy(allow->key.path + 1, text + 1, sizeof(allow->key.path) - 2);
-			else
-				strncpy(allow->key.path, text, sizeof(allow->key.path) - 1);
+		for (size_t i = 0; i < policy->nunix; i++)
+			rules_add_unix(rules, policy->unix_paths[i], UNIX_ALLOW_CONNECT);
+		for (size_t i = 0; i < policy->nlisten_unix; i++)
+			rules_add_unix(rules, policy->listen_unix[i], UNIX_ALLOW_BIND);
+	}
+	return 0;
+}
+
+/* Every policy's "listen" ports, in one port set; the union may hold MAX_LISTEN_PORTS. */
+static int rules_compile_listen(struct rules *rules, char *errbuf, size_t errlen)
+{
+	for (size_t p = 0; p < rules->npolicies; p++) {
+		const struct policy *policy = rules->policies[p];
+
+		for (size_t i = 0; i < policy->nlisten_ports; i++) {
+			if (rules->listen.nranges >= MAX_LISTEN_PORTS)
+				return rules_fail(errbuf, errlen, -E2BIG,
+						  "listen: more than %d ports in the policies "
+						  "together (%s) (MAX_LISTEN_PORTS)",
+						  MAX_LISTEN_PORTS, rules->names);
+			rules->listen.ranges[rules->listen.nranges++] = policy->listen_ports[i];
 		}
 	}
 	return 0;
@@ -260,6 +295,9 @@ int rules_compile(char *const *paths, size_t npaths, const struct resolver *reso
 	r = rules_compile_unix(rules, errbuf, errlen);
 	if (r < 0)
 		return r;
+	r = rules_compile_listen(rules, errbuf, errlen);
+	if (r < 0)
+		return r;
 	r = rules_compile_fs(rules, errbuf, errlen);
 	if (r < 0)
 		return r;
@@ -324,8 +362,20 @@ void rules_print(const struct rules *rules, FILE *out)
 			}
 		}
 	}
-	for (size_t i = 0; i < rules->nunix; i++)
-		fprintf(out, "  unix %s\n", rules->unix_allows[i].text);
+	for (size_t i = 0; i < rules->nunix; i++) {
+		if (rules->unix_allows[i].flags & UNIX_ALLOW_CONNECT)
+			fprintf(out, "  unix %s\n", rules->unix_allows[i].text);
+		if (rules->unix_allows[i].flags & UNIX_ALLOW_BIND)
+			fprintf(out, "  listen unix %s\n", rules->unix_allows[i].text);
+	}
+	for (size_t i = 0; i < rules->listen.nranges; i++) {
+		const struct port_range *range = &rules->listen.ranges[i];
+
+		fprintf(out, "  listen %u-%u %s\n", range->lo, range->hi,
+			range->protos == PROTO_ANY   ? "any"
+			: range->protos == PROTO_UDP ? "udp"
+						     : "tcp");
+	}
 	if (!rules->fs_read_only)
 		fprintf(out, "files: the job may write every file its user may (\"read_only\": "
 			     "false)\n");

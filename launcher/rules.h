@@ -21,6 +21,7 @@ struct resolved_host {
 struct unix_allow {
 	const char *text; /* as written: "/run/x.sock" or "@name" */
 	struct unix_path_key key;
+	__u8 flags; /* UNIX_ALLOW_*: "unix" entries connect, "listen" ones bind */
 };
 
 struct rules {
@@ -42,6 +43,8 @@ struct rules {
 	bool fs_required;
 	const char **fs_write; /* every policy's "fs.write", NULL-terminated */
 	size_t nfs_write;
+	/* Every policy's "listen" ports: the job may serve on them on any address. */
+	struct port_set listen;
 };
 
 /*

@@ -22,6 +22,8 @@
 #include "gc.h"
 #include "loader.h"
 #include "sandbox.h"
+#include "inbound.h"
+#include "peerpid.h"
 #include "seccomp.h"
 
 /* Signals the launcher passes on to the job rather than acting on. */
@@ -45,6 +47,7 @@ struct sandbox {
 	int epoll_fd, signal_fd, timer_fd;
 	unsigned long long lost_reported;
 	unsigned long long seccomp_denied; /* refusals the seccomp listener answered */
+	struct inbound_policy listen;	   /* where the job may listen beyond loopback */
 	bool audit_continue;
 	bool audit_failed;
 	bool timed_out;
@@ -172,12 +175,20 @@ static int sandbox_drain(struct sandbox *sandbox)
 	return 0;
 }
 
+/* The process of this sandbox that sent the DNS proxy a message it refuses. */
+static int sandbox_dns_pid(void *ctx, const struct sockaddr *peer, socklen_t peerlen, bool tcp)
+{
+	const struct sandbox *sandbox = ctx;
+
+	return peerpid_find(sandbox->cgroup.dir_fd, peer, peerlen, tcp);
+}
+
 /* Refuses and logs what the job's seccomp filter handed over. */
 static void sandbox_seccomp(struct sandbox *sandbox)
 {
 	struct deny_event event;
 
-	if (seccomp_refuse(sandbox->child.seccomp_fd, &event) == 1) {
+	if (seccomp_answer(sandbox->child.seccomp_fd, &sandbox->listen, &event) == 1) {
 		sandbox->seccomp_denied++;
 		audit_deny(sandbox->log, &event);
 	}
@@ -405,6 +416,9 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		.limits = CGLIMIT_INIT,
 		.options = options,
 		.limits_timer_fd = -1,
+		.listen = { .ports = &rules->listen,
+			    .unix_allows = rules->unix_allows,
+			    .nunix = rules->nunix },
 	};
 	struct child_config child_config = options->child;
 	struct audit_job job = { 0 };
@@ -564,6 +578,8 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	}
 	/* Before attach: the job's first look-up must already find the proxy. */
 	r = dnsproxy_new(&options->dns, rules, &dnsbpf_ops, &sandbox.bpf, &log, &sandbox.dns);
+	if (r == 0)
+		dnsproxy_set_pid_finder(sandbox.dns, sandbox_dns_pid, &sandbox);
 	if (r == 0 && options->dns_proxy) {
 		struct dnsproxy_ports ports;
 

@@ -6,11 +6,13 @@
 #include "../bpf/launch.h"
 
 /*
- * Installs the filter in the calling process (no_new_privs must be set). Socket families
- * other than unix, inet, inet6 and netlink, raw inet sockets, new user namespaces and
- * io_uring (whose IORING_OP_SOCKET would bypass a socket() filter) are sent to the
- * launcher, which refuses them with EPERM and logs them; clone3, whose flags a filter
- * cannot read, fails with ENOSYS so that libc falls back to clone. Returns the listener fd.
+ * Installs the filter in the calling process (no_new_privs must be set). Calls of another
+ * ABI (i386, x32), socket families other than unix, inet, inet6 and netlink, netlink
+ * protocols other than NETLINK_ROUTE, raw inet sockets, new user namespaces and io_uring
+ * (whose IORING_OP_SOCKET would bypass a socket() filter) are sent to the launcher, which
+ * refuses them with EPERM and logs them; so is listen(), which it judges by the socket's
+ * address; clone3, whose flags a filter cannot read, fails
+ * with ENOSYS so that libc falls back to clone. Returns the listener fd.
  */
 int seccomp_install(void);
 
@@ -19,5 +21,14 @@ int seccomp_install(void);
  * ret_event. Returns 1 with an event, 0 when there was none to read, or -errno.
  */
 int seccomp_refuse(int listener_fd, struct deny_event *ret_event);
+
+struct inbound_policy;
+
+/*
+ * As seccomp_refuse, and listen() is judged by policy (NULL: loopback only) and, when
+ * allowed, done on the job's behalf: returns 2 then, with no event.
+ */
+int seccomp_answer(int listener_fd, const struct inbound_policy *policy,
+		   struct deny_event *ret_event);
 
 #endif /* LAUNCH_SECCOMP_H */

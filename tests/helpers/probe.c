@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include <linux/netlink.h>
 #include <linux/sched.h>
 #include <linux/seg6.h>
 #include <netinet/in.h>
@@ -152,7 +153,10 @@ static int probe_parse_dest(const char *addr, const char *port, struct probe_des
 	return -EINVAL;
 }
 
-/* "@name" is an abstract socket: sun_path starts with a NUL and is not NUL-terminated. */
+/*
+ * "@name" is an abstract socket: sun_path starts with a NUL and is not NUL-terminated; in
+ * the name, the two characters "\0" stand for a NUL byte (an abstract name may hold them).
+ */
 static int probe_parse_unix(const char *path, struct probe_dest *ret_dest)
 {
 	struct sockaddr_un *sun = (struct sockaddr_un *)&ret_dest->addr;
@@ -164,6 +168,16 @@ static int probe_parse_unix(const char *path, struct probe_dest *ret_dest)
 	sun->sun_family = AF_UNIX;
 	memcpy(sun->sun_path, path, len);
 	if (path[0] == '@') {
+		size_t n = 1;
+
+		for (size_t i = 1; i < len; i++, n++) {
+			bool nul = path[i] == '\\' && path[i + 1] == '0';
+
+			sun->sun_path[n] = nul ? '\0' : path[i];
+			i += nul;
+		}
+		len = n;
+		memset(sun->sun_path + len, 0, sizeof(sun->sun_path) - len);
 		sun->sun_path[0] = '\0';
 		ret_dest->addrlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
 	} else {
@@ -535,6 +549,255 @@ static int probe_op_unix_self(char **argv)
 	if (argv[0][0] != '@')
 		(void)unlink(argv[0]);
 	return r;
+}
+
+/* How long a server waits for its one client, and a client for the server's data. */
+#define PROBE_SERVE_TIMEOUT_MS 3000
+
+/* Creates PATH holding TEXT, whole (a rename), for a test that polls for it. */
+static void probe_say(const char *path, const char *text)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "we");
+	if (!f)
+		return;
+	fprintf(f, "%s\n", text);
+	fclose(f);
+	rename(tmp, path);
+}
+
+static int probe_wait_readable(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int r = poll(&pfd, 1, PROBE_SERVE_TIMEOUT_MS);
+
+	if (r < 0)
+		return -errno;
+	return r == 0 ? -ETIMEDOUT : 0;
+}
+
+/*
+ * A server: listens at dest, says "ready PORT" in READY, accepts one client within the
+ * timeout and writes it the payload. The bind and the listen are what a sandbox judges.
+ */
+static int probe_serve(const struct probe_dest *dest, const char *ready)
+{
+	_cleanup_close_ int fd = -1, peer = -1;
+	struct sockaddr_storage bound;
+	socklen_t len = sizeof(bound);
+	char text[32];
+	int r, one = 1;
+
+	r = probe_socket(dest->family, SOCK_STREAM, 0, &fd);
+	if (r < 0)
+		return r;
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)&dest->addr, dest->addrlen) < 0 || listen(fd, 4) < 0)
+		return -errno;
+	if (getsockname(fd, (struct sockaddr *)&bound, &len) < 0)
+		return -errno;
+	snprintf(text, sizeof(text), "ready %u",
+		 dest->family == AF_UNIX ? 0u : ntohs(((struct sockaddr_in *)&bound)->sin_port));
+	probe_say(ready, text);
+	r = probe_wait_readable(fd);
+	if (r < 0)
+		return r;
+	peer = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+	if (peer < 0)
+		return -errno;
+	return probe_write_all(peer, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN);
+}
+
+static int probe_op_serve(char **argv)
+{
+	struct probe_dest dest;
+
+	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
+		return -EINVAL;
+	return probe_serve(&dest, argv[2]);
+}
+
+static int probe_op_serve_unix(char **argv)
+{
+	struct probe_dest dest;
+
+	if (probe_parse_unix(argv[0], &dest) < 0)
+		return -EINVAL;
+	return probe_serve(&dest, argv[1]);
+}
+
+/* A client that reads: OK only when the server's payload arrived whole. */
+static int probe_fetch(const struct probe_dest *dest)
+{
+	_cleanup_close_ int fd = -1;
+	char buf[sizeof(PROBE_PAYLOAD)];
+	size_t got = 0;
+	int r;
+
+	r = probe_socket(dest->family, SOCK_STREAM, 0, &fd);
+	if (r < 0)
+		return r;
+	r = probe_connect(fd, dest);
+	if (r < 0)
+		return r;
+	while (got < PROBE_PAYLOAD_LEN) {
+		ssize_t n;
+
+		r = probe_wait_readable(fd);
+		if (r < 0)
+			return r;
+		n = recv(fd, buf + got, PROBE_PAYLOAD_LEN - got, 0);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ECONNRESET;
+		got += (size_t)n;
+	}
+	return memcmp(buf, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN) == 0 ? 0 : -EIO;
+}
+
+static int probe_op_fetch(char **argv)
+{
+	struct probe_dest dest;
+
+	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
+		return -EINVAL;
+	return probe_fetch(&dest);
+}
+
+static int probe_op_fetch_unix(char **argv)
+{
+	struct probe_dest dest;
+
+	if (probe_parse_unix(argv[0], &dest) < 0)
+		return -EINVAL;
+	return probe_fetch(&dest);
+}
+
+/* bind() alone, of a TCP or UDP socket: a UDP server needs no more. */
+static int probe_op_bind(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	struct probe_dest dest;
+	int r;
+
+	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
+		return -EINVAL;
+	r = probe_socket(dest.family, strcmp(argv[2], "udp") == 0 ? SOCK_DGRAM : SOCK_STREAM, 0,
+			 &fd);
+	if (r < 0)
+		return r;
+	return bind(fd, (const struct sockaddr *)&dest.addr, dest.addrlen) < 0 ? -errno : 0;
+}
+
+/* listen() on a socket never bound: the kernel binds it to the wildcard address. */
+static int probe_op_listen_unbound(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	(void)argv;
+	r = probe_socket(AF_INET, SOCK_STREAM, 0, &fd);
+	if (r < 0)
+		return r;
+	return listen(fd, 1) < 0 ? -errno : 0;
+}
+
+/*
+ * A datagram of the given text: what a DNS proxy must judge when it is no query. Then, as a
+ * resolver's client would, it waits a moment for an answer (whether one comes does not
+ * matter): the proxy names the sender's pid only while the sender is alive.
+ */
+static int probe_op_udp_text(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	struct probe_dest dest;
+	int r;
+
+	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
+		return -EINVAL;
+	r = probe_socket(dest.family, SOCK_DGRAM, 0, &fd);
+	if (r < 0)
+		return r;
+	if (sendto(fd, argv[2], strlen(argv[2]), 0, (struct sockaddr *)&dest.addr, dest.addrlen) <
+	    0)
+		return -errno;
+	(void)probe_wait_readable(fd);
+	return 0;
+}
+
+/* NETLINK_USERSOCK: any process may unicast to any other's port id, as any user. */
+static int probe_netlink_socket(int *ret_fd)
+{
+	return probe_socket(AF_NETLINK, SOCK_RAW, NETLINK_USERSOCK, ret_fd);
+}
+
+static int probe_op_netlink_send(char **argv)
+{
+	struct {
+		struct nlmsghdr hdr;
+		char data[sizeof(PROBE_PAYLOAD)];
+	} msg = { 0 };
+	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	to.nl_pid = (__u32)strtoul(argv[0], NULL, 10);
+	r = probe_netlink_socket(&fd);
+	if (r < 0)
+		return r;
+	msg.hdr.nlmsg_len = NLMSG_LENGTH(PROBE_PAYLOAD_LEN);
+	msg.hdr.nlmsg_type = NLMSG_MIN_TYPE;
+	memcpy(msg.data, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN);
+	if (sendto(fd, &msg, msg.hdr.nlmsg_len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Binds port id PORTID, says "ready" in READY, and waits for the payload. */
+static int probe_op_netlink_recv(char **argv)
+{
+	struct sockaddr_nl self = { .nl_family = AF_NETLINK };
+	_cleanup_close_ int fd = -1;
+	char buf[256];
+	ssize_t n;
+	int r;
+
+	self.nl_pid = (__u32)strtoul(argv[0], NULL, 10);
+	r = probe_netlink_socket(&fd);
+	if (r < 0)
+		return r;
+	if (bind(fd, (struct sockaddr *)&self, sizeof(self)) < 0)
+		return -errno;
+	probe_say(argv[1], "ready");
+	r = probe_wait_readable(fd);
+	if (r < 0)
+		return r;
+	n = recv(fd, buf, sizeof(buf), 0);
+	if (n < 0)
+		return -errno;
+	return memmem(buf, (size_t)n, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN) ? 0 : -EIO;
+}
+
+/*
+ * A call by the x32 numbering (bit 30 set): the kernel here has no x32 ABI, so outside it
+ * fails with ENOSYS; only seccomp sees it first. "socket" makes socket(AF_INET, STREAM, 0).
+ */
+static int probe_op_x32(char **argv)
+{
+	const long x32_bit = 0x40000000L;
+	long r;
+
+	if (strcmp(argv[0], "socket") != 0)
+		return -EINVAL;
+	r = syscall(x32_bit | __NR_socket, AF_INET, SOCK_STREAM, 0);
+	if (r < 0)
+		return -errno;
+	close((int)r);
+	return 0;
 }
 
 /* Writes TEXT to an existing file: "0" into a cgroup.procs moves the writer. */
@@ -1314,6 +1577,16 @@ static const struct probe_op probe_ops[] = {
 	{ "sockopt", "FAMILY LEVEL OPTNAME HEX|-", 4, probe_op_sockopt, probe_valid_sockopt },
 	{ "forkbomb", "SECONDS", 1, probe_op_forkbomb, probe_valid_forkbomb },
 	{ "memhog", "MIB", 1, probe_op_memhog, probe_valid_memhog },
+	{ "serve", "ADDR PORT READYFILE", 3, probe_op_serve, probe_valid_dest },
+	{ "serve-unix", "PATH|@NAME READYFILE", 2, probe_op_serve_unix, probe_valid_unix },
+	{ "fetch", "ADDR PORT", 2, probe_op_fetch, probe_valid_dest },
+	{ "fetch-unix", "PATH|@NAME", 1, probe_op_fetch_unix, probe_valid_unix },
+	{ "bind", "ADDR PORT tcp|udp", 3, probe_op_bind, probe_valid_dest },
+	{ "listen-unbound", "", 0, probe_op_listen_unbound, probe_valid_any },
+	{ "udp-text", "ADDR PORT TEXT", 3, probe_op_udp_text, probe_valid_dest },
+	{ "netlink-send", "PORTID", 1, probe_op_netlink_send, probe_valid_pid },
+	{ "netlink-recv", "PORTID READYFILE", 2, probe_op_netlink_recv, probe_valid_pid },
+	{ "x32", "socket", 1, probe_op_x32, probe_valid_any },
 };
 
 static void probe_usage(FILE *out)

@@ -518,8 +518,9 @@ test_contain_local_doors() {
 	expect_audit 1 "$L_AUDIT" event=deny op=connect_unix dst_path="$sneaky" || return 1
 	expect_audit 1 "$L_AUDIT" event=deny op=connect_unix dst_path=other.sock || return 1
 	# The abstract namespace belongs to the network namespace, shared with the host: even
-	# the job's own abstract socket is judged.
-	expect_audit 1 "$L_AUDIT" event=deny op=connect_unix dst_path="@$ab-own" || return 1
+	# the job's own abstract socket is judged, and refused as soon as it would listen (any
+	# process of the host could connect to it: test_inbound.sh).
+	expect_audit 1 "$L_AUDIT" event=deny op=listen path="@$ab-own" reason=abstract || return 1
 	# The planted link passed the hook (it is under /tmp) and the mount refused to follow it.
 	expect_audit 0 "$L_AUDIT" event=deny dst_path=/tmp/door.sock || return 1
 	expect_audit 7 "$L_AUDIT" event=deny || return 1

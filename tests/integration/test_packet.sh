@@ -216,7 +216,9 @@ test_packet_backstop_passes_allowed() {
 		{"cidr": "127.0.0.2", "ports": [8080], "protocol": "tcp"},
 		{"cidr": "127.0.0.2", "ports": [5300], "protocol": "udp"},
 		{"cidr": "2001:db8::1", "ports": [8080], "protocol": "tcp"},
-		{"cidr": "2001:db8::1", "ports": [5300], "protocol": "udp"}]}')
+		{"cidr": "2001:db8::1", "ports": [5300], "protocol": "udp"}],
+		"listen": [{"port": 9101}]}')
+	# 2001:db8::1 is no loopback address: the job may serve there only on a "listen" port.
 	inside --policy "$p" -- "OK tcp-self 127.0.0.7 9100" "OK tcp-self 2001:db8::1 9101" \
 		"OK tcp 127.0.0.2 8080" "OK tcp-fastopen 127.0.0.2 8080" "OK udp 127.0.0.2 5300" \
 		"OK udpconn 127.0.0.2 5300" "OK tcp 2001:db8::1 8080" "OK udpconn 2001:db8::1 5300" \

@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,136 @@ static void test_deny_unix_path_and_abstract(void)
 	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
 	CHECK_EQ_STR(str(obj, "op"), "sendmsg_unix");
 	CHECK_EQ_STR(str(obj, "dst_path"), "@dbus-abc");
+	cJSON_Delete(obj);
+}
+
+/* An abstract name is every byte the job gave: NULs and control bytes escaped, never cut. */
+static void test_deny_abstract_name_whole(void)
+{
+	static const char name[] = "\0ab\0c\n\x01\xff\0";
+	struct deny_event e = connect_event();
+	char buf[AUDIT_LINE_MAX];
+	cJSON *obj;
+
+	log_init();
+	e.op = AUDIT_OP_CONNECT_UNIX;
+	e.family = AF_UNIX;
+	memset(e.unix_path, 0, sizeof(e.unix_path));
+	memcpy(e.unix_path, name, sizeof(name) - 1);
+	e.unix_path_len = sizeof(name) - 1;
+	CHECK(audit_format_deny(&test_log, &e, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"dst_path\":\"@ab\\u0000c\\u000a\\u0001\\u00ff\\u0000\"") != NULL);
+	obj = parse_line(buf, (int)strlen(buf));
+	CHECK(cJSON_GetObjectItem(obj, "dst_path") != NULL);
+	cJSON_Delete(obj);
+
+	/* The longest name: 107 bytes after its NUL, all of them. */
+	memset(e.unix_path, 'x', sizeof(e.unix_path));
+	e.unix_path[0] = '\0';
+	e.unix_path[50] = '\0';
+	e.unix_path_len = sizeof(e.unix_path);
+	e.op = AUDIT_OP_BIND;
+	e.reason = AUDIT_REASON_ABSTRACT;
+	e.sock_type = SOCK_STREAM;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "op"), "bind");
+	CHECK_EQ_STR(str(obj, "reason"), "abstract");
+	CHECK_EQ_INT((int)strlen(str(obj, "path")), 1 + 49);
+	CHECK(strstr(buf, "\\u0000") != NULL);
+	CHECK(strstr(buf, "\\u0000"
+			  "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"") != NULL);
+	cJSON_Delete(obj);
+
+	/* A path still ends at its first NUL. */
+	memset(e.unix_path, 0, sizeof(e.unix_path));
+	memcpy(e.unix_path, "/tmp/s\0junk", 11);
+	e.unix_path_len = 11;
+	e.op = AUDIT_OP_CONNECT_UNIX;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "dst_path"), "/tmp/s");
+	cJSON_Delete(obj);
+}
+
+/* bind and listen: the local address, the reason, and the peer of a refused connection. */
+static void test_deny_bind_listen(void)
+{
+	struct deny_event e = connect_event();
+	char buf[AUDIT_LINE_MAX];
+	cJSON *obj;
+
+	log_init();
+	e.op = AUDIT_OP_BIND;
+	e.reason = AUDIT_REASON_ADDRESS;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "op"), "bind");
+	CHECK_EQ_STR(str(obj, "reason"), "address");
+	CHECK_EQ_STR(str(obj, "local_ip"), "127.0.0.3");
+	CHECK_EQ_INT(num(obj, "local_port"), 8080);
+	CHECK(cJSON_GetObjectItem(obj, "dst_ip") == NULL);
+	CHECK(cJSON_GetObjectItem(obj, "peer_ip") == NULL);
+	cJSON_Delete(obj);
+
+	e.op = AUDIT_OP_LISTEN;
+	e.reason = AUDIT_REASON_PEER;
+	memcpy(e.peer_addr, e.addr, sizeof(e.peer_addr));
+	e.peer_addr[15] = 9;
+	e.peer_port = 40000;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "op"), "listen");
+	CHECK_EQ_STR(str(obj, "reason"), "peer");
+	CHECK_EQ_STR(str(obj, "peer_ip"), "127.0.0.9");
+	CHECK_EQ_INT(num(obj, "peer_port"), 40000);
+	cJSON_Delete(obj);
+}
+
+/* Refusals of the seccomp filter name the call; another ABI's call names its ABI too. */
+static void test_deny_syscall_names(void)
+{
+	struct deny_event e = connect_event();
+	char buf[AUDIT_LINE_MAX];
+	cJSON *obj;
+
+	log_init();
+	e.op = AUDIT_OP_SYSCALL;
+	e.syscall_arch = AUDIT_ARCH_X86_64;
+	e.syscall_nr = 0x40000000u | 41;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "op"), "syscall");
+	CHECK_EQ_STR(str(obj, "syscall"), "socket");
+	CHECK_EQ_STR(str(obj, "abi"), "x32");
+	CHECK(cJSON_GetObjectItem(obj, "family") == NULL);
+	cJSON_Delete(obj);
+
+	e.syscall_arch = AUDIT_ARCH_I386;
+	e.syscall_nr = 359;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "syscall"), "socket");
+	CHECK_EQ_STR(str(obj, "abi"), "i386");
+	cJSON_Delete(obj);
+
+	/* An x32-only number, and one no table has: the number. */
+	e.syscall_arch = AUDIT_ARCH_X86_64;
+	e.syscall_nr = 0x40000000u | 512;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "syscall"), "rt_sigaction");
+	cJSON_Delete(obj);
+	e.syscall_nr = 0x40000000u | 99999;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_INT(num(obj, "syscall"), 0x40000000 | 99999);
+	cJSON_Delete(obj);
+
+	/* A native refusal: its op, with the call's name. */
+	e.op = AUDIT_OP_SOCKET;
+	e.family = AF_NETLINK;
+	e.sock_type = SOCK_RAW;
+	e.protocol = 2;
+	e.syscall_nr = 41;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "op"), "socket");
+	CHECK_EQ_STR(str(obj, "syscall"), "socket");
+	CHECK_EQ_STR(str(obj, "family"), "netlink");
+	CHECK_EQ_STR(str(obj, "protocol"), "usersock");
+	CHECK(cJSON_GetObjectItem(obj, "abi") == NULL);
 	cJSON_Delete(obj);
 }
 
@@ -741,6 +872,9 @@ int main(void)
 	RUN(test_deny_ipv6_mapped_shown_as_given);
 	RUN(test_deny_socket_kinds);
 	RUN(test_deny_unix_path_and_abstract);
+	RUN(test_deny_abstract_name_whole);
+	RUN(test_deny_bind_listen);
+	RUN(test_deny_syscall_names);
 	RUN(test_deny_userns_has_no_socket_fields);
 	RUN(test_hostile_comm_is_escaped);
 	RUN(test_small_buffer_refused);

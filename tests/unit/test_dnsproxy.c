@@ -476,6 +476,41 @@ static void test_malformed_queries(void)
 	fixture_free(f);
 }
 
+/* Text sent to port 53 is no query: refused, and a deny line says so, without a question. */
+static void test_malformed_is_logged(void)
+{
+	static const char text[] = "exfil:sk_live_secret";
+	struct fixture *f = fixture_new();
+	static uint8_t reply[65536];
+	struct dnsproxy_query *q;
+	const char *line;
+	size_t len;
+
+	if (!f)
+		return;
+	audit_discard(&test_log);
+	CHECK(dnsproxy_query_begin(f->proxy, (const uint8_t *)text, sizeof(text) - 1, DNSPROXY_UDP,
+				   NOW_MS, &q, reply, sizeof(reply), &len) != DNSPROXY_FORWARD);
+	line = log_text();
+	CHECK(strstr(line, "\"event\":\"deny\"") != NULL);
+	CHECK(strstr(line, "\"op\":\"dns\"") != NULL);
+	CHECK(strstr(line, "\"reason\":\"malformed\"") != NULL);
+	CHECK(strstr(line, "\"protocol\":\"udp\"") != NULL);
+	CHECK(strstr(line, "qname") == NULL);
+	/* No I/O layer here to find the sender: no pid rather than a wrong one. */
+	CHECK(strstr(line, "\"pid\"") == NULL);
+	/* Too short for a header, dropped: logged all the same, without an rcode. */
+	audit_discard(&test_log);
+	CHECK_EQ_INT(dnsproxy_query_begin(f->proxy, (const uint8_t *)"abc", 3, DNSPROXY_TCP, NOW_MS,
+					  &q, reply, sizeof(reply), &len),
+		     DNSPROXY_DROP);
+	line = log_text();
+	CHECK(strstr(line, "\"reason\":\"malformed\"") != NULL);
+	CHECK(strstr(line, "\"protocol\":\"tcp\"") != NULL);
+	CHECK(strstr(line, "rcode") == NULL);
+	fixture_free(f);
+}
+
 /* Random bytes and mutated queries: never a crash, never a forward of something malformed. */
 static void test_fuzzed_queries(void)
 {
@@ -979,6 +1014,7 @@ int main(void)
 	RUN(test_denied_name_nxdomain_option);
 	RUN(test_refused_types_and_classes);
 	RUN(test_malformed_queries);
+	RUN(test_malformed_is_logged);
 	RUN(test_fuzzed_queries);
 	RUN(test_forwarded_query_is_fresh);
 	RUN(test_answer_opens_before_reply);

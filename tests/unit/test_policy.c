@@ -1214,6 +1214,84 @@ static void test_limit_merge_defaults(void)
 	CHECK_EQ_STR(limit_format_bytes(LIMIT_NONE, buf, sizeof(buf)), "max");
 }
 
+/* "listen": ports (with a protocol) and abstract names, each entry one or the other. */
+static void test_listen(void)
+{
+	struct policy *policy = PARSE_OK("{\"name\":\"l\",\"allow\":[],\"listen\":["
+					 "{\"port\":8080},"
+					 "{\"port\":\"9000-9010\",\"protocol\":\"udp\"},"
+					 "{\"port\":53,\"protocol\":\"any\"},"
+					 "{\"unix\":\"@my-service\"}]}");
+
+	if (!policy)
+		return;
+	CHECK_EQ_INT(policy->nlisten_ports, 3);
+	CHECK_EQ_INT(policy->listen_ports[0].lo, 8080);
+	CHECK_EQ_INT(policy->listen_ports[0].hi, 8080);
+	CHECK_EQ_INT(policy->listen_ports[0].protos, PROTO_TCP);
+	CHECK_EQ_INT(policy->listen_ports[1].lo, 9000);
+	CHECK_EQ_INT(policy->listen_ports[1].hi, 9010);
+	CHECK_EQ_INT(policy->listen_ports[1].protos, PROTO_UDP);
+	CHECK_EQ_INT(policy->listen_ports[2].protos, PROTO_ANY);
+	CHECK_EQ_INT(policy->nlisten_unix, 1);
+	if (policy->nlisten_unix == 1)
+		CHECK_EQ_STR(policy->listen_unix[0], "@my-service");
+	policy_free(policy);
+
+	/* Absent or empty: loopback only, nothing to list. */
+	policy = PARSE_OK("{\"name\":\"l\",\"allow\":[],\"listen\":[]}");
+	if (policy)
+		CHECK_EQ_INT(policy->nlisten_ports + policy->nlisten_unix, 0);
+	policy_free(policy);
+}
+
+static void test_bad_listen(void)
+{
+	char json[8192];
+	size_t used;
+
+	EXPECT_ERROR("{\"name\":\"l\",\"allow\":[],\"listen\":{\"port\":1}}",
+		     "t.json: listen: must be an array, not an object");
+	EXPECT_ERROR("{\"name\":\"l\",\"allow\":[],\"listen\":[8080]}",
+		     "t.json: listen[0]: must be an object, not a number");
+	EXPECT_ERROR("{\"name\":\"l\",\"allow\":[],\"listen\":[{}]}",
+		     "t.json: listen[0]: needs exactly one of \"port\" or \"unix\"");
+	EXPECT_ERROR("{\"name\":\"l\",\"allow\":[],\"listen\":[{\"port\":1,\"unix\":\"@a\"}]}",
+		     "listen[0]: needs exactly one of");
+	EXPECT_ERROR("{\"name\":\"l\",\"allow\":[],\"listen\":[{\"port\":80},{\"ports\":[1]}]}",
+		     "t.json: listen[1]: unknown key \"ports\"");
+	EXPECT_ERROR("{\"name\":\"l\",\"allow\":[],\"listen\":[{\"port\":0}]}",
+		     "t.json: listen[0].port: 0 is not a port (1-65535)");
+	EXPECT_ERROR("{\"name\":\"l\",\"allow\":[],\"listen\":[{\"port\":65536}]}",
+		     "listen[0].port: 65536 is not a port");
+	EXPECT_ERROR("{\"name\":\"l\",\"allow\":[],\"listen\":[{\"port\":80.5}]}",
+		     "listen[0].port: 80.5 is not a port");
+	EXPECT_ERROR("{\"name\":\"l\",\"allow\":[],\"listen\":[{\"port\":\"90-80\"}]}",
+		     "listen[0].port: \"90-80\" is not a port or a range");
+	EXPECT_ERROR("{\"name\":\"l\",\"allow\":[],\"listen\":[{\"port\":[80]}]}",
+		     "listen[0].port: must be a port number or a \"lo-hi\" string, not an array");
+	EXPECT_ERROR(
+		"{\"name\":\"l\",\"allow\":[],\"listen\":[{\"port\":80,\"protocol\":\"sctp\"}]}",
+		"listen[0].protocol: \"sctp\" is not \"tcp\", \"udp\" or \"any\"");
+	EXPECT_ERROR("{\"name\":\"l\",\"allow\":[],\"listen\":[{\"unix\":\"/run/a.sock\"}]}",
+		     "listen[0].unix: \"/run/a.sock\" must be \"@name\"");
+	EXPECT_ERROR("{\"name\":\"l\",\"allow\":[],\"listen\":[{\"unix\":\"@\"}]}",
+		     "listen[0].unix: \"@\" must be \"@name\"");
+	EXPECT_ERROR("{\"name\":\"l\",\"allow\":[],\"listen\":[{\"unix\":7}]}",
+		     "listen[0].unix: must be a string, not a number");
+	EXPECT_ERROR(
+		"{\"name\":\"l\",\"allow\":[],\"listen\":[{\"unix\":\"@a\",\"protocol\":\"tcp\"}]}",
+		"listen[0]: \"protocol\" goes with \"port\", not \"unix\"");
+
+	/* MAX_LISTEN_PORTS ports at most. */
+	used = (size_t)snprintf(json, sizeof(json), "{\"name\":\"l\",\"allow\":[],\"listen\":[");
+	for (int i = 0; i <= MAX_LISTEN_PORTS; i++)
+		used += (size_t)snprintf(json + used, sizeof(json) - used, "%s{\"port\":%d}",
+					 i ? "," : "", 1000 + i);
+	snprintf(json + used, sizeof(json) - used, "]}");
+	EXPECT_ERROR(json, "more than 32 ports (MAX_LISTEN_PORTS)");
+}
+
 int main(void)
 {
 	RUN(test_minimal);
@@ -1234,6 +1312,8 @@ int main(void)
 	RUN(test_unix_limit);
 	RUN(test_fs);
 	RUN(test_bad_fs);
+	RUN(test_listen);
+	RUN(test_bad_listen);
 	RUN(test_port_range_limit);
 	RUN(test_allow_entries_limit);
 	RUN(test_later_entry_error_frees);

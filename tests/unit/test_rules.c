@@ -188,8 +188,8 @@ static void test_rules_unix_too_many(void)
 	rules = NULL;
 	CHECK_EQ_INT(rules_compile_dirty(paths, 2, &rules, err, sizeof(err)), -E2BIG);
 	CHECK(rules == NULL);
-	CHECK_EQ_STR(err, "unix: 80 entries in the policies together (u0,u1), at most 64 "
-			  "(MAX_UNIX_PATHS)");
+	CHECK_EQ_STR(err, "unix and listen: 80 names in the policies together (u0,u1), at most "
+			  "64 (MAX_UNIX_PATHS)");
 }
 
 /* Two files of 50,001 addresses: each within MAX_ALLOW_ENTRIES, the union beyond it. */
