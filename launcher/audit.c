@@ -10,6 +10,13 @@
 #include <time.h>
 
 #include "audit.h"
+/* The release, from the build (build/release.h) when it makes one. */
+#if __has_include("release.h")
+#include "release.h"
+#endif
+#ifndef LAUNCH_RELEASE
+#define LAUNCH_RELEASE "0.1.0"
+#endif
 
 /* Fields cut to their cap, listed in the line's "truncated" (further ones are not named). */
 #define JSON_TRUNCATED_MAX 6
@@ -59,39 +66,109 @@ static void json_printf(struct json_line *j, const char *fmt, ...)
 }
 
 /*
+ * Length of the well-formed UTF-8 sequence (RFC 3629) of 2 to 4 bytes at s, at most max
+ * bytes long; 0 when s starts no such sequence (overlong forms and surrogates included).
+ */
+static size_t utf8_sequence_len(const unsigned char *s, size_t max)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (n > max || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/*
+ * The JSON text of the character at s: `"` and `\` escaped, control characters (C0, DEL,
+ * C1) as \u00XX, well-formed UTF-8 as it is, and each byte of anything else as \u00XX too.
+ * Characters from U+00A0 up are never escaped, so in the line's text \u00a0-\u00ff can only
+ * be an invalid byte, whose value it keeps. (A lone surrogate escape, \udcXX, would say so
+ * after parsing too, but strict parsers - cJSON, serde_json - refuse the whole line.)
+ * Returns the input bytes taken; the text is in esc, *ret_n long.
+ */
+static size_t json_char(const unsigned char *s, size_t max, char esc[12], size_t *ret_n)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char c = s[0];
+	size_t seq;
+
+	if (c == '"' || c == '\\') {
+		esc[0] = '\\';
+		esc[1] = (char)c;
+		*ret_n = 2;
+		return 1;
+	}
+	if (c >= 0x20 && c < 0x7f) {
+		esc[0] = (char)c;
+		*ret_n = 1;
+		return 1;
+	}
+	seq = c >= 0x80 ? utf8_sequence_len(s, max) : 0;
+	/* U+0080-U+009F are control characters too. */
+	if (seq == 2 && c == 0xc2 && s[1] < 0xa0) {
+		memcpy(esc, "\\u00", 4);
+		esc[4] = hex[s[1] >> 4];
+		esc[5] = hex[s[1] & 15];
+		*ret_n = 6;
+		return 2;
+	}
+	if (seq) {
+		memcpy(esc, s, seq);
+		*ret_n = seq;
+		return seq;
+	}
+	memcpy(esc, "\\u00", 4);
+	esc[4] = hex[c >> 4];
+	esc[5] = hex[c & 15];
+	*ret_n = 6;
+	return 1;
+}
+
+/*
  * A JSON string of exactly len bytes (NULs included: an abstract AF_UNIX name may hold them),
  * at most max_out escaped bytes with its prefix; bytes the job controls (comm, paths, argv)
- * are escaped, never trusted. Returns false when it had to be cut: an escape is never split,
- * so the string stays valid.
+ * are escaped, never trusted (UTF-8 passes through). Returns false when it had to be cut: an
+ * escape or a UTF-8 sequence is never split, so the string stays valid.
  */
 static bool json_bytes_capped(struct json_line *j, const char *prefix, const char *s, size_t len,
 			      size_t max_out)
 {
-	static const char hex[] = "0123456789abcdef";
 	size_t out = strlen(prefix);
 	bool whole = true;
 
 	json_raw(j, "\"", 1);
 	json_raw(j, prefix, out);
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		/* Non-ASCII is escaped byte by byte so the line stays valid UTF-8. */
-		char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-		size_t n = 6;
+	for (size_t i = 0; i < len;) {
+		char esc[12];
+		size_t n, taken = json_char((const unsigned char *)s + i, len - i, esc, &n);
 
-		if (c == '"' || c == '\\') {
-			esc[1] = (char)c;
-			n = 2;
-		} else if (c >= 0x20 && c < 0x7f) {
-			esc[0] = (char)c;
-			n = 1;
-		}
 		if (out + n > max_out) {
 			whole = false;
 			break;
 		}
 		json_raw(j, esc, n);
 		out += n;
+		i += taken;
 	}
 	json_raw(j, "\"", 1);
 	return whole;
@@ -159,6 +236,9 @@ static void json_begin(struct json_line *j, const struct audit_log *log, int64_t
 	if (audit_format_time(real_ns, ts, sizeof(ts)) < 0)
 		strcpy(ts, "1970-01-01T00:00:00.000000Z");
 	json_printf(j, "{\"ts\":\"%s\",\"event\":\"%s\",\"v\":%d", ts, event, AUDIT_SCHEMA_VERSION);
+	/* The line's place among its sandbox's lines: the next one audit_append queues. */
+	json_key_u64(j, "seq", log->seq + 1);
+	json_key_str(j, "host", log->host);
 	json_key_str(j, "sandbox", log->sandbox);
 	json_key_str(j, "policy", log->policy);
 }
@@ -444,6 +524,12 @@ int audit_format_deny(const struct audit_log *log, const struct deny_event *even
 int audit_format_deny_name(const struct audit_log *log, const struct deny_event *event,
 			   const char *dst_name, char *buf, size_t len)
 {
+	return audit_format_deny_exe(log, event, dst_name, NULL, buf, len);
+}
+
+int audit_format_deny_exe(const struct audit_log *log, const struct deny_event *event,
+			  const char *dst_name, const char *exe, char *buf, size_t len)
+{
 	struct json_line j = { .buf = buf, .cap = len };
 
 	json_begin(&j, log, (int64_t)event->boot_ns + log->boot_to_real_ns, "deny");
@@ -454,6 +540,8 @@ int audit_format_deny_name(const struct audit_log *log, const struct deny_event 
 		json_key_u64(&j, "tid", event->tid);
 		json_key_string(&j, "comm", "", event->comm, sizeof(event->comm));
 		json_key_u64(&j, "uid", event->uid);
+		if (exe)
+			json_key_str(&j, "exe", exe);
 	}
 	json_key_syscall(&j, event);
 	/* userns, io_uring and other ABIs' calls concern no socket: nothing more to say. */
@@ -628,6 +716,18 @@ int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
 	}
 	json_key_u64(&j, "rules", rules);
 	json_key_str(&j, "hostname", hostname);
+	json_key_str(&j, "version", LAUNCH_RELEASE);
+	json_printf(&j, ",\"policies\":[");
+	for (size_t i = 0; i < log->npolicies; i++) {
+		const struct policy *policy = log->policies[i];
+
+		json_printf(&j, "%s{\"name\":", i ? "," : "");
+		json_string_capped(&j, "", policy->name, SIZE_MAX, AUDIT_FIELD_MAX);
+		json_printf(&j, ",\"path\":");
+		json_string_capped(&j, "", policy->path, SIZE_MAX, AUDIT_FIELD_MAX);
+		json_printf(&j, ",\"sha256\":\"%s\"}", policy->sha256);
+	}
+	json_raw(&j, "]", 1);
 	return json_end(&j);
 }
 
@@ -668,6 +768,18 @@ int audit_format_exit(const struct audit_log *log, const struct audit_exit *exit
 	json_key_u64(&j, "lost", exit->lost);
 	json_key_u64(&j, "unwritten", exit->unwritten);
 	json_key_u64(&j, "packet_dropped", exit->packet_dropped);
+	json_printf(&j, ",\"denied_by_op\":{");
+	for (unsigned int op = 0, first = 1; op <= AUDIT_OPS_MAX; op++) {
+		unsigned long long count =
+			op < AUDIT_OPS_MAX ? log->denied_by_op[op] : log->denied_dns;
+
+		if (!count)
+			continue;
+		json_printf(&j, "%s\"%s\":%llu", first ? "" : ",",
+			    op < AUDIT_OPS_MAX ? op_name(op) : "dns", count);
+		first = 0;
+	}
+	json_raw(&j, "}", 1);
 	if (exit->log_failed)
 		json_key_u64(&j, "log_failed", exit->log_failed);
 	return json_end(&j);
@@ -680,13 +792,47 @@ int audit_deny(struct audit_log *log, const struct deny_event *event)
 
 int audit_deny_name(struct audit_log *log, const struct deny_event *event, const char *dst_name)
 {
-	char line[AUDIT_LINE_MAX];
-	int n = audit_format_deny_name(log, event, dst_name, line, sizeof(line));
+	return audit_deny_exe(log, event, dst_name, NULL);
+}
 
+int audit_deny_exe(struct audit_log *log, const struct deny_event *event, const char *dst_name,
+		   const char *exe)
+{
+	char line[AUDIT_LINE_MAX];
+	int n = audit_format_deny_exe(log, event, dst_name, exe, line, sizeof(line));
+
+	/* A dropped packet is no refused call: sandbox_exit's packet_dropped counts those. */
+	bool refusal = event->op != AUDIT_OP_PACKET;
+
+	if (refusal)
+		log->denied_by_op[event->op < AUDIT_OPS_MAX ? event->op : 0]++;
 	if (n < 0)
 		return n;
-	/* A dropped packet is no refused call: not in "denied", so not counted with them. */
-	return audit_append_kind(log,
-				 event->op == AUDIT_OP_PACKET ? AUDIT_KIND_OTHER : AUDIT_KIND_DENY,
-				 line, (size_t)n);
+	return audit_append_kind(log, refusal ? AUDIT_KIND_DENY : AUDIT_KIND_OTHER, line,
+				 (size_t)n);
+}
+
+int audit_dns_deny(struct audit_log *log, const struct audit_dns *dns)
+{
+	char line[AUDIT_LINE_MAX];
+	int n = audit_format_dns_deny(log, dns, line, sizeof(line));
+
+	log->denied_dns++;
+	if (n < 0)
+		return n;
+	return audit_append_kind(log, AUDIT_KIND_DENY, line, (size_t)n);
+}
+
+unsigned long long audit_denied_total(const struct audit_log *log)
+{
+	unsigned long long total = log->denied_dns;
+
+	for (size_t op = 0; op < AUDIT_OPS_MAX; op++)
+		total += log->denied_by_op[op];
+	return total;
+}
+
+const char *audit_launch_version(void)
+{
+	return LAUNCH_RELEASE;
 }

@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 
 #include "../bpf/launch.h"
+#include "policy.h"
 
 /* Addresses listed in one dns_allow line; "naddrs" always has the full count. */
 #define AUDIT_DNS_ADDRS_MAX 32
@@ -50,6 +51,24 @@
 /* A sink that accepts nothing for this long has failed (--audit-stall-timeout). */
 #define AUDIT_STALL_TIMEOUT_MS_DEFAULT 5000
 
+/* Refusals counted per op for sandbox_exit's "denied_by_op": room for every enum audit_op. */
+#define AUDIT_OPS_MAX 64
+
+/* Where lines go (--audit-log): a file, a descriptor, or a syslog receiver. */
+enum audit_sink {
+	AUDIT_SINK_FILE = 0, /* a path, reopened when it is renamed or removed (rotation) */
+	AUDIT_SINK_STDERR,   /* "-": shared with the job */
+	AUDIT_SINK_FD,	     /* "fd:N": the caller's descriptor, never the job's */
+	AUDIT_SINK_SYSLOG,   /* "syslog[:TARGET]": RFC 5424 messages, audit_syslog.c */
+};
+
+/* How syslog messages travel. */
+enum audit_syslog_transport {
+	AUDIT_SYSLOG_UNIX = 0, /* a datagram socket: /dev/log by default */
+	AUDIT_SYSLOG_UDP,      /* RFC 5426: one message per datagram */
+	AUDIT_SYSLOG_TCP,      /* RFC 6587 octet counting: "LEN SP MSG" */
+};
+
 /* What a queued line is, for the accounting: refusals are counted apart. */
 enum audit_kind {
 	AUDIT_KIND_OTHER = 1,
@@ -69,7 +88,22 @@ struct audit_counts {
 struct audit_log {
 	int fd;
 	char sandbox[128];
-	char policy[1024];	 /* names joined by "," */
+	char policy[1024]; /* names joined by "," */
+	char host[256];	   /* gethostname() at open: "host" in every line */
+	/* Lines queued or counted unwritten: the next line's "seq" is one more. */
+	unsigned long long seq;
+	/* Refusals formatted into deny lines (queued, written or unwritten), by op. */
+	unsigned long long denied_by_op[AUDIT_OPS_MAX];
+	unsigned long long denied_dns;
+	/* The policies in force, for sandbox_start's "policies" (name, path, sha256). */
+	struct policy *const *policies;
+	size_t npolicies;
+	enum audit_sink sink;
+	char path[4096]; /* AUDIT_SINK_FILE: reopened by the writer after a rotation */
+	/* AUDIT_SINK_SYSLOG: where to, and this launcher's pid as PROCID. */
+	enum audit_syslog_transport syslog_transport;
+	char syslog_target[256]; /* a socket path, or "HOST:PORT" */
+	int pid;
 	int64_t boot_to_real_ns; /* CLOCK_REALTIME - CLOCK_BOOTTIME at open */
 	long long stall_timeout_ms;
 	bool pipe_like; /* a pipe, FIFO, socket or terminal: writes of PIPE_BUF at most */
@@ -96,14 +130,20 @@ struct audit_log {
 	/* Sees every line as it is queued (--notify-denials); NULL: none. Supervisor only. */
 	void (*observer)(const char *line, size_t len, void *ctx);
 	void *observer_ctx;
+	/* Writer only, syslog: one message, framed; its header is far below a kilobyte. */
+	char message[AUDIT_LINE_MAX + 1024];
 };
 
 /*
- * Opens (creating 0640, and its folder 0750) the log at path; "-" is standard error. A FIFO
- * is opened without blocking: with no reader within stall_timeout_ms, -ENXIO.
+ * Opens the log named by path (--audit-log): a file (created 0640; the default folder is
+ * created 2750 root:adm), "-" for standard error, "fd:N" for the caller's descriptor N, or
+ * "syslog[:TARGET]" (audit_syslog.c). A FIFO is opened without blocking: with no reader
+ * within stall_timeout_ms, -ENXIO. -EINVAL for a malformed fd: or syslog: argument.
  */
 int audit_open(struct audit_log *log, const char *path, const char *sandbox, const char *policy,
 	       long long stall_timeout_ms);
+/* Whether --audit-log names a file (not "-", "fd:N" or "syslog..."): the job must not see it. */
+bool audit_path_is_file(const char *path);
 /* Starts the writer thread; until then lines only queue. Call it after forking. */
 int audit_start_writer(struct audit_log *log);
 /*
@@ -149,6 +189,9 @@ struct audit_job {
 int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
 		       const struct audit_job *job, size_t rules, const char *hostname, char *buf,
 		       size_t len);
+/* As audit_format_deny_name, with "exe" when the process's executable is known (NULL: not). */
+int audit_format_deny_exe(const struct audit_log *log, const struct deny_event *event,
+			  const char *dst_name, const char *exe, char *buf, size_t len);
 int audit_format_lost(const struct audit_log *log, unsigned long long count, char *buf, size_t len);
 /*
  * A resource limit the job reached: kind "memory", "pids" or "tmp", the limit (bytes or
@@ -160,7 +203,7 @@ int audit_format_limit(const struct audit_log *log, const char *kind, unsigned l
 struct audit_exit {
 	int exit_code; /* >= 0 for a normal exit, else -signal */
 	long long duration_ms;
-	unsigned long long denied;	   /* every refusal */
+	unsigned long long denied;	   /* every refusal, DNS look-ups included */
 	unsigned long long lost;	   /* refusals the kernel's ring had no room for */
 	unsigned long long unwritten;	   /* refusals whose deny line launch could not write */
 	unsigned long long log_failed;	   /* lines of any kind launch could not write */
@@ -200,5 +243,26 @@ size_t audit_queued_text(struct audit_log *log, char *buf, size_t len);
 void audit_discard(struct audit_log *log);
 int audit_deny(struct audit_log *log, const struct deny_event *event);
 int audit_deny_name(struct audit_log *log, const struct deny_event *event, const char *dst_name);
+int audit_deny_exe(struct audit_log *log, const struct deny_event *event, const char *dst_name,
+		   const char *exe);
+/* Formats and queues a refused look-up, counted with the refusals. */
+int audit_dns_deny(struct audit_log *log, const struct audit_dns *dns);
+/* Refusals counted by the audit_deny* calls, DNS included: what deny lines account for. */
+unsigned long long audit_denied_total(const struct audit_log *log);
+/* The release of launch, in sandbox_start's "version". */
+const char *audit_launch_version(void);
+
+/*
+ * Writes one JSON line as an RFC 5424 syslog message (without framing) into buf: the JSON
+ * as MSG, key fields as structured data. Returns its length or -ENOBUFS. Pure.
+ */
+int audit_syslog_format(const char *line, size_t len, const char *host, int pid, char *buf,
+			size_t cap);
+/* Parses "syslog", "syslog:PATH", "syslog:udp:HOST:PORT", "syslog:tcp:HOST:PORT". */
+int audit_syslog_parse(const char *spec, enum audit_syslog_transport *ret_transport,
+		       char *ret_target, size_t target_len);
+/* Connects to a syslog receiver; returns the socket or -errno. */
+int audit_syslog_connect(enum audit_syslog_transport transport, const char *target,
+			 long long timeout_ms);
 
 #endif /* LAUNCH_AUDIT_H */

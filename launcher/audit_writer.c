@@ -2,12 +2,15 @@
 /* The audit log's writer: a bounded queue of whole lines, written by a thread of its own. */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -129,6 +132,8 @@ int audit_append_kind(struct audit_log *log, enum audit_kind kind, const char *l
 		r = -EINVAL;
 		goto out;
 	}
+	/* The line carries seq + 1: written or not, the next line has the next number. */
+	log->seq++;
 	while (AUDIT_QUEUE_BYTES - (log->tail - log->head) < len + 1) {
 		long long at = log->progress_ms + log->stall_timeout_ms;
 		struct timespec deadline;
@@ -185,12 +190,163 @@ static bool audit_cut_torn_line(struct audit_log *log, size_t fragment)
 	return ftruncate(log->fd, end - (off_t)fragment) == 0;
 }
 
+/*
+ * Opens (creating it 0640 when missing) a log file for appending. Its group is the folder's:
+ * adm in the default folder, whose set-group-id bit passes it on.
+ */
+static int audit_open_file(const char *path, int flags)
+{
+	for (int attempt = 0; attempt < 3; attempt++) {
+		int fd = open(path, flags | O_CREAT | O_EXCL, 0640);
+
+		if (fd >= 0) {
+			/* The umask may have taken the group's read bit. */
+			if (fchmod(fd, 0640) < 0) {
+				int r = -errno;
+
+				close(fd);
+				return r;
+			}
+			return fd;
+		}
+		if (errno != EEXIST)
+			return -errno;
+		fd = open(path, flags);
+		/* ENOENT: rotated away between the two opens; create it then. */
+		if (fd >= 0 || errno != ENOENT)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -ENOENT;
+}
+
+/*
+ * A rotated log (renamed, or removed) is reopened before the next write: no signal needed, and
+ * every line goes whole to one file or the other. One stat() per write of up to 64 KiB.
+ */
+static int audit_follow_rotation(struct audit_log *log)
+{
+	struct stat fd_st, path_st;
+	int fd;
+
+	if (log->sink != AUDIT_SINK_FILE || log->pipe_like || fstat(log->fd, &fd_st) < 0)
+		return 0;
+	if (fd_st.st_nlink > 0 && stat(log->path, &path_st) == 0 &&
+	    path_st.st_dev == fd_st.st_dev && path_st.st_ino == fd_st.st_ino)
+		return 0;
+	fd = audit_open_file(log->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		/* Renamed: the old file still takes the lines. Removed: they would be lost. */
+		return fd_st.st_nlink > 0 ? 0 : fd;
+	/* Same descriptor number: nothing else needs to learn of the new file. */
+	if (dup3(fd, log->fd, O_CLOEXEC) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return fd_st.st_nlink > 0 ? 0 : r;
+	}
+	close(fd);
+	log->torn = false;
+	return 0;
+}
+
+/* Sends all of buf on a stream, retrying what a signal or a short write left. */
+static size_t audit_write_all(struct audit_log *log, const char *buf, size_t len, int *ret_error)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t n = write(log->fd, buf + off, len - off);
+
+		if (n < 0 && errno == EINTR && !__atomic_load_n(&log->abandon, __ATOMIC_RELAXED))
+			continue;
+		if (n <= 0) {
+			*ret_error = n < 0 ? -errno : -EIO;
+			break;
+		}
+		off += (size_t)n;
+	}
+	return off;
+}
+
+/*
+ * Sends the lines of log->out as syslog messages, one datagram each, or octet-counted frames
+ * on TCP. Returns the line bytes sent whole.
+ */
+static size_t audit_write_syslog(struct audit_log *log, size_t len, int *ret_error)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		const char *line = log->out + off, *nl = memchr(line, '\n', len - off);
+		size_t line_len = nl ? (size_t)(nl - line) + 1 : len - off, header = 0;
+		char *msg = log->message;
+		int n;
+
+		if (log->syslog_transport == AUDIT_SYSLOG_TCP) {
+			/* Room for "LEN SP" in front: the length is only known afterwards. */
+			header = 8;
+		}
+		n = audit_syslog_format(line, line_len, log->host, log->pid, msg + header,
+					sizeof(log->message) - header);
+		if (n < 0) {
+			*ret_error = n;
+			break;
+		}
+		if (log->syslog_transport == AUDIT_SYSLOG_TCP) {
+			char prefix[16];
+			int plen = snprintf(prefix, sizeof(prefix), "%d ", n);
+
+			msg += header - (size_t)plen;
+			memcpy(msg, prefix, (size_t)plen);
+			n += plen;
+			if (audit_write_all(log, msg, (size_t)n, ret_error) != (size_t)n) {
+				/* A frame cut short leaves the stream unreadable: nothing follows.
+				 */
+				if (!*ret_error)
+					*ret_error = -EIO;
+				break;
+			}
+		} else {
+			ssize_t sent;
+
+			do
+				sent = send(log->fd, msg, (size_t)n, MSG_NOSIGNAL);
+			while (sent < 0 && errno == EINTR &&
+			       !__atomic_load_n(&log->abandon, __ATOMIC_RELAXED));
+			/* A receiver restarted (journald, rsyslog): one new connection. */
+			if (sent < 0 && (errno == ECONNREFUSED || errno == ENOTCONN) &&
+			    log->syslog_transport == AUDIT_SYSLOG_UNIX) {
+				int fd = audit_syslog_connect(log->syslog_transport,
+							      log->syslog_target,
+							      log->stall_timeout_ms);
+
+				if (fd >= 0) {
+					dup3(fd, log->fd, O_CLOEXEC);
+					close(fd);
+					sent = send(log->fd, msg, (size_t)n, MSG_NOSIGNAL);
+				}
+			}
+			if (sent != n) {
+				*ret_error = sent < 0 ? -errno : -EMSGSIZE;
+				break;
+			}
+		}
+		off += line_len;
+	}
+	return off;
+}
+
 /* Writes log->out; returns the bytes written, and the error that stopped it in *ret_error. */
 static size_t audit_write_out(struct audit_log *log, size_t len, int *ret_error)
 {
 	size_t off = 0;
 
 	*ret_error = 0;
+	if (log->sink == AUDIT_SINK_SYSLOG)
+		return audit_write_syslog(log, len, ret_error);
+	*ret_error = audit_follow_rotation(log);
+	if (*ret_error)
+		return 0;
 	/* A fragment could not be cut last time: the next line must at least start afresh. */
 	if (log->torn) {
 		ssize_t n = write(log->fd, "\n", 1);
@@ -325,31 +481,43 @@ static void audit_interrupted(int sig __attribute__((unused)))
 {
 }
 
-int audit_open(struct audit_log *log, const char *path, const char *sandbox, const char *policy,
-	       long long stall_timeout_ms)
+/*
+ * The default folder is Debian's convention for logs that shippers read: 2750 root:adm, and
+ * set-group-id so that files made in it are adm's too. A folder made 0750 root:root by an
+ * older launch is brought to that; any other is the administrator's choice and kept.
+ */
+static int audit_make_default_dir(void)
 {
-	const int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-	struct timespec real, boot;
-	long long deadline;
+	struct group *adm = getgrnam("adm");
 	struct stat st;
 
-	memset(log, 0, sizeof(*log));
-	log->fd = -1;
-	log->event_fd = -1;
-	log->stall_timeout_ms = stall_timeout_ms;
-	snprintf(log->sandbox, sizeof(log->sandbox), "%s", sandbox);
-	snprintf(log->policy, sizeof(log->policy), "%s", policy);
-	clock_gettime(CLOCK_REALTIME, &real);
-	clock_gettime(CLOCK_BOOTTIME, &boot);
-	log->boot_to_real_ns =
-		(real.tv_sec - boot.tv_sec) * 1000000000LL + (real.tv_nsec - boot.tv_nsec);
+	bool made = mkdir(AUDIT_DEFAULT_DIR, 0750) == 0;
 
-	if (strcmp(path, "-") == 0) {
-		log->fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-		if (log->fd < 0)
-			return -errno;
+	if (!made && errno != EEXIST)
+		return -errno;
+	if (stat(AUDIT_DEFAULT_DIR, &st) < 0)
+		return -errno;
+	if (!adm || st.st_uid != 0 || (!made && (st.st_gid != 0 || (st.st_mode & 07777) != 0750)))
+		return 0;
+	if (chown(AUDIT_DEFAULT_DIR, 0, adm->gr_gid) < 0 || chmod(AUDIT_DEFAULT_DIR, 02750) < 0)
+		return -errno;
+	return 0;
+}
+
+static int audit_open_path(struct audit_log *log, const char *path, long long stall_timeout_ms)
+{
+	const int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	long long deadline;
+	int r;
+
+	if ((size_t)snprintf(log->path, sizeof(log->path), "%s", path) >= sizeof(log->path))
+		return -ENAMETOOLONG;
+	if (strcmp(path, AUDIT_DEFAULT_PATH) == 0) {
+		r = audit_make_default_dir();
+		if (r < 0)
+			return r;
 	} else {
-		/* Creates the folder (one level) the default path needs. */
+		/* Creates the folder (one level) a path names. */
 		_cleanup_free_ char *dir = strdup(path);
 		char *slash;
 
@@ -361,24 +529,119 @@ int audit_open(struct audit_log *log, const char *path, const char *sandbox, con
 			if (mkdir(dir, 0750) < 0 && errno != EEXIST)
 				return -errno;
 		}
-		/*
-		 * O_NONBLOCK: opening a FIFO for writing would wait for a reader forever. With
-		 * none, ENXIO: a reader may still come, for as long as a stall is allowed.
-		 */
-		deadline = audit_now_ms() + stall_timeout_ms;
-		while ((log->fd = open(path, flags, 0640)) < 0 && errno == ENXIO &&
-		       audit_now_ms() < deadline)
-			usleep(AUDIT_FIFO_POLL_MS * 1000);
+	}
+	/*
+	 * O_NONBLOCK: opening a FIFO for writing would wait for a reader forever. With none,
+	 * ENXIO: a reader may still come, for as long as a stall is allowed.
+	 */
+	deadline = audit_now_ms() + stall_timeout_ms;
+	while ((log->fd = audit_open_file(path, flags)) == -ENXIO && audit_now_ms() < deadline)
+		usleep(AUDIT_FIFO_POLL_MS * 1000);
+	if (log->fd < 0) {
+		r = log->fd;
+		log->fd = -1;
+		return r;
+	}
+	/* Our own open file description: the writer thread may block, the rest never. */
+	if (fcntl(log->fd, F_SETFL, O_WRONLY | O_APPEND) < 0)
+		return -errno;
+	/* A log an older launch made root:root in the default folder becomes adm's. */
+	if (strcmp(path, AUDIT_DEFAULT_PATH) == 0) {
+		struct group *adm = getgrnam("adm");
+		struct stat st;
+
+		if (adm && fstat(log->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == 0 &&
+		    st.st_gid == 0 && fchown(log->fd, 0, adm->gr_gid) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+/* "fd:N": a descriptor the caller passed. Kept from the job: only launch writes to it. */
+static int audit_open_fd(struct audit_log *log, const char *spec)
+{
+	char *end;
+	long n;
+	int flags;
+
+	errno = 0;
+	n = strtol(spec, &end, 10);
+	/* 0-2 are the job's too: "-" says so for standard error. */
+	if (errno || end == spec || *end || n < 3 || n > INT_MAX)
+		return -EINVAL;
+	flags = fcntl((int)n, F_GETFL);
+	if (flags < 0)
+		return -errno;
+	if ((flags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	/* Even an exec that skipped the sandbox's init would not pass it on. */
+	if (fcntl((int)n, F_SETFD, FD_CLOEXEC) < 0)
+		return -errno;
+	log->fd = fcntl((int)n, F_DUPFD_CLOEXEC, 3);
+	return log->fd < 0 ? -errno : 0;
+}
+
+int audit_open(struct audit_log *log, const char *path, const char *sandbox, const char *policy,
+	       long long stall_timeout_ms)
+{
+	struct timespec real, boot;
+	struct stat st;
+	int r;
+
+	memset(log, 0, sizeof(*log));
+	log->fd = -1;
+	log->event_fd = -1;
+	log->stall_timeout_ms = stall_timeout_ms;
+	log->pid = (int)getpid();
+	snprintf(log->sandbox, sizeof(log->sandbox), "%s", sandbox);
+	snprintf(log->policy, sizeof(log->policy), "%s", policy);
+	if (gethostname(log->host, sizeof(log->host) - 1) < 0)
+		log->host[0] = '\0';
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	log->boot_to_real_ns =
+		(real.tv_sec - boot.tv_sec) * 1000000000LL + (real.tv_nsec - boot.tv_nsec);
+
+	if (strcmp(path, "-") == 0) {
+		log->sink = AUDIT_SINK_STDERR;
+		log->fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 		if (log->fd < 0)
 			return -errno;
-		/* Our own open file description: the writer thread may block, the rest never. */
-		if (fcntl(log->fd, F_SETFL, O_WRONLY | O_APPEND) < 0)
-			return -errno;
+	} else if (strncmp(path, "fd:", 3) == 0) {
+		log->sink = AUDIT_SINK_FD;
+		r = audit_open_fd(log, path + 3);
+		if (r < 0)
+			return r;
+	} else if (strcmp(path, "syslog") == 0 || strncmp(path, "syslog:", 7) == 0) {
+		log->sink = AUDIT_SINK_SYSLOG;
+		r = audit_syslog_parse(path, &log->syslog_transport, log->syslog_target,
+				       sizeof(log->syslog_target));
+		if (r < 0)
+			return r;
+		/* Made by launch itself, outside the sandbox's cgroup: nothing of it is refused. */
+		log->fd = audit_syslog_connect(log->syslog_transport, log->syslog_target,
+					       stall_timeout_ms);
+		if (log->fd < 0) {
+			r = log->fd;
+			log->fd = -1;
+			return r;
+		}
+	} else {
+		log->sink = AUDIT_SINK_FILE;
+		r = audit_open_path(log, path, stall_timeout_ms);
+		if (r < 0)
+			return r;
 	}
 	if (fstat(log->fd, &st) < 0)
 		return -errno;
 	log->pipe_like = !S_ISREG(st.st_mode);
 	return 0;
+}
+
+bool audit_path_is_file(const char *path)
+{
+	return strcmp(path, "-") != 0 && strncmp(path, "fd:", 3) != 0 &&
+	       strcmp(path, "syslog") != 0 && strncmp(path, "syslog:", 7) != 0;
 }
 
 int audit_start_writer(struct audit_log *log)

@@ -188,28 +188,36 @@ static int dns_name_from_text(const char *text, uint8_t *wire, size_t *ret_wire_
 	return 0;
 }
 
-/* Lower-case text without a trailing dot, "." for the root; -EBADMSG for unsafe bytes. */
-static int dns_name_to_text(const uint8_t *wire, size_t wire_len, char *text)
+/*
+ * Lower-case text without a trailing dot, "." for the root, and the same in the case the
+ * sender wrote (for the audit log: a payload in a label survives); -EBADMSG for unsafe bytes.
+ */
+static int dns_name_to_text(const uint8_t *wire, size_t wire_len, char *text, char *original)
 {
 	size_t pos = 0, tlen = 0;
 
 	if (wire_len == 1) {
 		strcpy(text, ".");
+		strcpy(original, ".");
 		return 0;
 	}
 	while (pos < wire_len && wire[pos] != 0) {
 		uint8_t label_len = wire[pos++];
 
-		if (tlen > 0)
+		if (tlen > 0) {
+			original[tlen] = '.';
 			text[tlen++] = '.';
+		}
 		for (uint8_t i = 0; i < label_len; i++) {
 			uint8_t c = wire[pos++];
 
 			if (!dns_label_byte_ok(c))
 				return -EBADMSG;
+			original[tlen] = (char)c;
 			text[tlen++] = dns_ascii_lower((char)c);
 		}
 	}
+	original[tlen] = '\0';
 	text[tlen] = '\0';
 	return 0;
 }
@@ -305,7 +313,7 @@ int dns_parse_query(const uint8_t *pkt, size_t len, uint16_t *ret_id, struct dns
 		return r;
 	if (len - off < 4)
 		return -EBADMSG;
-	r = dns_name_to_text(wire, wire_len, q.name);
+	r = dns_name_to_text(wire, wire_len, q.name, q.name_original);
 	if (r < 0)
 		return r;
 	q.qtype = dns_get16(pkt + off);

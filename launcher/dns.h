@@ -50,7 +50,8 @@
 #define DNS_RCODE_REFUSED  5
 
 struct dns_question {
-	char name[DNS_NAME_TEXT_MAX]; /* lower-case, no trailing dot; "." for the root */
+	char name[DNS_NAME_TEXT_MAX];	       /* lower-case, no trailing dot; "." for the root */
+	char name_original[DNS_NAME_TEXT_MAX]; /* the same, in the case the job wrote it */
 	uint16_t qtype, qclass;
 };
 

@@ -777,8 +777,12 @@ static void dnsproxy_audit(struct dnsproxy *p, bool allow, struct audit_dns *dns
 		}
 		dns->pid = p->pid_found;
 	}
-	n = allow ? audit_format_dns_allow(p->log, dns, line, sizeof(line))
-		  : audit_format_dns_deny(p->log, dns, line, sizeof(line));
+	/* A refusal is counted with the others, in sandbox_exit's denied and denied_by_op. */
+	if (!allow) {
+		audit_dns_deny(p->log, dns);
+		return;
+	}
+	n = audit_format_dns_allow(p->log, dns, line, sizeof(line));
 	if (n > 0)
 		audit_append(p->log, line, (size_t)n);
 }
@@ -864,7 +868,8 @@ int dnsproxy_query_begin(struct dnsproxy *p, const uint8_t *pkt, size_t len,
 	}
 
 	snprintf(qtype, sizeof(qtype), "%s", dns_type_name(q.qtype));
-	audit.qname = q.name;
+	/* Matching ignores case; the log keeps the job's own (a payload may hide in it). */
+	audit.qname = q.name_original;
 	audit.qtype = qtype;
 	rcode = DNS_RCODE_REFUSED;
 	if (q.qclass != DNS_CLASS_IN) {
@@ -999,7 +1004,7 @@ int dnsproxy_query_answer(struct dnsproxy *p, struct dnsproxy_query *query, cons
 {
 	struct audit_dns audit = {
 		.protocol = transport_name(query->transport),
-		.qname = query->q.name,
+		.qname = query->q.name_original,
 	};
 	char qtype[16];
 	uint8_t rcode = 0;

@@ -943,7 +943,7 @@ static int cmd_run(int argc, char **argv)
 	options.dns_proxy = !arg.no_dns_proxy;
 	options.dns = arg.dns;
 	options.child.argv = argv + first;
-	options.child.audit_path = strcmp(arg.audit_path, "-") == 0 ? NULL : arg.audit_path;
+	options.child.audit_path = audit_path_is_file(arg.audit_path) ? arg.audit_path : NULL;
 	job_limits_of(rules, &options.limits, &ram);
 	options.child.tmp_size_bytes = limit_tmp_bytes(&options.limits, ram);
 	options.timing_out = &timing;

@@ -1141,7 +1141,12 @@ int policy_load(const char *path, struct policy **ret_policy, char *errbuf, size
 	}
 	if (memchr(text, '\0', len))
 		return parse_fail(&ctx, NULL, "contains a NUL byte; not a JSON text file");
-	return policy_parse(path, text, ret_policy, errbuf, errlen);
+	r = policy_parse(path, text, ret_policy, errbuf, errlen);
+	if (r < 0)
+		return r;
+	/* The very bytes parsed: the audit log names the policy that was in force. */
+	sha256_hex(text, len, (*ret_policy)->sha256);
+	return 0;
 }
 
 void policy_free(struct policy *policy)

@@ -11,6 +11,7 @@
 
 #include "../bpf/launch.h"
 #include "limit.h"
+#include "sha256.h"
 #include "util.h"
 
 /* Exit status for every failure of the launcher before the job runs (as env(1)). */
@@ -46,6 +47,7 @@ struct policy {
 	size_t nlisten_ports;
 	char **listen_unix; /* "@name" */
 	size_t nlisten_unix;
+	char sha256[SHA256_HEX_BYTES]; /* of the file as read; "" when parsed from a string */
 };
 
 /* Paths one policy's "fs.write" may list. */

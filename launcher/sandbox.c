@@ -86,9 +86,28 @@ static const char *sandbox_dst_name(const struct sandbox *sandbox, const struct 
 	return dnsproxy_addr_name(sandbox->dns, &addr);
 }
 
+/*
+ * The refusing process's executable, from /proc at logging time: exact for seccomp events
+ * (the process waits for our answer), best effort for the kernel's (it may have exited, or
+ * exec'd since). Empty when unknown.
+ */
+static const char *sandbox_exe(unsigned int pid, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+	n = readlink(link, buf, len - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	return buf;
+}
+
 static int sandbox_on_event(void *ctx, void *data, size_t size)
 {
 	struct sandbox *sandbox = ctx;
+	char exe[PATH_MAX];
 
 	if (size < sizeof(struct deny_event))
 		return 0;
@@ -96,7 +115,8 @@ static int sandbox_on_event(void *ctx, void *data, size_t size)
 	if (((const struct deny_event *)data)->cgroup_id != sandbox->cgroup.id)
 		return 0;
 	/* A write error is kept in the log and acted on after the round. */
-	audit_deny_name(sandbox->log, data, sandbox_dst_name(sandbox, data));
+	audit_deny_exe(sandbox->log, data, sandbox_dst_name(sandbox, data),
+		       sandbox_exe(((const struct deny_event *)data)->pid, exe, sizeof(exe)));
 	/*
 	 * The queue keeps room for what is in flight; the rest of the refusals wait in the
 	 * kernel's ring, which counts what it cannot hold. At teardown appends wait instead.
@@ -187,10 +207,12 @@ static int sandbox_dns_pid(void *ctx, const struct sockaddr *peer, socklen_t pee
 static void sandbox_seccomp(struct sandbox *sandbox)
 {
 	struct deny_event event;
+	char exe[PATH_MAX];
 
 	if (seccomp_answer(sandbox->child.seccomp_fd, &sandbox->listen, &event) == 1) {
 		sandbox->seccomp_denied++;
-		audit_deny(sandbox->log, &event);
+		audit_deny_exe(sandbox->log, &event, NULL,
+			       sandbox_exe(event.pid, exe, sizeof(exe)));
 	}
 }
 
@@ -460,6 +482,8 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	}
 	log.observer = options->audit_observer;
 	log.observer_ctx = options->audit_observer_ctx;
+	log.policies = rules->policies;
+	log.npolicies = rules->npolicies;
 	r = loader_shared_get(options->cgroup_parent, &sandbox.shared);
 	if (r < 0) {
 		snprintf(errbuf, errlen,
@@ -690,6 +714,13 @@ out:
 		exit.packet_dropped = loader_sandbox_packet_dropped(&sandbox.bpf);
 		/* What killed the job's last processes, if a limit did, is on record too. */
 		sandbox_check_limits(&sandbox);
+		if (sandbox.dns) {
+			struct dnsproxy_stats dns_stats;
+
+			/* Look-ups the proxy refused are refusals too. */
+			dnsproxy_get_stats(sandbox.dns, &dns_stats);
+			denied += dns_stats.denied;
+		}
 		if (reaped)
 			exit_status = sandbox_exit_status(&sandbox, &info, &audit_code);
 		else
