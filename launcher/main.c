@@ -77,7 +77,11 @@ static const char USAGE[] =
 	"/etc/launch/policies/NAME.json,\n"
 	"                           else <prefix>/share/launch/policies/NAME.json\n"
 	"  -a, --audit-log PATH     audit log, appended to (default " AUDIT_DEFAULT_PATH ");\n"
-	"                           \"-\" writes to standard error\n"
+	"                           reopened when rotated. \"-\": standard error (shared with\n"
+	"                           the job); \"fd:N\": descriptor N (N >= 3, never the job's);\n"
+	"                           \"syslog\" (/dev/log), \"syslog:PATH\", "
+	"\"syslog:udp:HOST:PORT\"\n"
+	"                           or \"syslog:tcp:HOST:PORT\": RFC 5424 messages\n"
 	"      --audit-failure=stop|continue\n"
 	"                           when the audit log cannot be written: stop the job and\n"
 	"                           exit 125 (default), or keep it running and count the\n"
@@ -231,6 +235,35 @@ static int parse_uint(const char *text, unsigned int max, unsigned int *ret_valu
 	return 0;
 }
 
+/* The forms of --audit-log that are not a path, checked before anything starts. */
+static int check_audit_log(const char *spec)
+{
+	enum audit_syslog_transport transport;
+	char target[256], *end;
+	long n;
+
+	if (strncmp(spec, "fd:", 3) == 0) {
+		errno = 0;
+		n = strtol(spec + 3, &end, 10);
+		if (errno || end == spec + 3 || *end || n < 3 || n > INT_MAX) {
+			fail("--audit-log: \"%s\" is not fd:N with a descriptor N >= 3 (0-2 are "
+			     "the "
+			     "job's too; \"-\" is standard error)",
+			     spec);
+			return -1;
+		}
+	} else if (strcmp(spec, "syslog") == 0 || strncmp(spec, "syslog:", 7) == 0) {
+		if (audit_syslog_parse(spec, &transport, target, sizeof(target)) < 0) {
+			fail("--audit-log: \"%s\" is not syslog, syslog:/PATH, "
+			     "syslog:udp:HOST:PORT "
+			     "or syslog:tcp:HOST:PORT",
+			     spec);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Returns the index of the first operand, or -1 after printing why the options are bad. */
 static int parse_options(int argc, char **argv, bool need_policy)
 {
@@ -305,6 +338,8 @@ static int parse_options(int argc, char **argv, bool need_policy)
 			break;
 		case 'a':
 			arg.audit_path = optarg;
+			if (check_audit_log(optarg) < 0)
+				return -1;
 			break;
 		case OPT_ALLOW_UNIX_UNFILTERED:
 			arg.allow_unix_unfiltered = true;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../../launcher/audit.h"
+#include "../../launcher/sha256.h"
 #include "test.h"
 
 static struct audit_log test_log;
@@ -866,6 +867,342 @@ static void test_no_sink_counts_everything(void)
 	CHECK_EQ_INT(counts.written_lines, 0);
 }
 
+/* FIPS 180-4 / NIST CSHA examples, one of them fed in odd pieces. */
+static void test_sha256_vectors(void)
+{
+	static const struct {
+		const char *text;
+		const char *hex;
+	} vectors[] = {
+		{ "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+		{ "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+		{ "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopq"
+		  "klmnopqrlmnopqrsmnopqrstnopqrstu",
+		  "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1" },
+	};
+	static char million[1000000];
+	char hex[SHA256_HEX_BYTES];
+	uint8_t digest[SHA256_DIGEST_BYTES];
+	struct sha256_ctx ctx;
+
+	for (size_t i = 0; i < sizeof(vectors) / sizeof(vectors[0]); i++) {
+		sha256_hex(vectors[i].text, strlen(vectors[i].text), hex);
+		CHECK_EQ_STR(hex, vectors[i].hex);
+	}
+	memset(million, 'a', sizeof(million));
+	sha256_init(&ctx);
+	for (size_t off = 0, step = 1; off < sizeof(million);
+	     off += step, step = step * 3 % 997 + 1)
+		sha256_update(&ctx, million + off,
+			      off + step > sizeof(million) ? sizeof(million) - off : step);
+	sha256_final(&ctx, digest);
+	for (int i = 0; i < SHA256_DIGEST_BYTES; i++)
+		sprintf(hex + 2 * i, "%02x", digest[i]);
+	CHECK_EQ_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+/*
+ * UTF-8 is written as UTF-8; control characters (C0, DEL, C1) and each byte of an invalid
+ * sequence (a stray continuation, a cut sequence, an overlong form, a surrogate, beyond
+ * U+10FFFF) are escaped as \u00XX.
+ */
+static void test_utf8_passes_through(void)
+{
+	char *const argv[] = { "caf\xc3\xa9",
+			       "\xe2\x82\xac\xf0\x9f\x98\x80",
+			       "a\xff"
+			       "b",
+			       "\xe2\x82",
+			       "\xc0\xaf",
+			       "\xed\xa0\x80",
+			       "\xf4\x90\x80\x80",
+			       "\x1b[1m\x7f\xc2\x85",
+			       NULL };
+	static const char *const raw[] = {
+		"\"caf\xc3\xa9\"",
+		"\"\xe2\x82\xac\xf0\x9f\x98\x80\"",
+		"\"a\\u00ffb\"",
+		"\"\\u00e2\\u0082\"",
+		"\"\\u00c0\\u00af\"",
+		"\"\\u00ed\\u00a0\\u0080\"",
+		"\"\\u00f4\\u0090\\u0080\\u0080\"",
+		"\"\\u001b[1m\\u007f\\u0085\"",
+	};
+	char buf[AUDIT_LINE_MAX];
+	const cJSON *args;
+	cJSON *obj;
+
+	log_init();
+	obj = parse_line(buf, audit_format_start(&test_log, argv, 1, 0, 0, "h", buf, sizeof(buf)));
+	CHECK(obj != NULL);
+	for (size_t i = 0; i < sizeof(raw) / sizeof(raw[0]); i++)
+		CHECK_CONTAINS(buf, raw[i]);
+	args = cJSON_GetObjectItem(obj, "argv");
+	CHECK_EQ_STR(cJSON_GetArrayItem(args, 0)->valuestring, "caf\xc3\xa9");
+	CHECK_EQ_STR(cJSON_GetArrayItem(args, 1)->valuestring, "\xe2\x82\xac\xf0\x9f\x98\x80");
+	cJSON_Delete(obj);
+
+	/* A cap never splits a sequence: 510 bytes of room, 2-byte characters, and the cut. */
+	{
+		static char long_arg[2000];
+		char *const args2[] = { long_arg, NULL };
+
+		for (size_t i = 0; i + 2 < sizeof(long_arg); i += 2)
+			memcpy(long_arg + i, "\xc3\xa9", 2);
+		obj = parse_line(
+			buf, audit_format_start(&test_log, args2, 1, 0, 0, "h", buf, sizeof(buf)));
+		CHECK(obj != NULL);
+		CHECK_EQ_INT(strlen(cJSON_GetArrayItem(cJSON_GetObjectItem(obj, "argv"), 0)
+					    ->valuestring) %
+				     2,
+			     0);
+		CHECK(cJSON_IsTrue(cJSON_GetObjectItem(obj, "argv_truncated")));
+		cJSON_Delete(obj);
+	}
+}
+
+/* Every line has host and seq; seq counts the sandbox's lines from 1, a full queue leaves gaps. */
+static void test_seq_and_host(void)
+{
+	struct deny_event e = connect_event();
+	static char text[AUDIT_QUEUE_BYTES];
+	char *const argv[] = { "true", NULL };
+	char buf[AUDIT_LINE_MAX];
+	unsigned long long expect = 1;
+	const char *line;
+	int n;
+
+	log_init();
+	strcpy(test_log.host, "build-7");
+	n = audit_format_start(&test_log, argv, 1, 0, 0, "h", buf, sizeof(buf));
+	CHECK_EQ_INT(audit_append(&test_log, buf, (size_t)n), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ_INT(audit_deny(&test_log, &e), 0);
+	audit_queued_text(&test_log, text, sizeof(text));
+	for (line = text; *line; line = strchr(line, '\n') + 1) {
+		cJSON *obj = cJSON_Parse(line);
+
+		CHECK_EQ_INT(num(obj, "seq"), expect);
+		CHECK_EQ_STR(str(obj, "host"), "build-7");
+		cJSON_Delete(obj);
+		expect++;
+	}
+	CHECK_EQ_INT(expect, 5);
+
+	/* Lines that find no room are unwritten, and their numbers are missing. */
+	while (audit_deny(&test_log, &e) == 0)
+		;
+	CHECK_EQ_INT(test_log.counts.unwritten_lines, 1);
+	audit_discard(&test_log);
+	CHECK_EQ_INT(audit_deny(&test_log, &e), 0);
+	audit_queued_text(&test_log, text, sizeof(text));
+	{
+		cJSON *obj = cJSON_Parse(text);
+
+		CHECK_EQ_INT(num(obj, "seq"), test_log.seq);
+		CHECK_EQ_INT(test_log.seq, test_log.counts.queued_lines +
+						   test_log.counts.unwritten_lines + expect - 1 +
+						   (test_log.seq - expect - 1));
+		cJSON_Delete(obj);
+	}
+	audit_discard(&test_log);
+}
+
+/* sandbox_start names the release and each policy file with its SHA-256. */
+static void test_start_version_policies(void)
+{
+	struct policy a = { .name = "stripe", .path = "/etc/launch/stripe.json" };
+	struct policy b = { .name = "n\"x", .path = "/p/\xc3\xa9.json" };
+	struct policy *const list[] = { &a, &b };
+	char *const argv[] = { "true", NULL };
+	char buf[AUDIT_LINE_MAX];
+	const cJSON *policies, *item;
+	cJSON *obj;
+
+	log_init();
+	sha256_hex("{}", 2, a.sha256);
+	sha256_hex("[]", 2, b.sha256);
+	test_log.policies = list;
+	test_log.npolicies = 2;
+	obj = parse_line(buf, audit_format_start(&test_log, argv, 1, 0, 0, "h", buf, sizeof(buf)));
+	CHECK(obj != NULL);
+	CHECK_EQ_STR(str(obj, "version"), audit_launch_version());
+	CHECK(strlen(audit_launch_version()) > 0);
+	policies = cJSON_GetObjectItem(obj, "policies");
+	CHECK_EQ_INT(cJSON_GetArraySize(policies), 2);
+	item = cJSON_GetArrayItem(policies, 0);
+	CHECK_EQ_STR(str(item, "name"), "stripe");
+	CHECK_EQ_STR(str(item, "path"), "/etc/launch/stripe.json");
+	CHECK_EQ_STR(str(item, "sha256"),
+		     "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
+	item = cJSON_GetArrayItem(policies, 1);
+	CHECK_EQ_STR(str(item, "name"), "n\"x");
+	CHECK_EQ_STR(str(item, "path"), "/p/\xc3\xa9.json");
+	cJSON_Delete(obj);
+	test_log.policies = NULL;
+	test_log.npolicies = 0;
+}
+
+/* exe on process lines; denied_by_op in sandbox_exit counts every refusal by op, DNS too. */
+static void test_exe_and_denied_by_op(void)
+{
+	struct deny_event e = connect_event();
+	struct audit_dns dns = { .protocol = "udp",
+				 .qname = "ExFiL.Example.COM",
+				 .qtype = "A",
+				 .rcode = "REFUSED",
+				 .reason = "name" };
+	struct audit_exit exit = { .exit_code = 0 };
+	char buf[AUDIT_LINE_MAX];
+	const cJSON *by_op;
+	cJSON *obj;
+
+	log_init();
+	obj = parse_line(
+		buf, audit_format_deny_exe(&test_log, &e, NULL, "/usr/bin/curl", buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "exe"), "/usr/bin/curl");
+	cJSON_Delete(obj);
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK(cJSON_GetObjectItem(obj, "exe") == NULL);
+	cJSON_Delete(obj);
+
+	audit_deny_exe(&test_log, &e, NULL, "/usr/bin/curl");
+	audit_deny(&test_log, &e);
+	e.op = AUDIT_OP_SOCKET;
+	audit_deny(&test_log, &e);
+	audit_dns_deny(&test_log, &dns);
+	audit_dns_deny(&test_log, &dns);
+	CHECK_EQ_INT(audit_denied_total(&test_log), 5);
+	CHECK_EQ_INT(test_log.counts.queued_denied, 5);
+	exit.denied = 5;
+	obj = parse_line(buf, audit_format_exit(&test_log, &exit, buf, sizeof(buf)));
+	by_op = cJSON_GetObjectItem(obj, "denied_by_op");
+	CHECK(cJSON_IsObject(by_op));
+	CHECK_EQ_INT(cJSON_GetArraySize(by_op), 3);
+	CHECK_EQ_INT(num(by_op, "connect"), 2);
+	CHECK_EQ_INT(num(by_op, "socket"), 1);
+	CHECK_EQ_INT(num(by_op, "dns"), 2);
+	cJSON_Delete(obj);
+	/* The look-up's name as the job wrote it. */
+	audit_queued_text(&test_log, buf, sizeof(buf));
+	CHECK_CONTAINS(buf, "\"qname\":\"ExFiL.Example.COM\"");
+	audit_discard(&test_log);
+}
+
+/* RFC 5424: <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID [SD] MSG, the JSON as MSG. */
+static void test_syslog_format(void)
+{
+	struct deny_event e = connect_event();
+	char line[AUDIT_LINE_MAX], msg[AUDIT_LINE_MAX + 1024], expect[AUDIT_LINE_MAX + 1024];
+	char *const argv[] = { "true", NULL };
+	const char *json;
+	int n, m;
+
+	log_init();
+	strcpy(test_log.host, "h1");
+	strcpy(test_log.sandbox, "sb]1");
+	strcpy(e.comm, "c\"u]rl");
+	n = audit_format_deny_exe(&test_log, &e, "api.example.com", "/bin/x", line, sizeof(line));
+	m = audit_syslog_format(line, (size_t)n, "h1", 321, msg, sizeof(msg));
+	CHECK(m > 0);
+	CHECK_EQ_INT(strlen(msg), m);
+	/* authpriv.warning for a refusal; the timestamp is the line's. */
+	snprintf(
+		expect, sizeof(expect),
+		"<84>1 2026-11-30T00:55:23.456789Z h1 launch 321 deny [launch@32473 event=\"deny\" "
+		"seq=\"1\" sandbox=\"sb\\]1\" policy=\"stripe,openai\" op=\"connect\" pid=\"42\" "
+		"exe=\"/bin/x\" dst_ip=\"127.0.0.3\" dst_port=\"8080\" "
+		"dst_name=\"api.example.com\"] ");
+	CHECK_EQ_INT(strncmp(msg, expect, strlen(expect)), 0);
+	if (strncmp(msg, expect, strlen(expect)) != 0)
+		printf("  got:      %s\n  expected: %s\n", msg, expect);
+	json = strstr(msg, "] {");
+	CHECK(json != NULL);
+	if (json) {
+		CHECK_EQ_INT(strlen(json + 2), n - 1);
+		CHECK_EQ_INT(strncmp(json + 2, line, (size_t)n - 1), 0);
+	}
+
+	/* Other events are informational; an empty host is "-". */
+	n = audit_format_start(&test_log, argv, 1, 0, 0, "h", line, sizeof(line));
+	m = audit_syslog_format(line, (size_t)n, "", 5, msg, sizeof(msg));
+	CHECK(m > 0);
+	CHECK_CONTAINS(msg,
+		       " - launch 5 sandbox_start [launch@32473 event=\"sandbox_start\" seq=\"1\"");
+	CHECK_EQ_INT(strncmp(msg, "<86>1 ", 6), 0);
+	CHECK_EQ_INT(audit_syslog_format(line, (size_t)n, "h", 5, msg, 100), -ENOBUFS);
+}
+
+static void test_syslog_parse(void)
+{
+	enum audit_syslog_transport t;
+	char target[256];
+
+	CHECK_EQ_INT(audit_syslog_parse("syslog", &t, target, sizeof(target)), 0);
+	CHECK_EQ_INT(t, AUDIT_SYSLOG_UNIX);
+	CHECK_EQ_STR(target, "/dev/log");
+	CHECK_EQ_INT(audit_syslog_parse("syslog:/run/x.sock", &t, target, sizeof(target)), 0);
+	CHECK_EQ_STR(target, "/run/x.sock");
+	CHECK_EQ_INT(audit_syslog_parse("syslog:udp:127.0.0.1:514", &t, target, sizeof(target)), 0);
+	CHECK_EQ_INT(t, AUDIT_SYSLOG_UDP);
+	CHECK_EQ_STR(target, "127.0.0.1:514");
+	CHECK_EQ_INT(audit_syslog_parse("syslog:tcp:[::1]:6514", &t, target, sizeof(target)), 0);
+	CHECK_EQ_INT(t, AUDIT_SYSLOG_TCP);
+	CHECK_EQ_INT(audit_syslog_parse("syslog:tcp:host", &t, target, sizeof(target)), -EINVAL);
+	CHECK_EQ_INT(audit_syslog_parse("syslog:udp:h:5x", &t, target, sizeof(target)), -EINVAL);
+	CHECK_EQ_INT(audit_syslog_parse("syslog:relative", &t, target, sizeof(target)), -EINVAL);
+	CHECK_EQ_INT(audit_syslog_parse("syslogx", &t, target, sizeof(target)), -EINVAL);
+}
+
+/* A log renamed (logrotate) or removed is reopened before the next write: no line lost. */
+static void test_rotation_reopens(void)
+{
+	static struct audit_log log;
+	char dir[] = "/tmp/launch-audit-XXXXXX", path[64], old[64], text[8192];
+	struct deny_event e = connect_event();
+	FILE *f;
+	int lines;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/a.jsonl", dir);
+	snprintf(old, sizeof(old), "%s/a.jsonl.1", dir);
+	CHECK_EQ_INT(audit_open(&log, path, "sb", "p", 5000), 0);
+	CHECK_EQ_INT(audit_start_writer(&log), 0);
+	CHECK_EQ_INT(audit_deny(&log, &e), 0);
+	CHECK_EQ_INT(audit_drain(&log), 0);
+	CHECK_EQ_INT(rename(path, old), 0);
+	CHECK_EQ_INT(audit_deny(&log, &e), 0);
+	CHECK_EQ_INT(audit_deny(&log, &e), 0);
+	CHECK_EQ_INT(audit_drain(&log), 0);
+	CHECK_EQ_INT(unlink(path), 0);
+	CHECK_EQ_INT(audit_deny(&log, &e), 0);
+	audit_close(&log);
+	CHECK_EQ_INT(log.counts.written_lines, 4);
+	{
+		const char *files[] = { old, path };
+		const int want[] = { 1, 1 };
+
+		for (int i = 0; i < 2; i++) {
+			size_t n;
+
+			f = fopen(files[i], "r");
+			CHECK(f != NULL);
+			if (!f)
+				continue;
+			n = fread(text, 1, sizeof(text) - 1, f);
+			text[n] = '\0';
+			fclose(f);
+			lines = (int)count_newlines(text);
+			CHECK_EQ_INT(lines, want[i]);
+		}
+	}
+	unlink(path);
+	unlink(old);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(test_deny_connect_ipv4);
@@ -890,5 +1227,13 @@ int main(void)
 	RUN(test_start_long_argument_truncated);
 	RUN(test_start_many_arguments_truncated);
 	RUN(test_long_fields_truncated);
+	RUN(test_sha256_vectors);
+	RUN(test_utf8_passes_through);
+	RUN(test_seq_and_host);
+	RUN(test_start_version_policies);
+	RUN(test_exe_and_denied_by_op);
+	RUN(test_syslog_format);
+	RUN(test_syslog_parse);
+	RUN(test_rotation_reopens);
 	return test_failures != 0;
 }
