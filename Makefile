@@ -70,7 +70,7 @@ HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/helpers/%,$(HELPER_SRCS))
 
 DEB_PKGS := clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev \
 	libcjson-dev libcap-dev iproute2 util-linux procps valgrind clang-format dnsmasq-base \
-	python3 liburing-dev bind9-dnsutils shellcheck scdoc strace
+	python3 liburing-dev bind9-dnsutils shellcheck scdoc strace logrotate rsyslog
 # The agent example, its demo and the MCP server's end-to-end test: Node.js (18 on Debian 12)
 # and a throwaway CA. Debian's npm only when no npm is there: NodeSource's nodejs carries its
 # own and conflicts with Debian's.
