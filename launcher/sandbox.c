@@ -57,7 +57,18 @@ struct sandbox {
 	bool limit_stopped;	    /* a pids or memory limit was reached: the job was stopped */
 	unsigned int limits_logged; /* CGLIMIT_HIT_* on record already */
 	bool throttled;		    /* the audit queue is nearly full: new events wait */
+	/* The last kernel event's process and its executable, read again after EXE_CACHE_MS. */
+	unsigned int exe_pid;
+	long long exe_read_ms;
+	char exe[PATH_MAX];
+	bool exe_known;
 };
+
+/*
+ * A refusal flood comes from one process: reading /proc for each of its events would slow
+ * the ring's reader enough for the kernel to drop events. One read per process and 100 ms.
+ */
+#define EXE_CACHE_MS 100
 
 static long long monotonic_ms(void)
 {
@@ -104,10 +115,22 @@ static const char *sandbox_exe(unsigned int pid, char *buf, size_t len)
 	return buf;
 }
 
+/* sandbox_exe for the kernel's events, through the one-process cache. */
+static const char *sandbox_event_exe(struct sandbox *sandbox, unsigned int pid)
+{
+	long long now = monotonic_ms();
+
+	if (pid != sandbox->exe_pid || now - sandbox->exe_read_ms >= EXE_CACHE_MS) {
+		sandbox->exe_pid = pid;
+		sandbox->exe_read_ms = now;
+		sandbox->exe_known = sandbox_exe(pid, sandbox->exe, sizeof(sandbox->exe)) != NULL;
+	}
+	return sandbox->exe_known ? sandbox->exe : NULL;
+}
+
 static int sandbox_on_event(void *ctx, void *data, size_t size)
 {
 	struct sandbox *sandbox = ctx;
-	char exe[PATH_MAX];
 
 	if (size < sizeof(struct deny_event))
 		return 0;
@@ -116,7 +139,7 @@ static int sandbox_on_event(void *ctx, void *data, size_t size)
 		return 0;
 	/* A write error is kept in the log and acted on after the round. */
 	audit_deny_exe(sandbox->log, data, sandbox_dst_name(sandbox, data),
-		       sandbox_exe(((const struct deny_event *)data)->pid, exe, sizeof(exe)));
+		       sandbox_event_exe(sandbox, ((const struct deny_event *)data)->pid));
 	/*
 	 * The queue keeps room for what is in flight; the rest of the refusals wait in the
 	 * kernel's ring, which counts what it cannot hold. At teardown appends wait instead.
