@@ -935,7 +935,8 @@ static void test_utf8_passes_through(void)
 	cJSON *obj;
 
 	log_init();
-	obj = parse_line(buf, audit_format_start(&test_log, argv, 1, 0, 0, "h", buf, sizeof(buf)));
+	obj = parse_line(
+		buf, audit_format_start(&test_log, argv, 1, &test_job, 0, "h", buf, sizeof(buf)));
 	CHECK(obj != NULL);
 	for (size_t i = 0; i < sizeof(raw) / sizeof(raw[0]); i++)
 		CHECK_CONTAINS(buf, raw[i]);
@@ -951,8 +952,8 @@ static void test_utf8_passes_through(void)
 
 		for (size_t i = 0; i + 2 < sizeof(long_arg); i += 2)
 			memcpy(long_arg + i, "\xc3\xa9", 2);
-		obj = parse_line(
-			buf, audit_format_start(&test_log, args2, 1, 0, 0, "h", buf, sizeof(buf)));
+		obj = parse_line(buf, audit_format_start(&test_log, args2, 1, &test_job, 0, "h",
+							 buf, sizeof(buf)));
 		CHECK(obj != NULL);
 		CHECK_EQ_INT(strlen(cJSON_GetArrayItem(cJSON_GetObjectItem(obj, "argv"), 0)
 					    ->valuestring) %
@@ -976,7 +977,7 @@ static void test_seq_and_host(void)
 
 	log_init();
 	strcpy(test_log.host, "build-7");
-	n = audit_format_start(&test_log, argv, 1, 0, 0, "h", buf, sizeof(buf));
+	n = audit_format_start(&test_log, argv, 1, &test_job, 0, "h", buf, sizeof(buf));
 	CHECK_EQ_INT(audit_append(&test_log, buf, (size_t)n), 0);
 	for (int i = 0; i < 3; i++)
 		CHECK_EQ_INT(audit_deny(&test_log, &e), 0);
@@ -1026,7 +1027,8 @@ static void test_start_version_policies(void)
 	sha256_hex("[]", 2, b.sha256);
 	test_log.policies = list;
 	test_log.npolicies = 2;
-	obj = parse_line(buf, audit_format_start(&test_log, argv, 1, 0, 0, "h", buf, sizeof(buf)));
+	obj = parse_line(
+		buf, audit_format_start(&test_log, argv, 1, &test_job, 0, "h", buf, sizeof(buf)));
 	CHECK(obj != NULL);
 	CHECK_EQ_STR(str(obj, "version"), audit_launch_version());
 	CHECK(strlen(audit_launch_version()) > 0);
@@ -1126,7 +1128,7 @@ static void test_syslog_format(void)
 	}
 
 	/* Other events are informational; an empty host is "-". */
-	n = audit_format_start(&test_log, argv, 1, 0, 0, "h", line, sizeof(line));
+	n = audit_format_start(&test_log, argv, 1, &test_job, 0, "h", line, sizeof(line));
 	m = audit_syslog_format(line, (size_t)n, "", 5, msg, sizeof(msg));
 	CHECK(m > 0);
 	CHECK_CONTAINS(msg,
