@@ -232,10 +232,10 @@ static void sandbox_seccomp(struct sandbox *sandbox)
 	struct deny_event event;
 	char exe[PATH_MAX];
 
-	if (seccomp_answer(sandbox->child.seccomp_fd, &sandbox->listen, &event) == 1) {
+	if (seccomp_answer(sandbox->child.seccomp_fd, &sandbox->listen, &event, exe, sizeof(exe)) ==
+	    1) {
 		sandbox->seccomp_denied++;
-		audit_deny_exe(sandbox->log, &event, NULL,
-			       sandbox_exe(event.pid, exe, sizeof(exe)));
+		audit_deny_exe(sandbox->log, &event, NULL, exe[0] ? exe : NULL);
 	}
 }
 

@@ -232,11 +232,11 @@ static int seccomp_listen(int listener_fd, const struct seccomp_notif *req,
 
 int seccomp_refuse(int listener_fd, struct deny_event *ret_event)
 {
-	return seccomp_answer(listener_fd, NULL, ret_event);
+	return seccomp_answer(listener_fd, NULL, ret_event, NULL, 0);
 }
 
 int seccomp_answer(int listener_fd, const struct inbound_policy *policy,
-		   struct deny_event *ret_event)
+		   struct deny_event *ret_event, char *ret_exe, size_t exe_len)
 {
 	struct seccomp_notif req;
 	struct seccomp_notif_resp resp;
@@ -275,9 +275,19 @@ int seccomp_answer(int listener_fd, const struct inbound_policy *policy,
 	 * NOTIF_ID_VALID then proves it did not die (and its pid get reused) meanwhile.
 	 */
 	seccomp_describe(req.pid, ret_event);
+	if (ret_exe && exe_len) {
+		char link[64];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/%u/exe", req.pid);
+		n = readlink(link, ret_exe, exe_len - 1);
+		ret_exe[n > 0 ? n : 0] = '\0';
+	}
 	if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) < 0) {
 		ret_event->comm[0] = '\0';
 		ret_event->uid = (__u32)-1;
+		if (ret_exe && exe_len)
+			ret_exe[0] = '\0';
 	}
 
 	resp.error = -EPERM;

@@ -3,6 +3,8 @@
 #ifndef LAUNCH_SECCOMP_H
 #define LAUNCH_SECCOMP_H
 
+#include <stddef.h>
+
 #include "../bpf/launch.h"
 
 /*
@@ -21,14 +23,14 @@ int seccomp_install(void);
  * ret_event. Returns 1 with an event, 0 when there was none to read, or -errno.
  */
 int seccomp_refuse(int listener_fd, struct deny_event *ret_event);
-
 struct inbound_policy;
 
 /*
  * As seccomp_refuse, and listen() is judged by policy (NULL: loopback only) and, when
- * allowed, done on the job's behalf: returns 2 then, with no event.
+ * allowed, done on the job's behalf: returns 2 then, with no event. With ret_exe, the
+ * caller's executable ("" when unknown), read before the answer lets it go on.
  */
 int seccomp_answer(int listener_fd, const struct inbound_policy *policy,
-		   struct deny_event *ret_event);
+		   struct deny_event *ret_event, char *ret_exe, size_t exe_len);
 
 #endif /* LAUNCH_SECCOMP_H */
