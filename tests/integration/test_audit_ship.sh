@@ -5,7 +5,7 @@
 # denied by op with exact sums).
 
 SHIP_POLICY='{"name": "ship", "allow": [{"cidr": "127.0.0.2", "ports": [8080]}]}'
-IT_LAUNCH_SAFETY_S=40
+export IT_LAUNCH_SAFETY_S=40
 
 # Runs fixtures/audit_ship.py (its output on stdout); fails with its first problems.
 ship_check() {
@@ -54,9 +54,9 @@ test_audit_rotation_logrotate() {
 			return 1
 	done
 	files=$(ls "$logs")
-	echo "rotations: $rotations; files: $(echo $files)"
+	echo "rotations: $rotations; files: ${files//$'\n'/ }"
 	[ "$rotations" -ge 8 ] || fail "only $rotations rotations during the flood" || return 1
-	[ "$(ls "$logs" | wc -l)" -ge 4 ] || fail "the log was not rotated: $files" || return 1
+	[ "$(find "$logs" -mindepth 1 -maxdepth 1 | wc -l)" -ge 4 ] || fail "the log was not rotated: $files" || return 1
 	ship_check account "$logs"/* --sandboxes 3 --denied 3000
 }
 
@@ -99,10 +99,10 @@ wait_lines() {
 	local i
 
 	for ((i = 0; i < 250; i++)); do
-		[ "$(cat "$1" 2>/dev/null | wc -l)" -ge "$2" ] && return 0
+		[ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ] && return 0
 		sleep 0.02
 	done
-	fail "$1 has $(cat "$1" 2>/dev/null | wc -l) lines, expected $2"
+	fail "$1 has $(wc -l <"$1" 2>/dev/null) lines, expected $2"
 }
 
 # The job of the syslog tests: refusals of three kinds and a name in mixed case.
@@ -150,7 +150,7 @@ test_audit_syslog_rsyslog() {
 # "syslog" alone is /dev/log: here a /dev of our own (a tmpfs in a mount namespace of this
 # launch only) whose log is a link to rsyslog's socket.
 test_audit_syslog_dev_log() {
-	local p n
+	local p
 
 	p=$(policy ship "$SHIP_POLICY")
 	start_rsyslog || return 1
@@ -202,7 +202,7 @@ test_audit_fd_job_cannot_forge() {
 	launch_next_names
 	"$IT_LAUNCH" --audit-log fd:5 --name "$L_NAME" --policy "$p" -- "$IT_PROBE" tcp 127.0.0.9 81 \
 		</dev/null >/dev/null 2>"$T_DIR/err2" 5> >(cat >"$T_DIR/pipe.log")
-	L_RC=$?
+	export L_RC=$?
 	expect_rc "fd:5 to a pipe" 0 || return 1
 	for _ in $(seq 100); do grep -q sandbox_exit "$T_DIR/pipe.log" && break; sleep 0.02; done
 	expect_audit 1 "$T_DIR/pipe.log" event=deny dst_port=81 || return 1

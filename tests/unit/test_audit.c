@@ -18,6 +18,8 @@
 #include "test.h"
 
 static struct audit_log test_log;
+/* A job as sandbox_start describes it, for the tests that look at other fields. */
+static const struct audit_job test_job = { .uid = 0 };
 
 static long long count_newlines(const char *s)
 {
