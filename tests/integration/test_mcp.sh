@@ -8,14 +8,23 @@ listeners tcp:127.0.5.3:443
 
 MCP_DNS=127.0.0.53
 MCP_DNS_PORT=5355
-MCP_MODULES=$IT_ROOT/tests/mcp/node_modules
+# Calls run as nobody, who may not traverse a checkout under a 0700 home: the modules are
+# copied once where every user can read them, as run copies the helpers (into a folder named
+# node_modules: Node finds a package's own dependencies by that name).
+MCP_MODULES=$IT_TMP/mcp/node_modules
+if [ ! -d "$MCP_MODULES" ] && [ -f "$IT_ROOT/tests/mcp/node_modules/.package-lock.json" ]; then
+	mkdir -p "$IT_TMP/mcp" && chmod 755 "$IT_TMP/mcp" &&
+		cp -a "$IT_ROOT/tests/mcp/node_modules" "$MCP_MODULES.$$" &&
+		chmod -R a+rX "$MCP_MODULES.$$" && mv "$MCP_MODULES.$$" "$MCP_MODULES"
+fi
 
 # The stand-in and dnsmasq, as the demo runs them.
 mcp_providers() {
 	local i
 
 	[ -f "$MCP_MODULES/.package-lock.json" ] ||
-		fail "$MCP_MODULES is not installed: make test runs npm ci in tests/mcp" || return 1
+		fail "tests/mcp/node_modules is not installed: make test runs npm ci in tests/mcp" ||
+		return 1
 	command -v node >/dev/null || fail "node not found (make deps installs nodejs)" || return 1
 	"$IT_ROOT/tests/standin/make-ca.sh" "$T_DIR/ca" || fail "cannot make the test CA" || return 1
 	node "$IT_ROOT/tests/standin/server.mjs" "$T_DIR/ca/server.pem" "$T_DIR/ca/server.key" \
