@@ -309,30 +309,32 @@ static void mcp_sandbox_kill(const struct mcp_runner *runner, const struct mcp_s
  * Reads what a prepared runner writes back on its standard input: "done CODE\n" once its
  * code has ended. Anything else (the code may write there too) ends the reading.
  */
-static int mcp_sandbox_read_done(struct mcp_sandbox *sandbox)
+static void mcp_sandbox_read_done(struct mcp_sandbox *sandbox)
 {
 	size_t room = sizeof(sandbox->done_buf) - 1 - sandbox->done_len;
 	ssize_t n = room ? read(sandbox->in_fd, sandbox->done_buf + sandbox->done_len, room) : 0;
 	char *nl, *end;
 	long code;
 
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	/* A socket error is no report: the call then ends with the job's output. */
 	if (n < 0)
-		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+		n = 0;
 	sandbox->done_len += (size_t)n;
 	sandbox->done_buf[sandbox->done_len] = '\0';
 	nl = strchr(sandbox->done_buf, '\n');
 	if (n > 0 && !nl)
-		return 0;
+		return;
 	mcp_fd_close(&sandbox->in_fd);
 	if (!nl || strncmp(sandbox->done_buf, "done ", 5) != 0)
-		return 0;
+		return;
 	errno = 0;
 	code = strtol(sandbox->done_buf + 5, &end, 10);
 	if (errno || end != nl || code < 0 || code > 255)
-		return 0;
+		return;
 	sandbox->done = true;
 	sandbox->done_status = (int)code;
-	return 0;
 }
 
 /* Takes what the job's output pipes hold now, without waiting for their end. */
@@ -398,8 +400,8 @@ static int mcp_sandbox_collect(const struct mcp_runner *runner, struct mcp_sandb
 			return r;
 		if (fds[1].revents && (r = mcp_stream_read(&sandbox->err, cap)) < 0)
 			return r;
-		if (fds[2].revents && (r = mcp_sandbox_read_done(sandbox)) < 0)
-			return r;
+		if (fds[2].revents)
+			mcp_sandbox_read_done(sandbox);
 		if (sandbox->done) {
 			/* Output written before the report is in the pipes already. */
 			*ret_killed = false;
