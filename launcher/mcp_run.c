@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,19 +30,30 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 /* A prepared sandbox waits at most this long for its call; then launch stops it. */
 #define MCP_RUN_POOL_IDLE_S 86400
 /*
+ * After a prepared runner reports its code's end, the time launch gets to write the
+ * refusals the ring buffer still holds before the call's audit log is read (see mcp.md).
+ */
+#define MCP_RUN_AUDIT_GRACE_MS 10
+/* Sandboxes killed after their call whose launch has not been reaped yet. */
+#define MCP_RUN_DYING_MAX (2 * MCP_RUN_POOL_MAX)
+/*
  * The job's shell: into the call's folder. Its parent, the server's folder, has node_modules
  * (a link to --modules), where Node finds tsx, the SDK and the warm runner's imports.
  */
 static const char MCP_RUN_SCRIPT[] = "cd \"$1\" && shift && exec \"$@\"";
 /*
  * A prepared sandbox's program: tsx's loader and the SDK imported, then it waits for the end
- * of its standard input, the server's "go", and imports the call's main.mts.
+ * of its standard input (a socket), the server's "go", and imports the call's main.mts. When
+ * the event loop is empty or the code exits, it writes the exit code back on that socket:
+ * the server answers then, without waiting for Node's own exit (hundreds of ms with tsx).
+ * stdout and stderr are pipes, which Node writes synchronously: they hold all by then.
  */
 static const char MCP_RUN_WARM_RUNNER[] =
 	"import { register } from 'tsx/esm/api';\n"
 	"import { pathToFileURL } from 'node:url';\n"
 	"import { pbkdf2 } from 'node:crypto';\n"
 	"import { createSecureContext } from 'node:tls';\n"
+	"import { readSync, writeSync } from 'node:fs';\n"
 	"register();\n"
 	"for (const name of (process.env.LAUNCH_MCP_PRELOAD ?? '').split(',').filter(Boolean))\n"
 	"\tawait import(name);\n"
@@ -54,7 +66,16 @@ static const char MCP_RUN_WARM_RUNNER[] =
 	"await import(new URL('./warmup.mts', import.meta.url).href);\n"
 	"await new Promise((done) => pbkdf2('', '', 1, 8, 'sha256', done));\n"
 	"createSecureContext();\n"
-	"for await (const chunk of process.stdin);\n"
+	"const buf = Buffer.alloc(64);\n"
+	"while (readSync(0, buf) > 0);\n"
+	"let told = false;\n"
+	"const tell = (code) => {\n"
+	"\tif (told) return;\n"
+	"\ttold = true;\n"
+	"\ttry { writeSync(0, `done ${code ?? 0}\\n`); } catch {}\n"
+	"};\n"
+	"process.on('beforeExit', () => tell(process.exitCode));\n"
+	"process.on('exit', tell);\n"
 	"await import(pathToFileURL(process.cwd() + '/main.mts').href);\n";
 /* Transformed by tsx ahead of the call, so that esbuild is started already. */
 static const char MCP_RUN_WARMUP[] = "const warm: number = 1;\nexport default warm;\n";
@@ -74,7 +95,11 @@ struct mcp_sandbox {
 	pid_t pid; /* the child launch; 0: none */
 	unsigned int n;
 	bool warm;
-	int in_fd; /* warm: closing it tells the runner to go */
+	bool done; /* the runner reported its code's end: launch is not reaped yet */
+	int done_status;
+	int in_fd; /* warm: the runner's standard input, a socket: shut for "go", then its end */
+	char done_buf[32];
+	size_t done_len;
 	struct mcp_stream out, err;
 	char dir[96], audit[96], name[64];
 };
@@ -86,7 +111,15 @@ struct mcp_runner {
 	int audit_fd;	   /* the server's audit log, where each call's lines go; -1: none */
 	char preload[256]; /* the SDKs a prepared sandbox imports ahead */
 	struct mcp_sandbox pool[MCP_RUN_POOL_MAX];
+	struct mcp_sandbox dying[MCP_RUN_DYING_MAX];
 };
+
+/* Closes and forgets: the sandbox's descriptors are closed from several places. */
+static void mcp_fd_close(int *fd)
+{
+	closep(fd);
+	*fd = -1;
+}
 
 static long long monotonic_ms(void)
 {
@@ -179,9 +212,12 @@ static _Noreturn void mcp_run_exec(char *const *argv, int in_fd, int out_fd, int
 	_exit(125);
 }
 
-/* Reads the call's audit log: its refusals, the job's own exit; copies it to the server's. */
+/*
+ * Reads the call's audit log: its refusals and the job's own exit into result (when given);
+ * copies it to the server's (when copy).
+ */
 static int mcp_run_audit(const struct mcp_runner *runner, const char *path,
-			 struct mcp_result *result)
+			 struct mcp_result *result, bool copy)
 {
 	_cleanup_free_ char *text = NULL;
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -203,7 +239,7 @@ static int mcp_run_audit(const struct mcp_runner *runner, const char *path,
 		len += (size_t)n;
 	}
 	text[len] = '\0';
-	for (char *line = text, *nl; line < text + len; line = nl + 1) {
+	for (char *line = text, *nl; result && line < text + len; line = nl + 1) {
 		struct refusal refusal;
 
 		nl = strchr(line, '\n');
@@ -227,7 +263,7 @@ static int mcp_run_audit(const struct mcp_runner *runner, const char *path,
 				result->signal = sig->valueint;
 		}
 	}
-	if (runner->audit_fd < 0 || len == 0)
+	if (!copy || runner->audit_fd < 0 || len == 0)
 		return 0;
 	/* One write: the call's lines stay together and whole beside other writers'. */
 	return write(runner->audit_fd, text, len) == (ssize_t)len ? 0 : -EIO;
@@ -270,8 +306,59 @@ static void mcp_sandbox_kill(const struct mcp_runner *runner, const struct mcp_s
 }
 
 /*
- * Reads the job's output until it ends or the deadline passes (then the job is killed), and
- * reaps launch. Returns whether the deadline passed.
+ * Reads what a prepared runner writes back on its standard input: "done CODE\n" once its
+ * code has ended. Anything else (the code may write there too) ends the reading.
+ */
+static void mcp_sandbox_read_done(struct mcp_sandbox *sandbox)
+{
+	size_t room = sizeof(sandbox->done_buf) - 1 - sandbox->done_len;
+	ssize_t n = room ? read(sandbox->in_fd, sandbox->done_buf + sandbox->done_len, room) : 0;
+	char *nl, *end;
+	long code;
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	/* A socket error is no report: the call then ends with the job's output. */
+	if (n < 0)
+		n = 0;
+	sandbox->done_len += (size_t)n;
+	sandbox->done_buf[sandbox->done_len] = '\0';
+	nl = strchr(sandbox->done_buf, '\n');
+	if (n > 0 && !nl)
+		return;
+	mcp_fd_close(&sandbox->in_fd);
+	if (!nl || strncmp(sandbox->done_buf, "done ", 5) != 0)
+		return;
+	errno = 0;
+	code = strtol(sandbox->done_buf + 5, &end, 10);
+	if (errno || end != nl || code < 0 || code > 255)
+		return;
+	sandbox->done = true;
+	sandbox->done_status = (int)code;
+}
+
+/* Takes what the job's output pipes hold now, without waiting for their end. */
+static int mcp_sandbox_drain(const struct mcp_runner *runner, struct mcp_sandbox *sandbox)
+{
+	struct mcp_stream *streams[] = { &sandbox->out, &sandbox->err };
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(streams); i++)
+		while (streams[i]->fd >= 0) {
+			struct pollfd pfd = { .fd = streams[i]->fd, .events = POLLIN };
+
+			if (poll(&pfd, 1, 0) != 1)
+				break;
+			r = mcp_stream_read(streams[i], runner->config->max_output_bytes);
+			if (r < 0)
+				return r;
+		}
+	return 0;
+}
+
+/*
+ * Reads the job's output until it ends, a prepared runner reports its code's end, or the
+ * deadline passes (then the job is killed); reaps launch unless the runner reported.
  */
 static int mcp_sandbox_collect(const struct mcp_runner *runner, struct mcp_sandbox *sandbox,
 			       long long deadline, bool *ret_killed, int *ret_wait_status)
@@ -280,9 +367,10 @@ static int mcp_sandbox_collect(const struct mcp_runner *runner, struct mcp_sandb
 	bool killed = false, forced = false;
 	int r;
 
-	while (sandbox->out.fd >= 0 || sandbox->err.fd >= 0) {
-		struct pollfd fds[2] = { { .fd = sandbox->out.fd, .events = POLLIN },
-					 { .fd = sandbox->err.fd, .events = POLLIN } };
+	while (sandbox->out.fd >= 0 || sandbox->err.fd >= 0 || sandbox->in_fd >= 0) {
+		struct pollfd fds[3] = { { .fd = sandbox->out.fd, .events = POLLIN },
+					 { .fd = sandbox->err.fd, .events = POLLIN },
+					 { .fd = killed ? -1 : sandbox->in_fd, .events = POLLIN } };
 		long long left = deadline - monotonic_ms();
 
 		if (left <= 0 && !killed) {
@@ -300,7 +388,10 @@ static int mcp_sandbox_collect(const struct mcp_runner *runner, struct mcp_sandb
 		}
 		if (left <= 0)
 			break;
-		r = poll(fds, 2, (int)(left > 1000 ? 1000 : left));
+		/* Killed: its report no longer counts, the output's end is waited for. */
+		if (killed && sandbox->out.fd < 0 && sandbox->err.fd < 0)
+			break;
+		r = poll(fds, 3, (int)(left > 1000 ? 1000 : left));
 		if (r < 0 && errno != EINTR)
 			return -errno;
 		if (r <= 0)
@@ -309,7 +400,15 @@ static int mcp_sandbox_collect(const struct mcp_runner *runner, struct mcp_sandb
 			return r;
 		if (fds[1].revents && (r = mcp_stream_read(&sandbox->err, cap)) < 0)
 			return r;
+		if (fds[2].revents)
+			mcp_sandbox_read_done(sandbox);
+		if (sandbox->done) {
+			/* Output written before the report is in the pipes already. */
+			*ret_killed = false;
+			return mcp_sandbox_drain(runner, sandbox);
+		}
 	}
+	mcp_fd_close(&sandbox->in_fd);
 	while (waitpid(sandbox->pid, ret_wait_status, 0) < 0)
 		if (errno != EINTR)
 			return -errno;
@@ -323,15 +422,15 @@ static void mcp_sandbox_free(const struct mcp_runner *runner, struct mcp_sandbox
 {
 	if (sandbox->pid > 0) {
 		mcp_sandbox_kill(runner, sandbox);
-		closep(&sandbox->in_fd);
-		closep(&sandbox->out.fd);
-		closep(&sandbox->err.fd);
+		mcp_fd_close(&sandbox->in_fd);
+		mcp_fd_close(&sandbox->out.fd);
+		mcp_fd_close(&sandbox->err.fd);
 		while (waitpid(sandbox->pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	closep(&sandbox->in_fd);
-	closep(&sandbox->out.fd);
-	closep(&sandbox->err.fd);
+	mcp_fd_close(&sandbox->in_fd);
+	mcp_fd_close(&sandbox->out.fd);
+	mcp_fd_close(&sandbox->err.fd);
 	free(sandbox->out.text);
 	free(sandbox->err.text);
 	if (sandbox->dir[0])
@@ -375,8 +474,9 @@ static int mcp_sandbox_start(struct mcp_runner *runner, const char *code,
 		return -errno;
 	if (code)
 		r = write_file(file, code, 0644);
-	if (r == 0 && ((sandbox->warm && pipe2(in_pipe, O_CLOEXEC) < 0) ||
-		       pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0))
+	if (r == 0 &&
+	    ((sandbox->warm && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pipe) < 0) ||
+	     pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0))
 		r = -errno;
 	if (r < 0)
 		goto out;
@@ -468,6 +568,51 @@ static int mcp_sandbox_take(struct mcp_runner *runner, const char *code,
 	return mcp_sandbox_start(runner, code, ret_sandbox);
 }
 
+/* Reaps the launches of sandboxes killed after their call; block: waits for all of them. */
+static void mcp_dying_reap(struct mcp_runner *runner, bool block)
+{
+	for (size_t i = 0; i < MCP_RUN_DYING_MAX; i++) {
+		struct mcp_sandbox *sandbox = &runner->dying[i];
+		pid_t pid;
+
+		if (sandbox->pid <= 0)
+			continue;
+		while ((pid = waitpid(sandbox->pid, NULL, block ? 0 : WNOHANG)) < 0 &&
+		       errno == EINTR)
+			;
+		if (pid == 0)
+			continue;
+		sandbox->pid = 0;
+		/* The whole log, the lines of the teardown too, goes to the server's. */
+		if (mcp_run_audit(runner, sandbox->audit, NULL, true) < 0)
+			fprintf(stderr, "launch mcp: audit log %s: cannot copy call %u's lines\n",
+				runner->config->audit_path, sandbox->n);
+		mcp_sandbox_free(runner, sandbox);
+	}
+}
+
+/*
+ * A call answered on its runner's report: its sandbox is killed now and its launch reaped
+ * later, so that the answer does not wait for the teardown.
+ */
+static void mcp_dying_add(struct mcp_runner *runner, struct mcp_sandbox *sandbox)
+{
+	mcp_sandbox_kill(runner, sandbox);
+	mcp_fd_close(&sandbox->in_fd);
+	mcp_fd_close(&sandbox->out.fd);
+	mcp_fd_close(&sandbox->err.fd);
+	for (;;) {
+		for (size_t i = 0; i < MCP_RUN_DYING_MAX; i++)
+			if (runner->dying[i].pid <= 0) {
+				runner->dying[i] = *sandbox;
+				memset(sandbox, 0, sizeof(*sandbox));
+				sandbox->in_fd = sandbox->out.fd = sandbox->err.fd = -1;
+				return;
+			}
+		mcp_dying_reap(runner, true);
+	}
+}
+
 /* Prepares sandboxes until the pool is full; a failure leaves a slot for the next call. */
 static void mcp_pool_fill(struct mcp_runner *runner)
 {
@@ -486,18 +631,29 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 	int r, wait_status = 0;
 
 	memset(ret_result, 0, sizeof(*ret_result));
+	mcp_dying_reap(runner, false);
 	r = mcp_sandbox_take(runner, code, &sandbox);
 	if (r < 0)
 		return r;
 	started = monotonic_ms();
 	/* The end of its input is the prepared runner's signal to import main.mts. */
-	closep(&sandbox.in_fd);
+	if (sandbox.in_fd >= 0 && shutdown(sandbox.in_fd, SHUT_WR) < 0)
+		mcp_fd_close(&sandbox.in_fd);
 	r = mcp_sandbox_collect(runner, &sandbox, started + (long long)(config->timeout_s * 1000),
 				&killed, &wait_status);
 	if (r < 0)
 		goto out;
 	ret_result->duration_ms = monotonic_ms() - started;
-	if (WIFEXITED(wait_status))
+	if (sandbox.done) {
+		/*
+		 * launch writes a refusal a moment after the kernel made it: a connect refused
+		 * just before the code's end is still on its way. A refusal that comes later
+		 * (a process the code left behind) is in the server's log, not in the result.
+		 */
+		mcp_sandbox_kill(runner, &sandbox);
+		usleep(MCP_RUN_AUDIT_GRACE_MS * 1000);
+		ret_result->exit_status = sandbox.done_status;
+	} else if (WIFEXITED(wait_status))
 		ret_result->exit_status = WEXITSTATUS(wait_status);
 	else
 		ret_result->exit_status = 128 + WTERMSIG(wait_status);
@@ -507,7 +663,7 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 			   ret_result->duration_ms >= (long long)(config->timeout_s * 1000));
 	if (ret_result->timed_out)
 		ret_result->exit_status = 124;
-	r = mcp_run_audit(runner, sandbox.audit, ret_result);
+	r = mcp_run_audit(runner, sandbox.audit, ret_result, !sandbox.done);
 	if (r < 0) {
 		fprintf(stderr, "launch mcp: audit log %s: %s\n", config->audit_path, strerror(-r));
 		goto out;
@@ -524,6 +680,8 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 out:
 	if (r < 0)
 		mcp_result_free(ret_result);
+	if (sandbox.done && sandbox.pid > 0)
+		mcp_dying_add(runner, &sandbox);
 	mcp_sandbox_free(runner, &sandbox);
 	/* The next call's sandbox is prepared while the model reads this one's result. */
 	mcp_pool_fill(runner);
@@ -575,6 +733,8 @@ int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, ch
 
 	for (size_t i = 0; i < MCP_RUN_POOL_MAX; i++)
 		runner.pool[i].in_fd = runner.pool[i].out.fd = runner.pool[i].err.fd = -1;
+	for (size_t i = 0; i < MCP_RUN_DYING_MAX; i++)
+		runner.dying[i].in_fd = runner.dying[i].out.fd = runner.dying[i].err.fd = -1;
 	if (config->audit_path) {
 		runner.audit_fd = mcp_run_open_audit(config->audit_path);
 		if (runner.audit_fd < 0) {
@@ -597,6 +757,7 @@ int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, ch
 out:
 	for (size_t i = 0; i < MCP_RUN_POOL_MAX; i++)
 		mcp_sandbox_free(&runner, &runner.pool[i]);
+	mcp_dying_reap(&runner, true);
 	if (runner.state_dir[0] == '/')
 		remove_tree(runner.state_dir);
 	closep(&runner.audit_fd);

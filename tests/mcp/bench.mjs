@@ -8,7 +8,7 @@
 // usage: node mcp_bench.mjs LAUNCH MODULES_DIR POLICY RESOLVER
 // Prints a Markdown table: median and p95 per variant, in ms.
 import { execFileSync } from 'node:child_process';
-import { writeFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, writeFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -60,8 +60,13 @@ function processes(argv, dir) {
 	const samples = [];
 	for (let i = 0; i < N; i++) {
 		const t0 = performance.now();
-		const out = execFileSync(argv[0], argv.slice(1), { cwd: dir, encoding: 'utf8',
-								    stdio: ['ignore', 'pipe', 'ignore'] });
+		let out;
+		try {
+			out = execFileSync(argv[0], argv.slice(1), { cwd: dir, encoding: 'utf8',
+								 stdio: ['ignore', 'pipe', 'pipe'] });
+		} catch (e) {
+			throw new Error(`${argv.join(' ')}: exit ${e.status}: ${e.stderr?.slice(-600)}`);
+		}
 		samples.push(performance.now() - t0);
 		if (out.trim() !== '2')
 			throw new Error(`${argv.join(' ')}: ${out}`);
@@ -85,6 +90,7 @@ async function inProcess() {
 
 // The snippet as a file, in a folder whose node_modules is the same as the server's.
 const dir = mkdtempSync('/var/tmp/launch-mcp-bench.');
+chmodSync(dir, 0o755); // launch's job runs as nobody
 symlinkSync(modules, `${dir}/node_modules`);
 writeFileSync(`${dir}/snippet.mts`, SNIPPET);
 // tsx as npx runs it, without npx's own start-up: in a namespace without the registry, npm's

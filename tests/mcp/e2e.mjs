@@ -101,6 +101,33 @@ check('refusals in the result', has('connect', '127.0.5.3:443') && has('dns', 'e
       has('dns', 'c2vjcmv0.exfil.evil.example') &&
       r.content[0].text.includes('connect 127.0.5.3:443'), brief(s?.refused));
 
+// The answer comes when the code has ended, not when its sandbox has: Node's exit here
+// takes 30 s (a child in an exit handler), which the result must not wait for; the sandbox
+// is killed after the answer (test_mcp.sh finds no sleep left with the marker).
+{
+	const t0 = Date.now();
+	r = await call(client, `
+import { spawnSync } from 'node:child_process';
+process.on('exit', () => { spawnSync('/bin/sleep', ['30', '${marker}-exit']); });
+console.log('ended');
+`);
+	const wall = Date.now() - t0;
+	s = r.structuredContent;
+	check('result before teardown', !r.isError && s?.exit_status === 0 &&
+	      s.stdout === 'ended\n' && wall < 20000, brief({ wall, ...s }));
+}
+
+// A connection refused as the code's very last act is still in the result.
+r = await call(client, `
+import net from 'node:net';
+process.exitCode = 3;
+console.log('last');
+net.connect(443, '127.0.5.3').on('error', (e: any) => console.log('end', e.code));
+`);
+s = r.structuredContent;
+check('refusal at the end listed', s?.exit_status === 3 && s.stdout === 'last\nend EPERM\n' &&
+      has('connect', '127.0.5.3:443'), brief(s));
+
 // Malformed calls through the SDK: clear errors, and the server stays up.
 let e = await rpcError(client.request({ method: 'no/such/method', params: {} }, EmptyResultSchema));
 check('unknown method -32601', e?.code === -32601, brief(e?.message ?? 'no error'));
