@@ -41,20 +41,6 @@ static bool list_has(const char *list, const char *word)
 	return false;
 }
 
-static int read_text(int dir_fd, const char *file, char *buf, size_t len)
-{
-	_cleanup_close_ int fd = openat(dir_fd, file, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return 0;
-}
-
 static int write_text(int dir_fd, const char *file, const char *text)
 {
 	_cleanup_close_ int fd = openat(dir_fd, file, O_WRONLY | O_CLOEXEC);
@@ -128,10 +114,10 @@ static int v2_enable(const char *parent, const char *ctrl)
 
 	if (fd < 0)
 		return -errno;
-	r = read_text(fd, "cgroup.controllers", list, sizeof(list));
+	r = cgroup_read_text(fd, "cgroup.controllers", list, sizeof(list));
 	if (r < 0 || !list_has(list, ctrl))
 		return r < 0 ? r : 0;
-	r = read_text(fd, "cgroup.subtree_control", list, sizeof(list));
+	r = cgroup_read_text(fd, "cgroup.subtree_control", list, sizeof(list));
 	if (r == 0 && list_has(list, ctrl))
 		return 1;
 	snprintf(plus, sizeof(plus), "+%s", ctrl);
@@ -439,7 +425,7 @@ static unsigned long long ctrl_counter(struct cglimit *cl, enum cglimit_ctrl ctr
 			return 0;
 		fd = v1_fd;
 	}
-	if (read_text(fd, cl->in_v2[ctrl] ? v2_file : v1_file, buf, sizeof(buf)) < 0)
+	if (cgroup_read_text(fd, cl->in_v2[ctrl] ? v2_file : v1_file, buf, sizeof(buf)) < 0)
 		return 0;
 	for (p = buf; (p = strstr(p, key)); p++)
 		if ((p == buf || p[-1] == '\n') && p[strlen(key)] == ' ')

@@ -76,13 +76,11 @@ int cgroup_create(const char *parent, const char *name, struct sandbox_cgroup *r
 	return 0;
 }
 
-static int cgroup_read_file(const struct sandbox_cgroup *cgroup, const char *file, char *buf,
-			    size_t len)
+int cgroup_read_text(int dir_fd, const char *file, char *buf, size_t len)
 {
-	_cleanup_close_ int fd = -1;
+	_cleanup_close_ int fd = openat(dir_fd, file, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
-	fd = openat(cgroup->dir_fd, file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = read(fd, buf, len - 1);
@@ -90,6 +88,12 @@ static int cgroup_read_file(const struct sandbox_cgroup *cgroup, const char *fil
 		return -errno;
 	buf[n] = '\0';
 	return 0;
+}
+
+static int cgroup_read_file(const struct sandbox_cgroup *cgroup, const char *file, char *buf,
+			    size_t len)
+{
+	return cgroup_read_text(cgroup->dir_fd, file, buf, len);
 }
 
 bool cgroup_is_empty(const struct sandbox_cgroup *cgroup)

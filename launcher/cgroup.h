@@ -40,4 +40,7 @@ int cgroup_empty_by_id(uint64_t id, int timeout_ms);
 /* True when no process is left in the cgroup (cgroup.events: populated 0). */
 bool cgroup_is_empty(const struct sandbox_cgroup *cgroup);
 
+/* Reads a small file of the cgroup directory dir_fd into buf, NUL-terminated. */
+int cgroup_read_text(int dir_fd, const char *file, char *buf, size_t len);
+
 #endif /* LAUNCH_CGROUP_H */
