@@ -230,13 +230,17 @@ void limit_override(struct job_limits *dst, const struct job_limits *src)
 }
 
 void limit_apply_defaults(struct job_limits *limits, uint64_t ram_bytes, uint64_t kernel_tasks,
-			  uint64_t nofile_hard)
+			  unsigned int ncpus, uint64_t nofile_hard)
 {
 	if (limits->pids_max == LIMIT_UNSET) {
+		uint64_t per_cpu = (uint64_t)(ncpus ? ncpus : 1) * LIMIT_DEFAULT_PIDS_PER_CPU;
+
 		limits->defaulted |= LIMIT_DEFAULTED_PIDS;
 		limits->pids_max = kernel_tasks * LIMIT_DEFAULT_PIDS_PERCENT / 100;
 		if (limits->pids_max > LIMIT_DEFAULT_PIDS)
 			limits->pids_max = LIMIT_DEFAULT_PIDS;
+		if (limits->pids_max > per_cpu)
+			limits->pids_max = per_cpu;
 		if (limits->pids_max < 64)
 			limits->pids_max = 64;
 	}

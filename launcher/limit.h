@@ -20,13 +20,21 @@
 #define LIMIT_CPU_PERIOD_US    100000ull
 
 /*
- * Defaults (docs/policy.md says why): a fork bomb stops at 2048 tasks (Podman's default), or
- * 15% of the kernel's task limit if that is less (systemd's DefaultTasksMax); a memory hog at
- * half the RAM, a /tmp filler at a quarter; the job's descriptors at 4096 per process. The
- * CPU has no quota by default: the job competes as one group with the host's processes, which
- * keeps the host responsive.
+ * Defaults (docs/policy.md says why): a fork bomb stops at 128 tasks per online CPU, at most
+ * 2048 (Podman's default) and at most 15% of the kernel's task limit (systemd's
+ * DefaultTasksMax); a memory hog at half the RAM, a /tmp filler at a quarter; the job's
+ * descriptors at 4096 per process. The CPU has no quota by default: the job competes as one
+ * group with the host's processes.
+ *
+ * Tasks per CPU, because what stalls the host is not the number of PIDs but a crowd of
+ * runnable tasks: a fork storm's forks and exits queue on the mapping lock (i_mmap_rwsem)
+ * of the shared libraries every exec on the host needs, and each of them must be scheduled
+ * in turn to pass it on. On 2 CPUs, 512 tasks held a host exec for up to 1 s, 2048 for up
+ * to 6 s, 256 never for more than 200 ms; CPU weight, quota or idle scheduling of the job
+ * did not shorten the queue (docs/design.md).
  */
 #define LIMIT_DEFAULT_PIDS	     2048
+#define LIMIT_DEFAULT_PIDS_PER_CPU   128
 #define LIMIT_DEFAULT_PIDS_PERCENT   15
 #define LIMIT_DEFAULT_MEMORY_PERCENT 50
 #define LIMIT_DEFAULT_TMP_PERCENT    25
@@ -66,10 +74,10 @@ void limit_merge_strictest(struct job_limits *dst, const struct job_limits *src)
 void limit_override(struct job_limits *dst, const struct job_limits *src);
 /*
  * Fills what is unset with the defaults, from the RAM, the kernel's task limit
- * (min(pid_max, threads-max)) and the launcher's hard RLIMIT_NOFILE.
+ * (min(pid_max, threads-max)), the online CPUs and the launcher's hard RLIMIT_NOFILE.
  */
 void limit_apply_defaults(struct job_limits *limits, uint64_t ram_bytes, uint64_t kernel_tasks,
-			  uint64_t nofile_hard);
+			  unsigned int ncpus, uint64_t nofile_hard);
 /* The /tmp size in bytes, from tmp_bytes or tmp_percent of ram_bytes. */
 uint64_t limit_tmp_bytes(const struct job_limits *limits, uint64_t ram_bytes);
 /* "256M", "1073741825", "max": for messages and `launch check`. */

@@ -116,7 +116,7 @@ static const char USAGE[] =
 	"                           \"launch: refused connect 1.1.1.1:443 (policy stripe)\"\n"
 	"\n"
 	"Resource limits (also a policy's \"limits\"; options win, else the strictest policy):\n"
-	"      --pids-max N|max     processes and threads (default 2048)\n"
+	"      --pids-max N|max     processes and threads (default 128 per CPU, at most 2048)\n"
 	"      --memory-max SIZE|max\n"
 	"                           memory, swap included: 256M, 2G (default half the RAM)\n"
 	"      --cpu-max CPUS|max   CPU time: 1.5, 150%, or \"QUOTA PERIOD\" in microseconds\n"
@@ -893,6 +893,7 @@ static void job_limits_of(const struct rules *rules, struct job_limits *ret, uin
 	struct rlimit nofile = { .rlim_max = LIMIT_DEFAULT_NOFILE };
 	struct sysinfo info;
 	uint64_t ram = 0;
+	long cpus;
 
 	*ret = (struct job_limits){ 0 };
 	for (size_t i = 0; i < rules->npolicies; i++)
@@ -903,7 +904,8 @@ static void job_limits_of(const struct rules *rules, struct job_limits *ret, uin
 	getrlimit(RLIMIT_NOFILE, &nofile);
 	if (!pid_max || (threads && threads < pid_max))
 		pid_max = threads ? threads : 32768;
-	limit_apply_defaults(ret, ram, pid_max, nofile.rlim_max);
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	limit_apply_defaults(ret, ram, pid_max, cpus > 0 ? (unsigned int)cpus : 1, nofile.rlim_max);
 	*ret_ram = ram;
 }
 

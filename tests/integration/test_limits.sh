@@ -28,7 +28,9 @@ l_nothing_left() {
 }
 
 # Runs `launch check` (at most N times) until $L_PID ends. L_CHECKS counts the runs, L_SLOW
-# those slower than 200 ms, L_CHECK_MS is the slowest.
+# those slower than 200 ms, L_CHECK_MS is the slowest. A plain run, as a user would: a
+# higher priority does not help here (nice costs an exec; SCHED_FIFO makes the check queue
+# on the kernel's mapping lock instead of spinning for it, measured 2-3x slower).
 l_check_alongside() {
 	local p=$1 n=$2 t0 t1 ms
 
@@ -78,14 +80,12 @@ l_forkbomb() {
 	l_check_alongside "$p" 300 || return 1
 	launch_bg_wait 60 || return 1
 	expect_rc "fork bomb" 137 || return 1
-	[ "$L_CHECKS" -ge 1 ] || fail "the bomb was stopped before launch check could run beside it" ||
-		return 1
-	# Two cores shared with a bomb at its pids limit (and, on a shared host, other work):
-	# the host is usable when at least two answers in three come within 200 ms. On this
-	# machine one or two in ten took longer, the slowest up to 1.7 s: the bomb slows the
-	# host, it does not stall it.
 	echo "launch check: $L_CHECKS runs, $L_SLOW over 200 ms, slowest $L_CHECK_MS ms"
-	[ $((L_SLOW * 3)) -le "$L_CHECKS" ] ||
+	[ "$L_CHECKS" -ge 3 ] ||
+		fail "the bomb was stopped before launch check could run three times beside it" ||
+		return 1
+	# Every answer: the host is usable throughout, not on average.
+	[ "$L_SLOW" = 0 ] ||
 		fail "launch check answered $L_SLOW of $L_CHECKS times in over 200 ms beside the fork bomb (slowest $L_CHECK_MS ms)" ||
 		return 1
 	audit_check || return 1
@@ -94,7 +94,8 @@ l_forkbomb() {
 	l_nothing_left "$L_NAME" "forkbomb 45"
 }
 
-# The default pids limit: 2048, or 15% of the kernel's task limit if that is less.
+# The default pids limit: 128 per online CPU, at most 2048 and at most 15% of the kernel's
+# task limit.
 test_limit_forkbomb_default() {
 	local tasks limit
 
@@ -102,6 +103,9 @@ test_limit_forkbomb_default() {
 	[ "$(cat /proc/sys/kernel/threads-max)" -ge "$tasks" ] || tasks=$(cat /proc/sys/kernel/threads-max)
 	limit=$((tasks * 15 / 100))
 	[ "$limit" -le 2048 ] || limit=2048
+	[ "$limit" -le $(($(getconf _NPROCESSORS_ONLN) * 128)) ] ||
+		limit=$(($(getconf _NPROCESSORS_ONLN) * 128))
+	[ "$limit" -ge 64 ] || limit=64
 	l_forkbomb "$limit"
 }
 
@@ -111,8 +115,8 @@ test_limit_forkbomb_256() {
 	# What the limit stops: 300 processes at once run to the end without it.
 	p=$(policy limits "$LIMITS_POLICY")
 	# shellcheck disable=SC2016
-	launch_job --policy "$p" -- /bin/sh -c 'for i in $(seq 300); do sleep 2 & done; wait'
-	expect_rc "300 processes under the default limit" 0 || return 1
+	launch_job --pids-max max --policy "$p" -- /bin/sh -c 'for i in $(seq 300); do sleep 2 & done; wait'
+	expect_rc "300 processes under --pids-max max" 0 || return 1
 	# shellcheck disable=SC2016
 	launch_job --pids-max 256 --policy "$p" -- /bin/sh -c 'for i in $(seq 300); do sleep 2 & done; wait'
 	expect_rc "300 processes under --pids-max 256" 137 || return 1

@@ -1189,12 +1189,15 @@ static void test_limit_merge_defaults(void)
 	limit_override(&merged, &cli);
 	CHECK_EQ_INT(merged.pids_max, 5000);
 	CHECK_EQ_INT(merged.memory_max, 1ull << 30);
-	limit_apply_defaults(&merged, 24ull << 30, 32768, 20000);
+	limit_apply_defaults(&merged, 24ull << 30, 32768, 2, 20000);
 	CHECK_EQ_INT(merged.defaulted, 0); /* asked for, by a policy or an option */
 
 	merged = (struct job_limits){ 0 };
-	limit_apply_defaults(&merged, 24ull << 30, 32768, 20000);
-	CHECK_EQ_INT(merged.pids_max, 2048);
+	limit_apply_defaults(&merged, 24ull << 30, 32768, 64, 20000);
+	CHECK_EQ_INT(merged.pids_max, 2048); /* Podman's cap, on a large host */
+	merged = (struct job_limits){ 0 };
+	limit_apply_defaults(&merged, 24ull << 30, 32768, 2, 20000);
+	CHECK_EQ_INT(merged.pids_max, 256); /* 128 per CPU */
 	CHECK_EQ_INT(merged.memory_max, (24ull << 30) / 100 * 50);
 	CHECK(merged.cpu_quota_us == LIMIT_NONE);
 	CHECK_EQ_INT(merged.tmp_percent, 25);
@@ -1202,13 +1205,16 @@ static void test_limit_merge_defaults(void)
 	CHECK_EQ_INT(merged.defaulted, LIMIT_DEFAULTED_PIDS | LIMIT_DEFAULTED_MEMORY);
 	CHECK_EQ_INT(limit_tmp_bytes(&merged, 1000ull * 100), 25000);
 	merged = (struct job_limits){ 0 };
-	limit_apply_defaults(&merged, 1 << 20, 100, 1024);
+	limit_apply_defaults(&merged, 1 << 20, 100, 2, 1024);
 	CHECK_EQ_INT(merged.pids_max, 64);
 	CHECK_EQ_INT(merged.memory_max, LIMIT_MEMORY_MIN_BYTES);
 	CHECK_EQ_INT(merged.nofile, 1024);
 	merged = (struct job_limits){ 0 };
-	limit_apply_defaults(&merged, 1 << 30, 10000, 1024);
-	CHECK_EQ_INT(merged.pids_max, 1500);
+	limit_apply_defaults(&merged, 1 << 30, 10000, 16, 1024);
+	CHECK_EQ_INT(merged.pids_max, 1500); /* 15% of the kernel's tasks */
+	merged = (struct job_limits){ 0 };
+	limit_apply_defaults(&merged, 1 << 30, 10000, 0, 1024);
+	CHECK_EQ_INT(merged.pids_max, 128); /* an unknown CPU count counts as one */
 	CHECK_EQ_STR(limit_format_bytes(256ull << 20, buf, sizeof(buf)), "256M");
 	CHECK_EQ_STR(limit_format_bytes(1000, buf, sizeof(buf)), "1000");
 	CHECK_EQ_STR(limit_format_bytes(LIMIT_NONE, buf, sizeof(buf)), "max");
