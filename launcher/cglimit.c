@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -22,12 +23,6 @@
 #include "gc.h"
 #include "mountinfo.h"
 #include "util.h"
-
-static const char *const CTRL_NAMES[CGLIMIT_NCTRLS] = {
-	[CGLIMIT_PIDS] = "pids",
-	[CGLIMIT_MEMORY] = "memory",
-	[CGLIMIT_CPU] = "cpu",
-};
 
 /* Whether a comma- or space-separated list holds word. */
 static bool list_has(const char *list, const char *word)
@@ -73,7 +68,7 @@ static int v1_match(const struct mount_entry *mount, void *userdata)
 /* The mount point of ctrl's v1 hierarchy; -ENOENT when it has none. */
 static int v1_mount_of(enum cglimit_ctrl ctrl, char *ret, size_t len)
 {
-	struct v1_search search = { .ctrl = CTRL_NAMES[ctrl], .path = ret, .len = len };
+	struct v1_search search = { .ctrl = cgplan_ctrl_name(ctrl), .path = ret, .len = len };
 	int r = mountinfo_foreach(v1_match, &search);
 
 	if (r < 0)
@@ -102,10 +97,17 @@ int cglimit_v1_mirror(enum cglimit_ctrl ctrl, const char *v2_path, char *ret, si
 	return 0;
 }
 
-/*
- * Enables ctrl for the children of the sandbox's parent, when the parent has it. 1 when it
- * is enabled, 0 when the parent does not have it, -errno when enabling failed.
- */
+/* Whether the sandbox's parent offers ctrl in cgroup v2 (its cgroup.controllers has it). */
+static bool v2_listed(const char *parent, const char *ctrl)
+{
+	_cleanup_close_ int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char list[512];
+
+	return fd >= 0 && cgroup_read_text(fd, "cgroup.controllers", list, sizeof(list)) == 0 &&
+	       list_has(list, ctrl);
+}
+
+/* Enables ctrl for the children of the sandbox's parent. 0 or -errno. */
 static int v2_enable(const char *parent, const char *ctrl)
 {
 	_cleanup_close_ int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -114,15 +116,11 @@ static int v2_enable(const char *parent, const char *ctrl)
 
 	if (fd < 0)
 		return -errno;
-	r = cgroup_read_text(fd, "cgroup.controllers", list, sizeof(list));
-	if (r < 0 || !list_has(list, ctrl))
-		return r < 0 ? r : 0;
 	r = cgroup_read_text(fd, "cgroup.subtree_control", list, sizeof(list));
 	if (r == 0 && list_has(list, ctrl))
-		return 1;
+		return 0;
 	snprintf(plus, sizeof(plus), "+%s", ctrl);
-	r = write_text(fd, "cgroup.subtree_control", plus);
-	return r < 0 ? r : 1;
+	return write_text(fd, "cgroup.subtree_control", plus);
 }
 
 /* mkdir -p of path's components below the first `keep` bytes (the v1 mount). */
@@ -290,58 +288,65 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 	memcpy(parent, v2_path, (size_t)(slash - v2_path));
 	parent[slash - v2_path] = '\0';
 	for (int c = 0; c < CGLIMIT_NCTRLS; c++) {
-		bool limited = (c == CGLIMIT_PIDS && limits->pids_max != LIMIT_NONE) ||
-			       (c == CGLIMIT_MEMORY && limits->memory_max != LIMIT_NONE) ||
-			       (c == CGLIMIT_CPU && limits->cpu_quota_us != LIMIT_NONE);
 		bool defaulted =
 			(c == CGLIMIT_PIDS && (limits->defaulted & LIMIT_DEFAULTED_PIDS)) ||
 			(c == CGLIMIT_MEMORY && (limits->defaulted & LIMIT_DEFAULTED_MEMORY));
-		bool required = limited && !defaulted;
+		struct cgplan_offer offer = {
+			.limited = (c == CGLIMIT_PIDS && limits->pids_max != LIMIT_NONE) ||
+				   (c == CGLIMIT_MEMORY && limits->memory_max != LIMIT_NONE) ||
+				   (c == CGLIMIT_CPU && limits->cpu_quota_us != LIMIT_NONE),
+		};
+		char v1_mount[PATH_MAX];
 
-		/* The CPU controller even without a quota: the job weighs as one group. */
-		if (!limited && c != CGLIMIT_CPU)
+		offer.required = offer.limited && !defaulted;
+		offer.v2_listed = v2_listed(parent, cgplan_ctrl_name(c));
+		offer.v1_mounted = v1_mount_of(c, v1_mount, sizeof(v1_mount)) == 0;
+		switch (cgplan_choose(c, &offer)) {
+		case CGPLAN_SKIP:
 			continue;
-		r = v2_enable(parent, CTRL_NAMES[c]);
-		if (r < 0 && required) {
+		case CGPLAN_V2:
+			r = v2_enable(parent, cgplan_ctrl_name(c));
+			if (r == 0) {
+				cl->in_v2[c] = true;
+				continue;
+			}
+			if (!offer.required)
+				break;
 			snprintf(errbuf, errlen,
 				 "%s cannot be enforced: cannot enable the %s controller in "
 				 "%s/cgroup.subtree_control: %s",
-				 limit_named(c, limits, named, sizeof(named)), CTRL_NAMES[c],
+				 limit_named(c, limits, named, sizeof(named)), cgplan_ctrl_name(c),
 				 parent, strerror(-r));
 			return r;
-		}
-		if (r == 1) {
-			cl->in_v2[c] = true;
-			continue;
-		}
-		r = v1_create(cl, c, v2_path);
-		if (r < 0 && !required) {
-			/* A default the host cannot enforce: said, not fatal. */
-			cl->missing[c] = true;
-			if (limited) {
-				size_t used = strlen(cl->warning);
-
-				snprintf(cl->warning + used, sizeof(cl->warning) - used, "%s%s",
-					 used ? ", " : "",
-					 limit_named(c, limits, named, sizeof(named)));
-			}
-			continue;
-		}
-		if (r == -ENOENT) {
+		case CGPLAN_V1:
+			r = v1_create(cl, c, v2_path);
+			if (r == 0)
+				continue;
+			if (!offer.required)
+				break;
+			snprintf(errbuf, errlen,
+				 "%s cannot be enforced: cannot create its cgroup v1 %s: %s",
+				 limit_named(c, limits, named, sizeof(named)),
+				 cl->v1[c][0] ? cl->v1[c] : cgplan_ctrl_name(c), strerror(-r));
+			return r;
+		case CGPLAN_MISSING:
+			break;
+		case CGPLAN_REFUSE:
 			snprintf(errbuf, errlen,
 				 "%s cannot be enforced: cgroup v2 has no %s controller for %s "
 				 "and no cgroup v1 hierarchy has it (give \"max\" to run without "
 				 "this limit)",
-				 limit_named(c, limits, named, sizeof(named)), CTRL_NAMES[c],
+				 limit_named(c, limits, named, sizeof(named)), cgplan_ctrl_name(c),
 				 parent);
 			return -EOPNOTSUPP;
 		}
-		if (r < 0 && required) {
-			snprintf(errbuf, errlen,
-				 "%s cannot be enforced: cannot create its cgroup v1 %s: %s",
-				 limit_named(c, limits, named, sizeof(named)),
-				 cl->v1[c][0] ? cl->v1[c] : CTRL_NAMES[c], strerror(-r));
-			return r;
+		/* A default the host cannot enforce: said, not fatal. */
+		cl->missing[c] = true;
+		if (offer.limited) {
+			size_t used = strlen(cl->warning);
+
+			snprintf(cl->warning + used, sizeof(cl->warning) - used, "%s%s",
+				 used ? ", " : "", limit_named(c, limits, named, sizeof(named)));
 		}
 	}
 	r = setup_values(cl, limits, &file);
@@ -532,4 +537,62 @@ int cglimit_remove_mirrors(const char *v2_path, int timeout_ms)
 			r = q;
 	}
 	return r;
+}
+
+/* The text of /proc/self/cgroup, which `ip netns exec` does not hide. */
+static int read_proc_cgroup(char *text, size_t len)
+{
+	_cleanup_close_ int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, text, len - 1);
+	if (n < 0)
+		return -errno;
+	text[n] = '\0';
+	return 0;
+}
+
+bool cglimit_host_is_hybrid(void)
+{
+	char text[4096], list[128];
+
+	if (read_proc_cgroup(text, sizeof(text)) < 0)
+		return false;
+	for (int c = 0; c < CGLIMIT_NCTRLS; c++)
+		if (cgplan_v1_controllers(text, c, list, sizeof(list)) == 0)
+			return true;
+	return false;
+}
+
+int cglimit_mount_private(const char *root)
+{
+	char text[4096], done[CGLIMIT_NCTRLS][128], dir[PATH_MAX];
+	int ndone = 0, r;
+
+	r = read_proc_cgroup(text, sizeof(text));
+	if (r < 0)
+		return r;
+	for (int c = 0; c < CGLIMIT_NCTRLS; c++) {
+		bool seen = false;
+
+		if (cgplan_v1_controllers(text, c, done[ndone], sizeof(done[ndone])) < 0)
+			continue;
+		/* Two of ours in one hierarchy ("cpu,memory"): mounted once. */
+		for (int i = 0; i < ndone; i++)
+			seen |= strcmp(done[i], done[ndone]) == 0;
+		if (seen)
+			continue;
+		if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", root, done[ndone]) >= sizeof(dir))
+			return -ENAMETOOLONG;
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		/* The same controller list names the host's hierarchy: this mounts it again. */
+		if (mount("cgroup", dir, "cgroup", MS_NOSUID | MS_NODEV | MS_NOEXEC, done[ndone]) <
+		    0)
+			return -errno;
+		ndone++;
+	}
+	return ndone;
 }

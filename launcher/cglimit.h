@@ -12,14 +12,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "cgplan.h"
 #include "limit.h"
-
-enum cglimit_ctrl {
-	CGLIMIT_PIDS,
-	CGLIMIT_MEMORY,
-	CGLIMIT_CPU,
-	CGLIMIT_NCTRLS,
-};
 
 /* What cglimit_check found newly reached. */
 enum {
@@ -80,5 +74,14 @@ int cglimit_destroy(struct cglimit *cl);
 int cglimit_remove_mirrors(const char *v2_path, int timeout_ms);
 /* The v1 mirror of a v2 path for one controller; -ENOENT when it has no v1 hierarchy. */
 int cglimit_v1_mirror(enum cglimit_ctrl ctrl, const char *v2_path, char *ret, size_t len);
+/*
+ * In the launcher's private mount namespace (cgroup_mount_private), mounts again below root
+ * each cgroup v1 hierarchy that holds a controller of the limits, with the controller list
+ * the kernel gives in /proc/self/cgroup: `ip netns exec` hides them with /sys. Returns how
+ * many it mounted, or -errno.
+ */
+int cglimit_mount_private(const char *root);
+/* Whether a cgroup v1 hierarchy holds a controller of the limits (/proc/self/cgroup). */
+bool cglimit_host_is_hybrid(void);
 
 #endif /* LAUNCH_CGLIMIT_H */

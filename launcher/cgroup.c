@@ -23,23 +23,32 @@ int cgroup_find_mount(char *ret_path, size_t len)
 	return mountinfo_find("cgroup2", ret_path, len);
 }
 
-int cgroup_mount_private(char *ret_path, size_t len)
+int cgroup_mount_private(bool hybrid, char *ret_path, size_t len)
 {
+	const char *mount_point = hybrid ? CGROUP_PRIVATE_HYBRID_MOUNT : CGROUP_PRIVATE_ROOT;
+
 	/*
 	 * The hierarchy is the host's own (one cgroup2 hierarchy per cgroup namespace), so
 	 * sandboxes made through this mount are the ones every other launcher and `launch gc`
 	 * see. The namespace keeps the mount from anyone else's view, and from outliving us.
+	 * On a hybrid host, a tmpfs below it leaves room for the v1 hierarchies of the limits
+	 * (cglimit_mount_private), as on the host: sysfs has no directories to mount them on.
+	 * Either way the paths are the host's usual ones, which lock records hold for gc.
 	 */
+	if (strlen(mount_point) >= len)
+		return -ENAMETOOLONG;
 	if (unshare(CLONE_NEWNS) < 0)
 		return -errno;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return -errno;
-	if (mount("cgroup2", CGROUP_PRIVATE_MOUNT, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		  NULL) < 0)
+	if (hybrid && mount("tmpfs", CGROUP_PRIVATE_ROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			    "mode=0755,size=64k") < 0)
 		return -errno;
-	if (strlen(CGROUP_PRIVATE_MOUNT) >= len)
-		return -ENAMETOOLONG;
-	strcpy(ret_path, CGROUP_PRIVATE_MOUNT);
+	if (hybrid && mkdir(mount_point, 0755) < 0)
+		return -errno;
+	if (mount("cgroup2", mount_point, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		return -errno;
+	strcpy(ret_path, mount_point);
 	return 0;
 }
 

@@ -17,11 +17,14 @@ struct sandbox_cgroup {
 int cgroup_find_mount(char *ret_path, size_t len);
 /*
  * When no cgroup2 hierarchy is visible (`ip netns exec` mounts a fresh sysfs over /sys,
- * which hides it), mounts it on CGROUP_PRIVATE_MOUNT in a mount namespace of the launcher's
- * own and writes that path. Call it while the launcher has a single thread.
+ * which hides it), mounts it in a mount namespace of the launcher's own, where the host
+ * usually has it, and writes that path: on CGROUP_PRIVATE_ROOT, or on a hybrid host (cgroup
+ * v1 hierarchies beside it) on a tmpfs there, at CGROUP_PRIVATE_HYBRID_MOUNT. Call it while
+ * the launcher has a single thread.
  */
-#define CGROUP_PRIVATE_MOUNT "/sys/fs/cgroup"
-int cgroup_mount_private(char *ret_path, size_t len);
+#define CGROUP_PRIVATE_ROOT	    "/sys/fs/cgroup"
+#define CGROUP_PRIVATE_HYBRID_MOUNT CGROUP_PRIVATE_ROOT "/unified"
+int cgroup_mount_private(bool hybrid, char *ret_path, size_t len);
 /*
  * Creates <parent>/<name> (and parent itself, with mode 0755, when missing). -EEXIST when a
  * sandbox of that name exists already.

@@ -20,6 +20,7 @@
 
 #include "audit.h"
 #include "cgroup.h"
+#include "cglimit.h"
 #include "dnsproxy.h"
 #include "gc.h"
 #include "jobenv.h"
@@ -798,16 +799,29 @@ static int cgroup_parent_dir(char *parent, size_t len)
 		return 0;
 	}
 	if (cgroup_find_mount(parent, len) < 0) {
+		bool hybrid = cglimit_host_is_hybrid();
+
 		/* Hidden (under `ip netns exec`, say): mounted again, for launch alone. */
-		r = cgroup_mount_private(parent, len);
+		r = cgroup_mount_private(hybrid, parent, len);
 		if (r < 0) {
 			fail("no cgroup v2 hierarchy is visible (none in /proc/self/mountinfo), "
 			     "and mounting one on %s for launch alone failed: %s; mount one with "
 			     "'mkdir -p /run/cgroup2 && mount -t cgroup2 none /run/cgroup2', "
 			     "or give --cgroup-parent",
-			     CGROUP_PRIVATE_MOUNT, strerror(-r));
+			     hybrid ? CGROUP_PRIVATE_HYBRID_MOUNT : CGROUP_PRIVATE_ROOT,
+			     strerror(-r));
 			return r;
 		}
+		/*
+		 * The v1 hierarchies of the limits were hidden with it. Not fatal here: a limit
+		 * that finds no hierarchy fails (or, a default one, warns) by its name.
+		 */
+		r = hybrid ? cglimit_mount_private(CGROUP_PRIVATE_ROOT) : 0;
+		if (r < 0)
+			fprintf(stderr,
+				"launch: warning: cannot mount the cgroup v1 hierarchies of the "
+				"limits below %s: %s\n",
+				CGROUP_PRIVATE_ROOT, strerror(-r));
 	}
 	strncat(parent, "/launch", len - strlen(parent) - 1);
 	return 0;

@@ -43,3 +43,59 @@ test_netns_exec() {
 	expect_audit 1 "$L_AUDIT" event=sandbox_exit exit_code=1 denied=1 || return 1
 	[ ! -e "$IT_CG2/launch/$L_NAME" ] || fail "cgroup $IT_CG2/launch/$L_NAME left behind"
 }
+
+# Runs launch in network namespace $1 through `ip netns exec` (the rest: its arguments);
+# sets L_RC, L_OUT, L_ERR as launch_job does.
+netns_launch() {
+	local ns=$1
+
+	shift
+	launch_next_names
+	L_N=$((L_N + 1))
+	L_OUT_FILE=$T_DIR/launch$L_N.out
+	L_ERR_FILE=$T_DIR/launch$L_N.err
+	# shellcheck disable=SC2034 # L_START and L_END bound the log's timestamps (audit_check)
+	L_START=$EPOCHREALTIME
+	echo "+ ip netns exec $ns launch --audit-log $L_AUDIT --name $L_NAME $*"
+	timeout -k 3 30 ip netns exec "$ns" "$IT_LAUNCH" --audit-log "$L_AUDIT" --name "$L_NAME" \
+		"$@" </dev/null >"$L_OUT_FILE" 2>"$L_ERR_FILE"
+	L_RC=$?
+	# shellcheck disable=SC2034
+	L_END=$EPOCHREALTIME
+	L_OUT=$(cat "$L_OUT_FILE")
+	L_ERR=$(cat "$L_ERR_FILE")
+	echo "  rc=$L_RC out=$(brief "$L_OUT") err=$(brief "$L_ERR")"
+}
+
+# Limits hold under `ip netns exec` too, where the hierarchies that enforce them (cgroup v1
+# ones on a hybrid host) are hidden with /sys: 100 processes run without a limit, and stop
+# the job at --pids-max 64. The default limits apply without a warning.
+test_netns_exec_limits() {
+	local p ns=launch-it-$IT_RUNID-$BASHPID ok=1
+
+	p=$(policy netns "$NETNS_POLICY")
+	ip netns add "$ns" || fail "ip netns add $ns" || return 1
+	# shellcheck disable=SC2016
+	netns_launch "$ns" --pids-max max --policy "$p" -- /bin/sh -c \
+		'for i in $(seq 100); do sleep 1 & done; wait'
+	expect_rc "100 processes under --pids-max max" 0 || ok=0
+	if [ "$ok" = 1 ]; then
+		# shellcheck disable=SC2016
+		netns_launch "$ns" --pids-max 64 --policy "$p" -- /bin/sh -c \
+			'for i in $(seq 100); do sleep 1 & done; wait'
+		expect_rc "100 processes under --pids-max 64" 137 || ok=0
+	fi
+	[ "$ok" = 0 ] || audit_check || ok=0
+	[ "$ok" = 0 ] || expect_audit 1 "$L_AUDIT" event=limit kind=pids limit=64 action=stopped ||
+		ok=0
+	[ "$ok" = 0 ] || [ ! -e "$IT_CG2/launch/$L_NAME" ] ||
+		fail "cgroup $IT_CG2/launch/$L_NAME left behind" || ok=0
+	if [ "$ok" = 1 ]; then
+		netns_launch "$ns" --policy "$p" -- /bin/true
+		expect_rc "a job under the default limits" 0 || ok=0
+		[ "$ok" = 0 ] || expect_eq "launch's stderr under the default limits" "" "$L_ERR" ||
+			ok=0
+	fi
+	ip netns del "$ns" || fail "ip netns del $ns" || return 1
+	[ "$ok" = 1 ]
+}
