@@ -20,7 +20,7 @@
 #define LIMIT_CPU_PERIOD_US    100000ull
 
 /*
- * Defaults (docs/policy.md says why): a fork bomb stops at 128 tasks per online CPU, at most
+ * Defaults (docs/policy.md says why): a fork bomb stops at 64 tasks per online CPU, at most
  * 2048 (Podman's default) and at most 15% of the kernel's task limit (systemd's
  * DefaultTasksMax); a memory hog at half the RAM, a /tmp filler at a quarter; the job's
  * descriptors at 4096 per process. The CPU has no quota by default: the job competes as one
@@ -29,12 +29,12 @@
  * Tasks per CPU, because what stalls the host is not the number of PIDs but a crowd of
  * runnable tasks: a fork storm's forks and exits queue on the mapping lock (i_mmap_rwsem)
  * of the shared libraries every exec on the host needs, and each of them must be scheduled
- * in turn to pass it on. On 2 CPUs, 512 tasks held a host exec for up to 1 s, 2048 for up
- * to 6 s, 256 never for more than 200 ms; CPU weight, quota or idle scheduling of the job
- * did not shorten the queue (docs/design.md).
+ * in turn to pass it on. On 2 CPUs, beside a bomb of 2048 tasks a host exec waited 2 to 6 s,
+ * of 512 up to 1.9 s, of 256 up to 1.7 s in one run in four, of 128 never over 310 ms; CPU
+ * weight, quota or idle scheduling of the job did not shorten the queue (docs/design.md).
  */
 #define LIMIT_DEFAULT_PIDS	     2048
-#define LIMIT_DEFAULT_PIDS_PER_CPU   128
+#define LIMIT_DEFAULT_PIDS_PER_CPU   64
 #define LIMIT_DEFAULT_PIDS_PERCENT   15
 #define LIMIT_DEFAULT_MEMORY_PERCENT 50
 #define LIMIT_DEFAULT_TMP_PERCENT    25

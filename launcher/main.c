@@ -117,7 +117,7 @@ static const char USAGE[] =
 	"                           \"launch: refused connect 1.1.1.1:443 (policy stripe)\"\n"
 	"\n"
 	"Resource limits (also a policy's \"limits\"; options win, else the strictest policy):\n"
-	"      --pids-max N|max     processes and threads (default 128 per CPU, at most 2048)\n"
+	"      --pids-max N|max     processes and threads (default 64 per CPU, at most 2048)\n"
 	"      --memory-max SIZE|max\n"
 	"                           memory, swap included: 256M, 2G (default half the RAM)\n"
 	"      --cpu-max CPUS|max   CPU time: 1.5, 150%, or \"QUOTA PERIOD\" in microseconds\n"

@@ -94,7 +94,7 @@ l_forkbomb() {
 	l_nothing_left "$L_NAME" "forkbomb 45"
 }
 
-# The default pids limit: 128 per online CPU, at most 2048 and at most 15% of the kernel's
+# The default pids limit: 64 per online CPU, at most 2048 and at most 15% of the kernel's
 # task limit.
 test_limit_forkbomb_default() {
 	local tasks limit
@@ -103,8 +103,8 @@ test_limit_forkbomb_default() {
 	[ "$(cat /proc/sys/kernel/threads-max)" -ge "$tasks" ] || tasks=$(cat /proc/sys/kernel/threads-max)
 	limit=$((tasks * 15 / 100))
 	[ "$limit" -le 2048 ] || limit=2048
-	[ "$limit" -le $(($(getconf _NPROCESSORS_ONLN) * 128)) ] ||
-		limit=$(($(getconf _NPROCESSORS_ONLN) * 128))
+	[ "$limit" -le $(($(getconf _NPROCESSORS_ONLN) * 64)) ] ||
+		limit=$(($(getconf _NPROCESSORS_ONLN) * 64))
 	[ "$limit" -ge 64 ] || limit=64
 	l_forkbomb "$limit"
 }

@@ -1197,7 +1197,7 @@ static void test_limit_merge_defaults(void)
 	CHECK_EQ_INT(merged.pids_max, 2048); /* Podman's cap, on a large host */
 	merged = (struct job_limits){ 0 };
 	limit_apply_defaults(&merged, 24ull << 30, 32768, 2, 20000);
-	CHECK_EQ_INT(merged.pids_max, 256); /* 128 per CPU */
+	CHECK_EQ_INT(merged.pids_max, 128); /* 64 per CPU */
 	CHECK_EQ_INT(merged.memory_max, (24ull << 30) / 100 * 50);
 	CHECK(merged.cpu_quota_us == LIMIT_NONE);
 	CHECK_EQ_INT(merged.tmp_percent, 25);
@@ -1210,11 +1210,11 @@ static void test_limit_merge_defaults(void)
 	CHECK_EQ_INT(merged.memory_max, LIMIT_MEMORY_MIN_BYTES);
 	CHECK_EQ_INT(merged.nofile, 1024);
 	merged = (struct job_limits){ 0 };
-	limit_apply_defaults(&merged, 1 << 30, 10000, 16, 1024);
+	limit_apply_defaults(&merged, 1 << 30, 10000, 32, 1024);
 	CHECK_EQ_INT(merged.pids_max, 1500); /* 15% of the kernel's tasks */
 	merged = (struct job_limits){ 0 };
 	limit_apply_defaults(&merged, 1 << 30, 10000, 0, 1024);
-	CHECK_EQ_INT(merged.pids_max, 128); /* an unknown CPU count counts as one */
+	CHECK_EQ_INT(merged.pids_max, 64); /* an unknown CPU count counts as one */
 	CHECK_EQ_STR(limit_format_bytes(256ull << 20, buf, sizeof(buf)), "256M");
 	CHECK_EQ_STR(limit_format_bytes(1000, buf, sizeof(buf)), "1000");
 	CHECK_EQ_STR(limit_format_bytes(LIMIT_NONE, buf, sizeof(buf)), "max");
