@@ -49,7 +49,7 @@ l_check_alongside() {
 		[ "$ms" -le "$L_CHECK_MS" ] || L_CHECK_MS=$ms
 		[ "$ms" -le 200 ] || L_SLOW=$((L_SLOW + 1))
 		L_CHECKS=$((L_CHECKS + 1))
-		sleep 0.1
+		sleep 0.05
 	done
 }
 

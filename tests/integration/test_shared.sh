@@ -66,8 +66,11 @@ test_shared_unload() {
 	[ -n "$holder" ] || fail "no holder cgroup after a launch" || return 1
 	launch_raw gc --unload
 	expect_rc "launch gc --unload" 0 || return 1
-	[[ $L_OUT == *"unloaded 1 program set"* ]] ||
-		fail "launch gc --unload said '$L_OUT', expected 'unloaded 1 program set'" || return 1
+	# At least this build's: other builds' idle sets on the host go too (their running
+	# sandboxes keep their own attachments).
+	[[ $L_OUT =~ unloaded\ [1-9][0-9]*\ program\ set ]] ||
+		fail "launch gc --unload said '$L_OUT', expected 'unloaded N program sets', N >= 1" ||
+		return 1
 	[ ! -e "$holder" ] || fail "$holder still exists after gc --unload" || return 1
 	s_run_checked "$p" || return 1
 	mode=$(s_bpf_mode)
