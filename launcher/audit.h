@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 
 #include "../bpf/launch.h"
+#include "audit_schema.h"
 #include "policy.h"
 
 /* Addresses listed in one dns_allow line; "naddrs" always has the full count. */
@@ -132,6 +133,13 @@ struct audit_log {
 	void *observer_ctx;
 	/* Writer only, syslog: one message, framed; its header is far below a kilobyte. */
 	char message[AUDIT_LINE_MAX + 1024];
+	/*
+	 * --audit-format: lines are turned into its documents as they are queued, or for
+	 * syslog as they are sent (the structured data comes from launch's own line). Used by
+	 * one thread only: the supervisor's appends, or the syslog writer.
+	 */
+	struct audit_schema_ctx schema;
+	char document[AUDIT_LINE_MAX]; /* the document being made */
 };
 
 /*
@@ -258,6 +266,11 @@ const char *audit_launch_version(void);
  */
 int audit_syslog_format(const char *line, size_t len, const char *host, int pid, char *buf,
 			size_t cap);
+/* As audit_syslog_format, with msg (another format's document) as MSG instead of the line. */
+int audit_syslog_format_msg(const char *line, size_t len, const char *msg, size_t msg_len,
+			    const char *host, int pid, char *buf, size_t cap);
+/* Sets the format of the lines (--audit-format); before the first line is appended. */
+void audit_set_schema(struct audit_log *log, enum audit_schema schema);
 /* Parses "syslog", "syslog:PATH", "syslog:udp:HOST:PORT", "syslog:tcp:HOST:PORT". */
 int audit_syslog_parse(const char *spec, enum audit_syslog_transport *ret_transport,
 		       char *ret_target, size_t target_len);

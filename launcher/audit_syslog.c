@@ -111,6 +111,12 @@ static void syslog_token(char *buf, size_t *off, size_t cap, const char *s, size
 int audit_syslog_format(const char *line, size_t len, const char *host, int pid, char *buf,
 			size_t cap)
 {
+	return audit_syslog_format_msg(line, len, line, len, host, pid, buf, cap);
+}
+
+int audit_syslog_format_msg(const char *line, size_t len, const char *msg, size_t msg_len,
+			    const char *host, int pid, char *buf, size_t cap)
+{
 	const char *ts, *event, *value;
 	size_t ts_len, event_len, value_len, off;
 	bool string;
@@ -118,6 +124,8 @@ int audit_syslog_format(const char *line, size_t len, const char *host, int pid,
 
 	if (len && line[len - 1] == '\n')
 		len--;
+	if (msg_len && msg[msg_len - 1] == '\n')
+		msg_len--;
 	if (!json_top_value(line, len, "ts", &ts, &ts_len, &string))
 		ts = "-", ts_len = 1;
 	if (!json_top_value(line, len, "event", &event, &event_len, &string))
@@ -165,13 +173,16 @@ int audit_syslog_format(const char *line, size_t len, const char *host, int pid,
 			return -ENOBUFS;
 		buf[off++] = '"';
 	}
-	/* MSG: the JSON line itself, UTF-8 as it is, without a BOM so it stays plain JSON. */
-	if (off + 2 + len >= cap)
+	/*
+	 * MSG: the JSON line itself (or its OCSF or ECS document), UTF-8 as it is, without a
+	 * BOM so it stays plain JSON.
+	 */
+	if (off + 2 + msg_len >= cap)
 		return -ENOBUFS;
 	buf[off++] = ']';
 	buf[off++] = ' ';
-	memcpy(buf + off, line, len);
-	off += len;
+	memcpy(buf + off, msg, msg_len);
+	off += msg_len;
 	buf[off] = '\0';
 	return (int)off;
 }

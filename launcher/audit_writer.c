@@ -122,11 +122,25 @@ static void queue_count_unwritten(struct audit_log *log, size_t pos, size_t end)
 
 int audit_append_kind(struct audit_log *log, enum audit_kind kind, const char *line, size_t len)
 {
+	bool untranslated = false;
 	char tag = (char)kind;
 	int r = 0;
 
 	if (log->observer)
 		log->observer(line, len, log->observer_ctx);
+	/* Syslog sends the documents, but takes its structured data from launch's line. */
+	if (log->schema.schema != AUDIT_SCHEMA_JSON && log->sink != AUDIT_SINK_SYSLOG && len > 0 &&
+	    len <= AUDIT_LINE_MAX) {
+		int n = audit_schema_translate(&log->schema, line, len, log->document,
+					       sizeof(log->document));
+
+		if (n > 0) {
+			line = log->document;
+			len = (size_t)n;
+		} else {
+			untranslated = true;
+		}
+	}
 	audit_lock(log);
 	if (len == 0 || len > AUDIT_LINE_MAX || line[len - 1] != '\n') {
 		r = -EINVAL;
@@ -134,6 +148,15 @@ int audit_append_kind(struct audit_log *log, enum audit_kind kind, const char *l
 	}
 	/* The line carries seq + 1: written or not, the next line has the next number. */
 	log->seq++;
+	if (untranslated) {
+		/* Counted like a line without room: its number stays a gap, and is accounted. */
+		log->counts.unwritten_lines++;
+		if (kind == AUDIT_KIND_DENY)
+			log->counts.unwritten_denied++;
+		audit_fail(log, -ENOBUFS);
+		r = -ENOBUFS;
+		goto out;
+	}
 	while (AUDIT_QUEUE_BYTES - (log->tail - log->head) < len + 1) {
 		long long at = log->progress_ms + log->stall_timeout_ms;
 		struct timespec deadline;
@@ -286,8 +309,21 @@ static size_t audit_write_syslog(struct audit_log *log, size_t len, int *ret_err
 			/* Room for "LEN SP" in front: the length is only known afterwards. */
 			header = 8;
 		}
-		n = audit_syslog_format(line, line_len, log->host, log->pid, msg + header,
-					sizeof(log->message) - header);
+		if (log->schema.schema != AUDIT_SCHEMA_JSON) {
+			/* The structured data still comes from launch's own line. */
+			n = audit_schema_translate(&log->schema, line, line_len, log->document,
+						   sizeof(log->document));
+			if (n < 0) {
+				*ret_error = n;
+				break;
+			}
+			n = audit_syslog_format_msg(line, line_len, log->document, (size_t)n,
+						    log->host, log->pid, msg + header,
+						    sizeof(log->message) - header);
+		} else {
+			n = audit_syslog_format(line, line_len, log->host, log->pid, msg + header,
+						sizeof(log->message) - header);
+		}
 		if (n < 0) {
 			*ret_error = n;
 			break;
@@ -636,6 +672,13 @@ int audit_open(struct audit_log *log, const char *path, const char *sandbox, con
 		return -errno;
 	log->pipe_like = !S_ISREG(st.st_mode);
 	return 0;
+}
+
+void audit_set_schema(struct audit_log *log, enum audit_schema schema)
+{
+	log->schema = (struct audit_schema_ctx){ .schema = schema,
+						 .version = audit_launch_version(),
+						 .launcher_pid = log->pid };
 }
 
 bool audit_path_is_file(const char *path)

@@ -50,6 +50,7 @@ static struct {
 	double timeout_s;
 	double audit_stall_s;
 	bool audit_continue;
+	enum audit_schema audit_format; /* --audit-format */
 	bool allow_unix_unfiltered;
 	bool allow_no_landlock;
 	bool verbose;
@@ -88,6 +89,9 @@ static const char USAGE[] =
 	"                           exit 125 (default), or keep it running and count the\n"
 	"                           lines it could not write (sandbox_exit, and a last line\n"
 	"                           on stderr)\n"
+	"      --audit-format=json|ocsf|ecs\n"
+	"                           the audit log's lines: launch's JSON (default), OCSF 1.3.0\n"
+	"                           events or Elastic Common Schema 8.11 documents\n"
 	"      --audit-stall-timeout SECONDS\n"
 	"                           an audit log that accepts nothing for this long (a FIFO\n"
 	"                           nobody reads, a full pipe) has failed (default 5)\n"
@@ -289,6 +293,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		OPT_TMP_SIZE,
 		OPT_NOFILE,
 		OPT_AUDIT_STALL_TIMEOUT,
+		OPT_AUDIT_FORMAT,
 		OPT_VERSION,
 	};
 	static const struct option options[] = {
@@ -321,6 +326,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		{ "tmp-size", required_argument, NULL, OPT_TMP_SIZE },
 		{ "nofile", required_argument, NULL, OPT_NOFILE },
 		{ "audit-stall-timeout", required_argument, NULL, OPT_AUDIT_STALL_TIMEOUT },
+		{ "audit-format", required_argument, NULL, OPT_AUDIT_FORMAT },
 		{},
 	};
 	char *end;
@@ -353,6 +359,12 @@ static int parse_options(int argc, char **argv, bool need_policy)
 			else {
 				fail("--audit-failure: \"%s\" is neither \"stop\" nor \"continue\"",
 				     optarg);
+				return -1;
+			}
+			break;
+		case OPT_AUDIT_FORMAT:
+			if (audit_schema_parse(optarg, &arg.audit_format) < 0) {
+				fail("--audit-format: \"%s\" is not json, ocsf or ecs", optarg);
 				return -1;
 			}
 			break;
@@ -988,6 +1000,7 @@ static int cmd_run(int argc, char **argv)
 	options.audit_path = arg.audit_path;
 	options.timeout_s = arg.timeout_s;
 	options.audit_continue = arg.audit_continue;
+	options.audit_format = arg.audit_format;
 	options.audit_stall_ms = (long long)(arg.audit_stall_s * 1000.0 + 0.5);
 	options.audit_out = &audit;
 	options.allow_unix_unfiltered = arg.allow_unix_unfiltered;

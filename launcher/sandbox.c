@@ -503,6 +503,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 			 audit_strerror(r));
 		goto out;
 	}
+	audit_set_schema(&log, options->audit_format);
 	log.observer = options->audit_observer;
 	log.observer_ctx = options->audit_observer_ctx;
 	log.policies = rules->policies;
