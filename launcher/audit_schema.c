@@ -96,7 +96,8 @@ static const char *schema_skip_value(const char *p, const char *end)
 			return p;
 		}
 	}
-	return NULL;
+	/* A number or a literal may end where the text does. */
+	return depth == 0 && !in_string ? end : NULL;
 }
 
 /* Splits one of launch's lines (a flat object, keys without escapes, no spaces) into fields. */
@@ -461,8 +462,11 @@ static struct schema_event schema_classify(struct schema_line *line)
 	return e;
 }
 
-/* IANA protocol numbers of the names launch writes (audit.c ip_proto_name). */
-static int schema_protocol_number(const struct schema_field *f)
+/*
+ * IANA protocol numbers of the names launch writes (audit.c ip_proto_name); a bare number
+ * only on an IP socket (an AF_PACKET socket's protocol is an EtherType).
+ */
+static int schema_protocol_number(const struct schema_field *f, const struct schema_field *family)
 {
 	static const struct {
 		const char *name;
@@ -472,7 +476,9 @@ static int schema_protocol_number(const struct schema_field *f)
 			  { "sctp", 132 }, { "udplite", 136 }, { "raw", 255 } };
 
 	if (schema_is_number(f))
-		return (int)schema_number(f);
+		return schema_is(family, "ipv4") || schema_is(family, "ipv6")
+			       ? (int)schema_number(f)
+			       : -1;
 	for (size_t i = 0; i < sizeof(protocols) / sizeof(protocols[0]); i++)
 		if (schema_is(f, protocols[i].name))
 			return protocols[i].number;
@@ -628,7 +634,7 @@ static void ocsf_connection_info(struct schema_out *o, struct schema_line *line,
 {
 	struct schema_field *protocol = schema_take(line, "protocol"),
 			    *family = schema_find(line, "family");
-	int number = schema_protocol_number(protocol);
+	int number = schema_protocol_number(protocol, family);
 
 	out_open(o, "connection_info", '{');
 	if (schema_is_string(protocol))
@@ -991,7 +997,7 @@ static void ecs_network(struct schema_out *o, struct schema_line *line, bool inb
 {
 	struct schema_field *protocol = schema_take(line, "protocol"),
 			    *family = schema_find(line, "family");
-	int number = schema_protocol_number(protocol);
+	int number = schema_protocol_number(protocol, family);
 
 	out_open(o, "network", '{');
 	if (schema_is_string(protocol))
@@ -1202,6 +1208,8 @@ static void ecs_translate(struct schema_out *o, struct schema_line *line,
 	case SCHEMA_KIND_LIMIT: {
 		struct schema_field *code = schema_take(line, "exit_code");
 
+		if (!ctx->job_pid && !schema_is_number(code))
+			break;
 		out_open(o, "process", '{');
 		if (ctx->job_pid)
 			out_int(o, "pid", (long long)ctx->job_pid);
