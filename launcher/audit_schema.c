@@ -713,7 +713,7 @@ static void ocsf_dns(struct schema_out *o, struct schema_line *line)
 {
 	struct schema_field *qname = schema_take(line, "qname"),
 			    *qtype = schema_take(line, "qtype"),
-			    *rcode = schema_take(line, "rcode"),
+			    *rcode = schema_find(line, "rcode"),
 			    *addrs = schema_take(line, "addrs"), *ttl = schema_find(line, "ttl");
 	const char *caption;
 
@@ -840,7 +840,7 @@ static void ocsf_translate(struct schema_out *o, struct schema_line *line,
 			   const struct audit_schema_ctx *ctx, const struct schema_event *e)
 {
 	struct schema_field *seq = schema_take(line, "seq"), *host = schema_take(line, "host"),
-			    *sandbox = schema_find(line, "sandbox"), *ts = schema_take(line, "ts");
+			    *sandbox = schema_find(line, "sandbox"), *ts = schema_find(line, "ts");
 	bool control = e->verdict != SCHEMA_VERDICT_NONE;
 	struct ocsf_class c;
 
@@ -858,8 +858,10 @@ static void ocsf_translate(struct schema_out *o, struct schema_line *line,
 	out_str(o, "severity", c.severity);
 	out_int(o, "time", schema_time_ms(ts));
 	/* The datetime profile keeps the line's microseconds, which "time" cannot. */
-	if (schema_is_string(ts))
+	if (schema_time_ms(ts)) {
+		ts->used = true;
 		out_value(o, "time_dt", ts);
+	}
 	if (control) {
 		/* OCSF 1.3.0 security_control profile: the action and what came of it. */
 		bool allowed = e->verdict != SCHEMA_VERDICT_DENIED;
@@ -995,13 +997,16 @@ static void ecs_address(struct schema_out *o, const char *key, struct schema_lin
 
 static void ecs_network(struct schema_out *o, struct schema_line *line, bool inbound, bool dns)
 {
-	struct schema_field *protocol = schema_take(line, "protocol"),
+	struct schema_field *protocol = schema_find(line, "protocol"),
 			    *family = schema_find(line, "family");
 	int number = schema_protocol_number(protocol, family);
 
 	out_open(o, "network", '{');
-	if (schema_is_string(protocol))
+	/* A bare number (an EtherType, say) stays in launch.protocol. */
+	if (schema_is_string(protocol)) {
+		protocol->used = true;
 		out_value(o, "transport", protocol);
+	}
 	if (number >= 0) {
 		out_key(o, "iana_number");
 		out_printf(o, "\"%d\"", number);
@@ -1105,7 +1110,8 @@ static void ecs_translate(struct schema_out *o, struct schema_line *line,
 	out_str(o, "provider", "launch");
 	if (e->kind == SCHEMA_KIND_EXIT && schema_is_number(schema_find(line, "duration_ms")))
 		out_int(o, "duration",
-			(long long)schema_number(schema_take(line, "duration_ms")) * 1000000LL);
+			/* nanoseconds; launch.duration_ms keeps the line's milliseconds */
+			(long long)schema_number(schema_find(line, "duration_ms")) * 1000000LL);
 	out_close(o, '}');
 	if (schema_is_string(host)) {
 		out_open(o, "host", '{');
