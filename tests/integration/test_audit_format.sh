@@ -77,7 +77,7 @@ test_audit_format_stderr_fd() {
 	"$IT_LAUNCH" --audit-format=ecs --audit-log - --name "$L_NAME" --resolver 127.0.0.53 \
 		--policy "$p" -- /bin/sh -c "$FORMAT_JOB" "$IT_PROBE" "$IT_PY" \
 		"$IT_FIX/dns/job.py" </dev/null >"$T_DIR/out2" 2>"$T_DIR/err.log"
-	L_RC=$?
+	export L_RC=$?
 	L_END=$EPOCHREALTIME
 	expect_rc "stderr job" 0 || return 1
 	format_check check ecs "$T_DIR/err.log"
