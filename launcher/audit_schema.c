@@ -678,8 +678,11 @@ static void ocsf_network(struct schema_out *o, struct schema_line *line,
 		ocsf_endpoint(o, "src_endpoint", line, "peer_ip", "peer_port", NULL);
 		ocsf_endpoint(o, "dst_endpoint", line, "local_ip", "local_port", NULL);
 	} else {
-		/* The initiator is this host: its address is not known before the connect. */
-		if (schema_is_string(host)) {
+		/*
+		 * The initiator is this host: its address is not known before the connect. A
+		 * listener has no initiator yet.
+		 */
+		if (schema_is_string(host) && !e->listening) {
 			out_open(o, "src_endpoint", '{');
 			out_value(o, "hostname", host);
 			out_close(o, '}');
@@ -706,7 +709,8 @@ static void ocsf_network(struct schema_out *o, struct schema_line *line,
 			out_close(o, '}');
 		}
 	}
-	ocsf_connection_info(o, line, e->inbound);
+	/* A listener waits for inbound connections. */
+	ocsf_connection_info(o, line, e->inbound || e->listening);
 }
 
 static void ocsf_dns(struct schema_out *o, struct schema_line *line)
@@ -1146,7 +1150,7 @@ static void ecs_translate(struct schema_out *o, struct schema_line *line,
 					    "dst_name");
 			}
 		}
-		ecs_network(o, line, e->inbound, false);
+		ecs_network(o, line, e->inbound || e->listening, false);
 		break;
 	case SCHEMA_KIND_DNS: {
 		struct schema_field *qname = schema_take(line, "qname"),
