@@ -209,8 +209,8 @@ static long long schema_days_from_civil(long long y, unsigned int m, unsigned in
 	return era * 146097 + (long long)doe - 719468;
 }
 
-/* "2026-11-30T16:52:30.322886Z" as milliseconds since the epoch; 0 when it is not that. */
-static long long schema_time_ms(const struct schema_field *f)
+/* "2026-11-30T16:52:30.322886Z" as milliseconds since the epoch; false when it is not that. */
+static bool schema_time_ms(const struct schema_field *f, long long *ret_ms)
 {
 	/* Where the digits are in "YYYY-MM-DDTHH:MM:SS.uuuuuuZ", and the separators. */
 	static const char PATTERN[] = "dddd-dd-ddTdd:dd:dd.ddddddZ";
@@ -219,28 +219,30 @@ static long long schema_time_ms(const struct schema_field *f)
 	size_t len, field = 0;
 
 	if (!schema_is_string(f))
-		return 0;
+		return false;
 	len = schema_body(f, &body);
 	if (len != sizeof(PATTERN) - 1)
-		return 0;
+		return false;
 	for (size_t i = 0; i < len; i++) {
 		if (PATTERN[i] != 'd') {
 			if (body[i] != PATTERN[i])
-				return 0;
+				return false;
 			field++;
 			continue;
 		}
 		if (body[i] < '0' || body[i] > '9')
-			return 0;
+			return false;
 		value[field] = value[field] * 10 + (body[i] - '0');
 	}
 	if (value[1] < 1 || value[1] > 12 || value[2] < 1 || value[2] > 31)
-		return 0;
-	return (schema_days_from_civil(value[0], (unsigned int)value[1], (unsigned int)value[2]) *
-			86400LL +
-		value[3] * 3600LL + value[4] * 60LL + value[5]) *
-		       1000 +
-	       value[6] / 1000;
+		return false;
+	*ret_ms =
+		(schema_days_from_civil(value[0], (unsigned int)value[1], (unsigned int)value[2]) *
+			 86400LL +
+		 value[3] * 3600LL + value[4] * 60LL + value[5]) *
+			1000 +
+		value[6] / 1000;
+	return true;
 }
 
 /* --- writing a document -------------------------------------------------------------------- */
@@ -853,10 +855,13 @@ static void ocsf_process(struct schema_out *o, struct schema_line *line,
 	out_close(o, '}');
 	out_close(o, '}');
 	out_open(o, "process", '{');
+	/* No sandbox_start seen: the sandbox names the job (OCSF wants a pid or a uid). */
 	if (ctx->job_pid)
 		out_int(o, "pid", (long long)ctx->job_pid);
+	else if (schema_is_string(sandbox))
+		out_value(o, "uid", sandbox);
 	else
-		out_value(o, "uid", sandbox); /* no sandbox_start seen: the sandbox names it */
+		out_str(o, "uid", "unknown");
 	if (schema_is_string(sandbox))
 		out_value(o, "sandbox", sandbox);
 	out_close(o, '}');
@@ -876,7 +881,8 @@ static void ocsf_translate(struct schema_out *o, struct schema_line *line,
 {
 	struct schema_field *seq = schema_take(line, "seq"), *host = schema_take(line, "host"),
 			    *sandbox = schema_find(line, "sandbox"), *ts = schema_find(line, "ts");
-	bool control = e->verdict != SCHEMA_VERDICT_NONE;
+	bool control = e->verdict != SCHEMA_VERDICT_NONE, valid_time;
+	long long time_ms = 0;
 	struct ocsf_class c;
 
 	ocsf_classify(e, line, &c);
@@ -891,9 +897,11 @@ static void ocsf_translate(struct schema_out *o, struct schema_line *line,
 	out_printf(o, ",\"type_name\":\"%s: %s\"", c.name, c.activity_name);
 	out_int(o, "severity_id", c.severity_id);
 	out_str(o, "severity", c.severity);
-	out_int(o, "time", schema_time_ms(ts));
+	/* OCSF requires a time: a line without a readable ts (none of launch's) gets 0. */
+	valid_time = schema_time_ms(ts, &time_ms);
+	out_int(o, "time", valid_time ? time_ms : 0);
 	/* The datetime profile keeps the line's microseconds, which "time" cannot. */
-	if (schema_time_ms(ts)) {
+	if (valid_time) {
 		ts->used = true;
 		out_value(o, "time_dt", ts);
 	}

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "../../launcher/audit.h"
 #include "../../launcher/audit_schema.h"
@@ -892,6 +893,40 @@ static int translate_text(struct audit_schema_ctx *ctx, const char *text, char *
 	return audit_schema_translate(ctx, text, strlen(text), out, cap);
 }
 
+/* OCSF's "time" is the line's ts in milliseconds, as timegm() reckons it; a bad ts is 0. */
+static void test_ocsf_time(void)
+{
+	static const char *const stamps[] = {
+		"1970-01-01T00:00:00.000000Z", "2000-02-29T12:34:56.789012Z",
+		"2026-11-30T16:52:30.322886Z", "2026-12-31T23:59:59.999999Z",
+		"2038-01-19T03:14:08.000001Z", "2100-03-01T00:00:00.500000Z",
+	};
+	struct audit_schema_ctx ctx = { .schema = AUDIT_SCHEMA_OCSF, .version = "0.1.0" };
+	char line[256], out[1024];
+
+	for (size_t i = 0; i < sizeof(stamps) / sizeof(stamps[0]); i++) {
+		struct tm tm = { 0 };
+		int usec = 0;
+		cJSON *doc;
+
+		sscanf(stamps[i], "%d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		       &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &usec);
+		tm.tm_year -= 1900;
+		tm.tm_mon -= 1;
+		snprintf(line, sizeof(line), "{\"ts\":\"%s\",\"event\":\"limit\"}\n", stamps[i]);
+		CHECK(translate_text(&ctx, line, out, sizeof(out)) > 0);
+		doc = cJSON_Parse(out);
+		CHECK_EQ_INT(cJSON_GetNumberValue(path_get(doc, "time")),
+			     (long long)timegm(&tm) * 1000 + usec / 1000);
+		CHECK_EQ_STR(cJSON_GetStringValue(path_get(doc, "time_dt")), stamps[i]);
+		cJSON_Delete(doc);
+	}
+	CHECK(translate_text(&ctx, "{\"ts\":\"2026-13-01T00:00:00.000000Z\",\"event\":\"limit\"}\n",
+			     out, sizeof(out)) > 0);
+	CHECK_CONTAINS(out, "\"time\":0,");
+	CHECK_CONTAINS(out, "\"unmapped\":{\"ts\":\"2026-13-01T00:00:00.000000Z\"");
+}
+
 static void test_parse_and_errors(void)
 {
 	struct audit_schema_ctx ctx = { .schema = AUDIT_SCHEMA_OCSF, .version = "0.1.0" };
@@ -929,6 +964,7 @@ int main(void)
 	RUN(test_nothing_dropped);
 	RUN(test_long_start_fits);
 	RUN(test_log_queues_documents);
+	RUN(test_ocsf_time);
 	RUN(test_parse_and_errors);
 	RUN(test_schema_checks_find_faults);
 	return test_failures != 0;
