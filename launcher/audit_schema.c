@@ -429,6 +429,24 @@ static void out_leftovers(struct schema_out *o, struct schema_line *line)
 	}
 }
 
+/* "SANDBOX:SEQ", which names a line among all sandboxes' (deduplication after a retry). */
+static void out_line_id(struct schema_out *o, const char *key, const struct schema_field *sandbox,
+			const struct schema_field *seq)
+{
+	const char *body;
+	size_t len;
+
+	if (!schema_is_string(sandbox) || !schema_is_number(seq))
+		return;
+	len = schema_body(sandbox, &body);
+	out_key(o, key);
+	out_raw(o, "\"", 1);
+	out_raw(o, body, len);
+	out_raw(o, ":", 1);
+	out_raw(o, seq->value, seq->value_len);
+	out_raw(o, "\"", 1);
+}
+
 /* --- what a line is ------------------------------------------------------------------------ */
 
 enum schema_kind {
@@ -938,13 +956,7 @@ static void ocsf_translate(struct schema_out *o, struct schema_line *line,
 	out_str(o, "vendor_name", "launch");
 	out_str(o, "version", ctx->version);
 	out_close(o, '}');
-	if (schema_is_string(sandbox) && schema_is_number(seq)) {
-		const char *body;
-		size_t len = schema_body(sandbox, &body);
-
-		out_key(o, "uid");
-		out_printf(o, "\"%.*s:%.*s\"", (int)len, body, (int)seq->value_len, seq->value);
-	}
+	out_line_id(o, "uid", sandbox, seq);
 	if (schema_is_number(seq))
 		out_value(o, "sequence", seq);
 	if (schema_is_string(sandbox))
@@ -1147,6 +1159,7 @@ static void ecs_translate(struct schema_out *o, struct schema_line *line,
 		out_value(o, "reason", reason);
 	if (schema_is_number(seq))
 		out_value(o, "sequence", seq);
+	out_line_id(o, "id", schema_find(line, "sandbox"), seq);
 	out_int(o, "severity", denied ? 4 : 6);
 	out_str(o, "module", "launch");
 	out_str(o, "dataset", "launch.audit");
