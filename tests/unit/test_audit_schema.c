@@ -790,6 +790,35 @@ static void test_long_start_fits(void)
 	}
 }
 
+/* A refusal with every string at its cap (host, sandbox, policy, exe, name) fits too. */
+static void test_long_deny_fits(void)
+{
+	static char exe[AUDIT_FIELD_MAX * 2], name[AUDIT_FIELD_MAX * 2];
+	struct deny_event e = event(AUDIT_OP_CONNECT);
+	char line[AUDIT_LINE_MAX], out[AUDIT_LINE_MAX];
+	int n;
+
+	log_init();
+	memset(exe, '\x01', sizeof(exe) - 1);
+	memset(name, 'n', sizeof(name) - 1);
+	memset(test_log.sandbox, 's', sizeof(test_log.sandbox) - 1);
+	memset(test_log.policy, '\x02', sizeof(test_log.policy) - 1);
+	memset(test_log.host, 'h', sizeof(test_log.host) - 1);
+	memset(e.comm, '\x03', sizeof(e.comm));
+	n = audit_format_deny_exe(&test_log, &e, name, exe, line, sizeof(line));
+	CHECK(n > 0);
+	for (int s = AUDIT_SCHEMA_OCSF; s <= AUDIT_SCHEMA_ECS; s++) {
+		struct audit_schema_ctx ctx = { 0 };
+		cJSON *doc;
+
+		n = translate(s, &ctx, line, out, sizeof(out));
+		CHECK(n > 0 && n < AUDIT_LINE_MAX);
+		doc = cJSON_Parse(out);
+		CHECK(doc != NULL);
+		cJSON_Delete(doc);
+	}
+}
+
 /* Through the log: lines are queued as documents; syslog keeps launch's structured data. */
 static void test_log_queues_documents(void)
 {
@@ -963,6 +992,7 @@ int main(void)
 	RUN(test_ecs_schema);
 	RUN(test_nothing_dropped);
 	RUN(test_long_start_fits);
+	RUN(test_long_deny_fits);
 	RUN(test_log_queues_documents);
 	RUN(test_ocsf_time);
 	RUN(test_parse_and_errors);
