@@ -455,6 +455,7 @@ enum schema_kind {
 	SCHEMA_KIND_EXIT,
 	SCHEMA_KIND_LIMIT,
 	SCHEMA_KIND_LOST,
+	SCHEMA_KIND_UPDATE, /* policy_update: launch update swapped the sandbox's policies */
 	SCHEMA_KIND_NET, /* a refusal (or, audit-only, a would-be one, or an allowed connection) */
 	SCHEMA_KIND_SYSCALL, /* userns, io_uring, another ABI's call: no socket */
 	SCHEMA_KIND_DNS,
@@ -488,6 +489,8 @@ static struct schema_event schema_classify(struct schema_line *line)
 		e.kind = SCHEMA_KIND_EXIT;
 	else if (schema_is(event, "limit"))
 		e.kind = SCHEMA_KIND_LIMIT;
+	else if (schema_is(event, "policy_update"))
+		e.kind = SCHEMA_KIND_UPDATE;
 	else if (schema_is(event, "events_lost"))
 		e.kind = SCHEMA_KIND_LOST;
 	else if (schema_is(event, "dns_allow")) {
@@ -589,6 +592,10 @@ static void ocsf_classify(const struct schema_event *e, const struct schema_line
 						   .name = "Process Activity",
 						   .category_uid = 1,
 						   .category_name = "System Activity" },
+				       entity = { .uid = 3004,
+						  .name = "Entity Management",
+						  .category_uid = 3,
+						  .category_name = "Identity & Access Management" },
 				       base = { .uid = 0,
 						.name = "Base Event",
 						.category_uid = 0,
@@ -628,6 +635,10 @@ static void ocsf_classify(const struct schema_event *e, const struct schema_line
 	case SCHEMA_KIND_LIMIT:
 		*ret = process;
 		ret->activity_id = 99, ret->activity_name = "Other";
+		break;
+	case SCHEMA_KIND_UPDATE:
+		*ret = entity;
+		ret->activity_id = 3, ret->activity_name = "Update";
 		break;
 	case SCHEMA_KIND_LOST:
 	case SCHEMA_KIND_OTHER:
@@ -764,12 +775,53 @@ static void ocsf_network(struct schema_out *o, struct schema_line *line,
 	ocsf_connection_info(o, line, e->inbound || e->listening);
 }
 
+/*
+ * policy_update as Entity Management's Update: the managed entity is the sandbox, with the
+ * policies now in force; the actor is the `launch update` that asked.
+ */
+static void ocsf_update(struct schema_out *o, struct schema_line *line)
+{
+	struct schema_field *sandbox = schema_find(line, "sandbox"),
+			    *policy = schema_find(line, "policy"),
+			    *pid = schema_take(line, "requester_pid"),
+			    *uid = schema_take(line, "requester_uid");
+
+	if (schema_is_number(pid)) {
+		out_open(o, "actor", '{');
+		out_open(o, "process", '{');
+		out_str(o, "name", "launch");
+		out_value(o, "pid", pid);
+		if (schema_is_number(uid)) {
+			out_open(o, "user", '{');
+			out_number_string(o, "uid", uid);
+			out_close(o, '}');
+		}
+		out_close(o, '}');
+		out_close(o, '}');
+	}
+	out_open(o, "entity", '{');
+	if (schema_is_string(sandbox)) {
+		out_value(o, "name", sandbox);
+		out_value(o, "uid", sandbox);
+	}
+	out_str(o, "type", "Sandbox");
+	if (schema_is_string(policy)) {
+		out_open(o, "policy", '{');
+		out_value(o, "name", policy);
+		out_key(o, "is_applied");
+		out_raw(o, "true", 4);
+		out_close(o, '}');
+	}
+	out_close(o, '}');
+}
+
 static void ocsf_dns(struct schema_out *o, struct schema_line *line)
 {
 	struct schema_field *qname = schema_take(line, "qname"),
 			    *qtype = schema_take(line, "qtype"),
 			    *rcode = schema_find(line, "rcode"),
-			    *addrs = schema_take(line, "addrs"), *ttl = schema_find(line, "ttl");
+			    *addrs = schema_take(line, "addrs"), *ttl = schema_find(line, "ttl"),
+			    *repeats = schema_find(line, "repeats");
 	const char *caption;
 
 	ocsf_actor_process(o, line);
@@ -781,6 +833,9 @@ static void ocsf_dns(struct schema_out *o, struct schema_line *line)
 		out_str(o, "class", "IN");
 		out_close(o, '}');
 	}
+	/* Identical refusals folded into this line (launch's `repeats`): OCSF counts them all. */
+	if (schema_is_number(repeats))
+		out_int(o, "count", (long long)schema_number(repeats) + 1);
 	if (schema_is_string(rcode)) {
 		int id = schema_rcode_id(rcode, &caption);
 
@@ -994,6 +1049,9 @@ static void ocsf_translate(struct schema_out *o, struct schema_line *line,
 	case SCHEMA_KIND_LIMIT:
 		ocsf_process(o, line, ctx, e);
 		break;
+	case SCHEMA_KIND_UPDATE:
+		ocsf_update(o, line);
+		break;
 	default:
 		break;
 	}
@@ -1117,6 +1175,10 @@ static void ecs_translate(struct schema_out *o, struct schema_line *line,
 	case SCHEMA_KIND_LOST:
 		type2 = "denied";
 		break;
+	case SCHEMA_KIND_UPDATE:
+		category = "configuration";
+		type2 = "change";
+		break;
 	case SCHEMA_KIND_OTHER:
 		category = "host";
 		type2 = "info";
@@ -1233,6 +1295,24 @@ static void ecs_translate(struct schema_out *o, struct schema_line *line,
 	case SCHEMA_KIND_SYSCALL:
 		ecs_process(o, line);
 		break;
+	case SCHEMA_KIND_UPDATE: {
+		/* The process of the event: the `launch update` that asked. */
+		struct schema_field *pid = schema_take(line, "requester_pid"),
+				    *uid = schema_take(line, "requester_uid");
+
+		if (!schema_is_number(pid))
+			break;
+		out_open(o, "process", '{');
+		out_value(o, "pid", pid);
+		out_str(o, "name", "launch");
+		if (schema_is_number(uid)) {
+			out_open(o, "user", '{');
+			out_number_string(o, "id", uid);
+			out_close(o, '}');
+		}
+		out_close(o, '}');
+		break;
+	}
 	case SCHEMA_KIND_START: {
 		struct schema_field *argv = schema_take(line, "argv"),
 				    *pid = schema_take(line, "pid"),
