@@ -44,12 +44,13 @@ struct sandbox_options {
 	const char *id;
 	const char *cgroup_parent; /* the folder under which <id> is made */
 	const char *audit_path;
-	double timeout_s;		/* 0: none */
-	bool audit_continue;		/* --audit-failure=continue */
-	enum audit_schema audit_format; /* --audit-format: json, ocsf, ecs */
-	long long audit_stall_ms;	/* --audit-stall-timeout: a sink accepting nothing fails */
-	bool allow_unix_unfiltered;	/* --allow-unix-unfiltered: run on kernels before 6.7 */
-	bool dns_proxy;			/* the job's DNS goes to our proxy (docs/dns.md) */
+	/* --audit-format: json, ocsf, ecs */
+	enum audit_schema audit_format;
+	double timeout_s;	    /* 0: none */
+	bool audit_continue;	    /* --audit-failure=continue */
+	long long audit_stall_ms;   /* --audit-stall-timeout: a sink accepting nothing fails */
+	bool allow_unix_unfiltered; /* --allow-unix-unfiltered: run on kernels before 6.7 */
+	bool dns_proxy;		    /* the job's DNS goes to our proxy (docs/dns.md) */
 	struct dnsproxy_config dns;
 	struct child_config child;
 	struct job_limits limits;		/* every one set: defaults filled in (limit.h) */
