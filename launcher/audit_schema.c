@@ -605,7 +605,8 @@ static void ocsf_classify(const struct schema_event *e, const struct schema_line
 	switch (e->kind) {
 	case SCHEMA_KIND_NET:
 		*ret = network;
-		if (e->verdict == SCHEMA_VERDICT_ALLOWED)
+		/* Audit-only lets a would-be refusal through: the connection opened. */
+		if (e->verdict != SCHEMA_VERDICT_DENIED)
 			ret->activity_id = 1, ret->activity_name = "Open";
 		else if (e->listening)
 			ret->activity_id = 7, ret->activity_name = "Listen";

@@ -77,7 +77,8 @@ static void add_case(const char *name, int n)
 
 /*
  * Lines of events whose formatters are not in this tree, written as docs/audit-log.md shows
- * them: a DNS refusal folding repeated queries ("repeats"), and policy_update.
+ * them: a DNS refusal folding repeated queries ("repeats"), audit-only's would_deny and
+ * allow, and policy_update.
  */
 static void add_fixed_case(const char *name, const char *line)
 {
@@ -241,6 +242,25 @@ static void make_cases(void)
 		       "\"op\":\"dns\",\"pid\":23944,\"protocol\":\"udp\",\"qname\":"
 		       "\"evil.example\",\"qtype\":\"A\",\"rcode\":\"REFUSED\",\"reason\":"
 		       "\"name\",\"repeats\":2}");
+	add_fixed_case("would_deny",
+		       "{\"ts\":\"" FIXED_TS "\",\"event\":\"would_deny\",\"v\":1,\"seq\":24,"
+		       "\"host\":\"vm\",\"sandbox\":\"159138ce3fa5\",\"policy\":\"demo\","
+		       "\"op\":\"connect\",\"pid\":2971,\"tid\":2971,\"comm\":\"python3\","
+		       "\"uid\":65534,\"exe\":\"/usr/bin/python3.11\",\"family\":\"ipv4\","
+		       "\"protocol\":\"tcp\",\"dst_ip\":\"127.0.9.2\",\"dst_port\":8443,"
+		       "\"dst_name\":\"cdn.learn.test\"}");
+	add_fixed_case("allow", "{\"ts\":\"" FIXED_TS "\",\"event\":\"allow\",\"v\":1,\"seq\":25,"
+				"\"host\":\"vm\",\"sandbox\":\"159138ce3fa5\",\"policy\":\"demo\","
+				"\"op\":\"connect\",\"pid\":2971,\"tid\":2971,\"comm\":\"python3\","
+				"\"uid\":65534,\"exe\":\"/usr/bin/python3.11\",\"family\":\"ipv4\","
+				"\"protocol\":\"tcp\",\"dst_ip\":\"127.0.9.1\",\"dst_port\":8443,"
+				"\"dst_name\":\"api.learn.test\"}");
+	add_fixed_case("would_deny_dns",
+		       "{\"ts\":\"" FIXED_TS "\",\"event\":\"would_deny\",\"v\":1,\"seq\":26,"
+		       "\"host\":\"vm\",\"sandbox\":\"159138ce3fa5\",\"policy\":\"demo\","
+		       "\"op\":\"dns\",\"pid\":2971,\"protocol\":\"udp\",\"qname\":"
+		       "\"cdn.learn.test\",\"qtype\":\"A\",\"rcode\":\"REFUSED\",\"reason\":"
+		       "\"name\"}");
 	add_fixed_case(
 		"policy_update",
 		"{\"ts\":\"" FIXED_TS "\",\"event\":\"policy_update\",\"v\":1,"
