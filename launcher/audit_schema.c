@@ -997,6 +997,16 @@ static void ocsf_translate(struct schema_out *o, struct schema_line *line,
 			: dropped				  ? "Dropped"
 								  : "Blocked");
 	}
+	/* Whether what the job (or launch, for the start) tried succeeded. */
+	if (control || e->kind == SCHEMA_KIND_START || e->kind == SCHEMA_KIND_EXIT) {
+		const struct schema_field *code = schema_find(line, "exit_code");
+		bool failed = e->verdict == SCHEMA_VERDICT_DENIED ||
+			      (e->kind == SCHEMA_KIND_EXIT &&
+			       (!schema_is_number(code) || schema_number(code) != 0));
+
+		out_int(o, "status_id", failed ? 2 : 1);
+		out_str(o, "status", failed ? "Failure" : "Success");
+	}
 	if (e->kind == SCHEMA_KIND_LOST) {
 		struct schema_field *count = schema_take(line, "count");
 
