@@ -707,6 +707,28 @@ static void test_ecs_golden(void)
 	golden(AUDIT_SCHEMA_ECS, "ecs");
 }
 
+/* The examples in README.md and docs/audit-log.md are golden documents, as they are now. */
+static void test_docs_show_goldens(void)
+{
+	static const char *const shown[][2] = {
+		{ "README.md", GOLDEN_DIR "/ocsf/deny_connect.json" },
+		{ "docs/audit-log.md", GOLDEN_DIR "/ocsf/deny_dns.json" },
+		{ "docs/audit-log.md", GOLDEN_DIR "/ecs/deny_connect.json" },
+	};
+
+	for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+		_cleanup_free_ char *doc = read_file(shown[i][0]), *golden = read_file(shown[i][1]);
+
+		CHECK(doc && golden);
+		if (!doc || !golden)
+			continue;
+		if (!strstr(doc, golden)) {
+			printf("  %s does not show %s as it is now\n", shown[i][0], shown[i][1]);
+			test_current_failed = 1;
+		}
+	}
+}
+
 static void check_schema(enum audit_schema schema)
 {
 	_cleanup_free_ char *list =
@@ -1037,6 +1059,7 @@ int main(void)
 {
 	RUN(test_ocsf_golden);
 	RUN(test_ecs_golden);
+	RUN(test_docs_show_goldens);
 	RUN(test_ocsf_schema);
 	RUN(test_ecs_schema);
 	RUN(test_nothing_dropped);
