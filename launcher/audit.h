@@ -131,8 +131,11 @@ struct audit_log {
 	/* Sees every line as it is queued (--notify-denials); NULL: none. Supervisor only. */
 	void (*observer)(const char *line, size_t len, void *ctx);
 	void *observer_ctx;
-	/* Writer only, syslog: one message, framed; its header is far below a kilobyte. */
-	char message[AUDIT_LINE_MAX + 1024];
+	/*
+	 * Writer only, syslog: one message, framed. Its header and structured data hold at
+	 * most 16 values of at most 128 bytes (256 with ']' escaped): under 5 KiB.
+	 */
+	char message[AUDIT_LINE_MAX + 5120];
 	/*
 	 * --audit-format: lines are turned into its documents as they are queued, or for
 	 * syslog as they are sent (the structured data comes from launch's own line). Used by

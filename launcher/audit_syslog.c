@@ -22,6 +22,12 @@
 #define AUDIT_SYSLOG_FACILITY 10
 #define AUDIT_SYSLOG_WARNING  4
 #define AUDIT_SYSLOG_INFO     6
+/*
+ * Bytes of one value in the structured data (before ']' is escaped): the longest lines'
+ * values, twice over when ']' doubles them, would not fit rsyslog's default 8 KiB message
+ * beside a 4 KiB MSG.
+ */
+#define AUDIT_SYSLOG_SD_VALUE_MAX 128
 
 /* Top-level fields copied into the structured data when the line has them. */
 static const char *const AUDIT_SYSLOG_SD_KEYS[] = {
@@ -96,6 +102,32 @@ static bool json_top_value(const char *line, size_t len, const char *key, const 
 	return false;
 }
 
+/*
+ * How much of a value goes into the structured data: at most AUDIT_SYSLOG_SD_VALUE_MAX bytes,
+ * cut between JSON escapes and UTF-8 sequences (a cut escape's backslash would escape the
+ * closing quote). The MSG has every value whole.
+ */
+static size_t syslog_sd_value_len(const char *value, size_t len)
+{
+	size_t i = 0;
+
+	if (len <= AUDIT_SYSLOG_SD_VALUE_MAX)
+		return len;
+	while (i < len) {
+		unsigned char c = (unsigned char)value[i];
+		size_t unit = c == '\\'	  ? (i + 1 < len && value[i + 1] == 'u' ? 6 : 2)
+			      : c >= 0xf0 ? 4
+			      : c >= 0xe0 ? 3
+			      : c >= 0xc0 ? 2
+					  : 1;
+
+		if (i + unit > AUDIT_SYSLOG_SD_VALUE_MAX)
+			break;
+		i += unit;
+	}
+	return i;
+}
+
 /* RFC 5424 6.2: HOSTNAME, APP-NAME, MSGID are printable US-ASCII without spaces, or "-". */
 static void syslog_token(char *buf, size_t *off, size_t cap, const char *s, size_t len, size_t max)
 {
@@ -158,6 +190,7 @@ int audit_syslog_format_msg(const char *line, size_t len, const char *msg, size_
 		if (n < 0 || (size_t)n >= cap - off)
 			return -ENOBUFS;
 		off += (size_t)n;
+		value_len = syslog_sd_value_len(value, value_len);
 		/*
 		 * JSON's \" and \\ are RFC 5424's escapes too (6.3.3); only ']' needs one more.
 		 * Other JSON escapes (\u0001) stay as text: a lone backslash means itself there.

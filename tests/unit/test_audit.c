@@ -1137,6 +1137,37 @@ static void test_syslog_format(void)
 		       " - launch 5 sandbox_start [launch@32473 event=\"sandbox_start\" seq=\"1\"");
 	CHECK_EQ_INT(strncmp(msg, "<86>1 ", 6), 0);
 	CHECK_EQ_INT(audit_syslog_format(line, (size_t)n, "h", 5, msg, 100), -ENOBUFS);
+
+	/*
+	 * A long value is cut to 128 bytes in the structured data, between escapes (a cut
+	 * escape's backslash would escape the closing quote) and UTF-8 sequences; the MSG has
+	 * it whole.
+	 */
+	{
+		char exe[200];
+
+		memset(exe, 0, sizeof(exe));
+		exe[0] = 'x';
+		memset(exe + 1, '\x01', 30); /* each "\u0001": 6 bytes of JSON */
+		n = audit_format_deny_exe(&test_log, &e, NULL, exe, line, sizeof(line));
+		m = audit_syslog_format(line, (size_t)n, "h1", 321, msg, sizeof(msg));
+		CHECK(m > 0);
+		/* "x" and 21 escapes: 127 bytes, the 22nd would pass 128. */
+		snprintf(expect, sizeof(expect), " exe=\"x%s\" ",
+			 "\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001"
+			 "\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001\\u0001"
+			 "\\u0001");
+		CHECK_CONTAINS(msg, expect);
+		memset(exe + 1, 0, sizeof(exe) - 1);
+		for (size_t i = 1; i + 2 < 1 + 3 * 60; i += 2)
+			exe[i] = '\xc3', exe[i + 1] = '\xa9'; /* é, 2 bytes each */
+		n = audit_format_deny_exe(&test_log, &e, NULL, exe, line, sizeof(line));
+		m = audit_syslog_format(line, (size_t)n, "h1", 321, msg, sizeof(msg));
+		CHECK(m > 0);
+		/* "x" and 63 é: 127 bytes. */
+		CHECK(strstr(msg, " exe=\"x\xc3\xa9") && strstr(msg, "\xc3\xa9\" dst_ip="));
+		CHECK_CONTAINS(json = strstr(msg, "] {"), "\"exe\":\"x\xc3\xa9");
+	}
 }
 
 static void test_syslog_parse(void)

@@ -861,23 +861,31 @@ static void test_long_start_fits(void)
 	}
 }
 
-/* A refusal with every string at its cap (host, sandbox, policy, exe, name) fits too. */
+/*
+ * A refusal with every string at its cap (host, sandbox, policy, exe, name) fits too, as a
+ * line and as a syslog message.
+ */
 static void test_long_deny_fits(void)
 {
 	static char exe[AUDIT_FIELD_MAX * 2], name[AUDIT_FIELD_MAX * 2];
 	struct deny_event e = event(AUDIT_OP_CONNECT);
 	char line[AUDIT_LINE_MAX], out[AUDIT_LINE_MAX];
-	int n;
+	int n, m;
 
 	log_init();
-	memset(exe, '\x01', sizeof(exe) - 1);
-	memset(name, 'n', sizeof(name) - 1);
-	memset(test_log.sandbox, 's', sizeof(test_log.sandbox) - 1);
-	memset(test_log.policy, '\x02', sizeof(test_log.policy) - 1);
+	/* ']' doubles in syslog's structured data (RFC 5424 6.3.3), a control byte in JSON. */
+	memset(exe, ']', sizeof(exe) - 1);
+	memset(name, ']', sizeof(name) - 1);
+	memset(test_log.sandbox, ']', sizeof(test_log.sandbox) - 1);
+	memset(test_log.policy, ']', sizeof(test_log.policy) - 1);
 	memset(test_log.host, 'h', sizeof(test_log.host) - 1);
 	memset(e.comm, '\x03', sizeof(e.comm));
 	n = audit_format_deny_exe(&test_log, &e, name, exe, line, sizeof(line));
 	CHECK(n > 0);
+	/* Within rsyslog's default maxMessageSize, 8 KiB. */
+	m = audit_syslog_format(line, strlen(line), test_log.host, 1, test_log.message,
+				sizeof(test_log.message));
+	CHECK(m > 0 && m <= 8192);
 	for (int s = AUDIT_SCHEMA_OCSF; s <= AUDIT_SCHEMA_ECS; s++) {
 		struct audit_schema_ctx ctx = { 0 };
 		cJSON *doc;
@@ -887,6 +895,12 @@ static void test_long_deny_fits(void)
 		doc = cJSON_Parse(out);
 		CHECK(doc != NULL);
 		cJSON_Delete(doc);
+		/* As a syslog message too: the structured data repeats the long fields. */
+		m = n > 0 ? audit_syslog_format_msg(line, strlen(line), out, (size_t)n,
+						    test_log.host, 1, test_log.message,
+						    sizeof(test_log.message))
+			  : -1;
+		CHECK(m > 0 && m <= 8192);
 	}
 }
 
