@@ -1233,7 +1233,7 @@ static void ecs_translate(struct schema_out *o, struct schema_line *line,
 	if (schema_is_number(seq))
 		out_value(o, "sequence", seq);
 	out_line_id(o, "id", schema_find(line, "sandbox"), seq);
-	out_int(o, "severity", denied ? 4 : 6);
+	out_int(o, "severity", denied || e->kind == SCHEMA_KIND_LOST ? 4 : 6);
 	out_str(o, "module", "launch");
 	out_str(o, "dataset", "launch.audit");
 	out_str(o, "provider", "launch");
