@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../bpf/launch.h"
+#include "image.h"
 
 /* The shared programs, by the hook each is attached to. */
 enum loader_prog {
@@ -33,23 +34,16 @@ enum loader_prog {
 	LOADER_NPROGS,
 };
 
-/* The shared maps the launcher writes. */
+/*
+ * The shared maps the launcher writes: two of its own, then the maps-of-maps, indexed by
+ * slot, one per kind of map a sandbox has (enum image_map, in image.h's order).
+ */
 enum loader_map {
 	LOADER_MAP_STATES, /* per-CPU cgroup storage: struct sandbox_state */
 	LOADER_MAP_SLOT_OWNER,
-	/* Maps-of-maps, indexed by slot; the sandbox's own map of each kind goes there. */
-	LOADER_MAP_EVENTS,
-	LOADER_MAP_ALLOW_EXACT,
-	LOADER_MAP_ALLOW_PREFIX,
-	LOADER_MAP_ALLOW_PREFIX_HASH,
-	LOADER_MAP_PORT_SETS,
-	LOADER_MAP_DNS_ALLOW,
-	LOADER_MAP_DNS_PORT_SETS,
-	LOADER_MAP_UNIX_ALLOW,
-	LOADER_NMAPS,
+	LOADER_FIRST_OUTER,
+	LOADER_NMAPS = LOADER_FIRST_OUTER + IMAGE_NMAPS,
 };
-
-#define LOADER_FIRST_OUTER LOADER_MAP_EVENTS
 
 struct loader_shared {
 	int prog_fd[LOADER_NPROGS]; /* -1: not loaded (the unix ones before kernel 6.7) */
@@ -77,11 +71,11 @@ struct rules;
 /* What one sandbox holds: its slot, its maps, its configuration. */
 struct loader_sandbox {
 	const struct loader_shared *shared;
-	uint32_t slot;		      /* 0: none held */
-	int slots_fd;		      /* its lock on byte `slot` of the slots file holds the slot */
-	uint64_t cgroup_id;	      /* 0: not attached */
-	int inner_fd[LOADER_NMAPS];   /* the sandbox's own maps; -1 for kinds it has none of */
-	bool inner_new[LOADER_NMAPS]; /* made by this sandbox: not in the slot yet */
+	uint32_t slot;		     /* 0: none held */
+	int slots_fd;		     /* its lock on byte `slot` of the slots file holds the slot */
+	uint64_t cgroup_id;	     /* 0: not attached */
+	int inner_fd[IMAGE_NMAPS];   /* the sandbox's own maps; -1 for kinds it has none of */
+	bool inner_new[IMAGE_NMAPS]; /* made by this sandbox: not in the slot yet */
 	struct sandbox_cfg cfg;
 };
 
@@ -91,8 +85,8 @@ struct loader_sandbox {
 	}
 
 /*
- * Takes a free slot and makes the sandbox's maps, filled from rules. Call
- * loader_sandbox_close whatever it returns.
+ * Takes a free slot and makes the sandbox's maps as the policy's image lays them out
+ * (image_build over rules), filled. Call loader_sandbox_close whatever it returns.
  */
 int loader_sandbox_new(const struct loader_shared *shared, const struct rules *rules,
 		       bool dns_proxy, struct loader_sandbox *sb);
