@@ -48,6 +48,11 @@ struct image_map_spec {
 	__u32 value_size;
 	__u32 flags;
 	__u32 fixed_entries; /* max_entries when fixed; 0: sized to the policy */
+	/*
+	 * The running sandbox's, not the policy's (its ring buffer, the addresses its DNS
+	 * answers opened): a policy update keeps the map it has.
+	 */
+	bool runtime;
 };
 
 extern const struct image_map_spec image_map_specs[IMAGE_NMAPS];

@@ -56,6 +56,7 @@ static const struct {
 
 /* The shared maps of the launcher's own; the maps-of-maps are named in image_map_specs. */
 static const char *const SHARED_MAP_NAMES[LOADER_FIRST_OUTER] = {
+	[LOADER_MAP_CFGS] = "sandbox_cfgs",
 	[LOADER_MAP_STATES] = "sandbox_states",
 	[LOADER_MAP_SLOT_OWNER] = "slot_owner",
 };
@@ -353,16 +354,26 @@ static int slot_lock(int fd, uint32_t slot, short type)
  * over; if that leaves none, its error is returned rather than -EUSERS, which means that
  * every slot is held by a live launcher (or by gc, for longer than it ever takes).
  */
-static int slot_take(struct loader_sandbox *sb)
+static int slot_take(struct loader_sandbox *sb, uint32_t *ret_slot)
 {
 	int reclaim_error = 0;
 
-	sb->slots_fd = slots_open();
+	if (sb->slots_fd < 0)
+		sb->slots_fd = slots_open();
 	if (sb->slots_fd < 0)
 		return sb->slots_fd;
 	for (int waited_us = 0;; waited_us += SLOT_TAKE_RETRY_US) {
 		for (uint32_t slot = 1; slot < MAX_SANDBOXES; slot++) {
-			int r = slot_lock(sb->slots_fd, slot, F_WRLCK);
+			int r;
+
+			/*
+			 * A lock of our own file description is granted again: the slot the
+			 * sandbox holds (a second one is taken by an update) is no free slot,
+			 * and its reclaim would empty the sandbox's own cgroup.
+			 */
+			if (slot == sb->slot)
+				continue;
+			r = slot_lock(sb->slots_fd, slot, F_WRLCK);
 
 			if (r == -EAGAIN || r == -EACCES)
 				continue;
@@ -374,7 +385,7 @@ static int slot_take(struct loader_sandbox *sb)
 				slot_lock(sb->slots_fd, slot, F_UNLCK);
 				continue;
 			}
-			sb->slot = slot;
+			*ret_slot = slot;
 			return 0;
 		}
 		if (reclaim_error)
@@ -572,15 +583,18 @@ static int map_fill(int fd, const struct image_map_spec *spec, const struct imag
 	return 0;
 }
 
-/* Makes (or empties) and fills every map the image has, and takes its settings. */
-static int sandbox_load_image(struct loader_sandbox *sb, const struct image *image)
+/*
+ * Makes (or empties) and fills every map the image has at sb's slot, but with policy_only
+ * those that a running sandbox keeps (image_map_spec.runtime).
+ */
+static int sandbox_load_image(struct loader_sandbox *sb, const struct image *image,
+			      bool policy_only)
 {
-	sb->cfg = image->cfg;
 	for (int kind = 0; kind < IMAGE_NMAPS; kind++) {
 		const struct image_entries *e = &image->maps[kind];
 		int r;
 
-		if (!e->present)
+		if (!e->present || (policy_only && image_map_specs[kind].runtime))
 			continue;
 		/*
 		 * Only the AF_UNIX maps can be missing (before kernel 6.7, with their programs):
@@ -612,31 +626,27 @@ int loader_sandbox_new(const struct loader_shared *shared, const struct rules *r
 	if (r < 0)
 		return r;
 	/* Whoever had the slot before is gone (slot_reclaim) before its maps are emptied. */
-	r = slot_take(sb);
+	sb->cfg = image->cfg;
+	r = slot_take(sb, &sb->slot);
 	if (r == 0)
-		r = sandbox_load_image(sb, image);
+		r = sandbox_load_image(sb, image, false);
 	/* Filled before they go in: the slot is not in use yet, but nothing half-made goes in. */
 	if (r == 0)
 		r = slot_install(sb);
 	return r;
 }
 
-/* Writes the cgroup's storage: cfg for every CPU, the counters zeroed. */
-static int state_write(const struct loader_shared *shared, uint64_t cgroup_id,
-		       const struct sandbox_cfg *cfg)
+/*
+ * Replaces the settings in the cgroup's storage, whole: the kernel swaps the value's pointer,
+ * so a program sees these settings or the ones before, never a mix. The counters, in their
+ * own per-CPU storage, start at zero with the cgroup's attachment and are never written here.
+ */
+static int settings_write(const struct loader_shared *shared, uint64_t cgroup_id,
+			  const struct sandbox_cfg *cfg)
 {
-	int ncpus = libbpf_num_possible_cpus();
-	_cleanup_free_ struct sandbox_state *per_cpu = NULL;
 	__u64 key = cgroup_id;
 
-	if (ncpus <= 0)
-		return ncpus < 0 ? ncpus : -EINVAL;
-	per_cpu = calloc((size_t)ncpus, sizeof(*per_cpu));
-	if (!per_cpu)
-		return -ENOMEM;
-	for (int i = 0; i < ncpus; i++)
-		per_cpu[i].cfg = *cfg;
-	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_STATES], &key, per_cpu, BPF_ANY) < 0)
+	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_CFGS], &key, cfg, BPF_ANY) < 0)
 		return -errno;
 	return 0;
 }
@@ -673,10 +683,109 @@ int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgr
 	/* Last: with its slot set, the cgroup's own allowlist applies. */
 	sb->cfg.cgroup_id = cgroup_id;
 	sb->cfg.slot = slot;
-	r = state_write(shared, cgroup_id, &sb->cfg);
+	r = settings_write(shared, cgroup_id, &sb->cfg);
 	if (r < 0)
 		*ret_failed = "the sandbox's configuration";
 	return r;
+}
+
+/*
+ * Takes the sandbox's ring buffer and DNS maps out of a slot it held besides its own, then
+ * lets that slot go: the next sandbox there must make its own, never read or empty these.
+ * While one cannot be taken out, the slot stays held (until the launcher ends).
+ */
+static int slot_release(struct loader_sandbox *sb, uint32_t slot)
+{
+	struct slot_op ops[IMAGE_NMAPS];
+	size_t n = 0;
+	int r;
+
+	for (int m = 0; m < IMAGE_NMAPS; m++)
+		if (image_map_specs[m].runtime && sb->inner_fd[m] >= 0)
+			ops[n++] = (struct slot_op){ .outer_fd = outer_fd(sb->shared, m),
+						     .slot = slot,
+						     .inner_fd = -1 };
+	r = slot_ops_apply(ops, n);
+	if (r < 0)
+		return r;
+	slot_disown(sb->shared, slot);
+	slot_lock(sb->slots_fd, slot, F_UNLCK);
+	return 0;
+}
+
+int loader_sandbox_update(struct loader_sandbox *sb, const struct image *image)
+{
+	struct loader_sandbox next = { .shared = sb->shared, .slots_fd = sb->slots_fd };
+	struct slot_op ops[IMAGE_NMAPS];
+	struct sandbox_cfg cfg;
+	uint32_t old_slot = sb->slot, new_slot = 0;
+	__u64 owner = sb->cgroup_id;
+	size_t n = 0;
+	int r;
+
+	if (!sb->cgroup_id || !sb->slot)
+		return -EINVAL;
+	for (int m = 0; m < IMAGE_NMAPS; m++)
+		next.inner_fd[m] = -1;
+	/*
+	 * The new policy's maps go to a second slot, filled and installed while the programs
+	 * still read the first one's; then one write of the settings moves the sandbox over.
+	 */
+	r = slot_take(sb, &new_slot);
+	if (r < 0)
+		return r;
+	next.slot = new_slot;
+	r = sandbox_load_image(&next, image, true);
+	for (int m = 0; r == 0 && m < IMAGE_NMAPS; m++) {
+		int inner = image_map_specs[m].runtime
+				    ? sb->inner_fd[m]
+				    : (next.inner_new[m] ? next.inner_fd[m] : -1);
+
+		/* The ring buffer and the DNS maps are the same maps, at both slots. */
+		if (inner >= 0)
+			ops[n++] = (struct slot_op){ .outer_fd = outer_fd(sb->shared, m),
+						     .slot = new_slot,
+						     .inner_fd = inner };
+	}
+	if (r == 0)
+		r = slot_ops_apply(ops, n);
+	if (r == 0 && bpf_map_update_elem(sb->shared->map_fd[LOADER_MAP_SLOT_OWNER], &new_slot,
+					  &owner, BPF_ANY) < 0)
+		r = -errno;
+	cfg = image->cfg;
+	cfg.cgroup_id = sb->cgroup_id;
+	cfg.slot = new_slot;
+	/* Where the DNS proxy listens is the running sandbox's. */
+	cfg.flags |= sb->cfg.flags & CFG_DNS_PROXY;
+	cfg.dns_udp4_port = sb->cfg.dns_udp4_port;
+	cfg.dns_tcp4_port = sb->cfg.dns_tcp4_port;
+	cfg.dns_udp6_port = sb->cfg.dns_udp6_port;
+	cfg.dns_tcp6_port = sb->cfg.dns_tcp6_port;
+	/* The swap: a program sees the old settings and slot, or the new ones. */
+	if (r == 0)
+		r = settings_write(sb->shared, sb->cgroup_id, &cfg);
+	if (r < 0) {
+		for (int m = 0; m < IMAGE_NMAPS; m++)
+			if (next.inner_fd[m] >= 0)
+				close(next.inner_fd[m]);
+		slot_release(sb, new_slot);
+		return r;
+	}
+	sb->cfg = cfg;
+	sb->slot = new_slot;
+	for (int m = 0; m < IMAGE_NMAPS; m++)
+		if (!image_map_specs[m].runtime) {
+			if (sb->inner_fd[m] >= 0)
+				close(sb->inner_fd[m]);
+			sb->inner_fd[m] = next.inner_fd[m];
+		}
+	/*
+	 * The old slot keeps its policy maps for the next sandbox to empty, but not this one's
+	 * ring buffer (always there) and DNS maps. Each change to a map-of-maps waits for an RCU
+	 * grace period (maybe_wait_bpf_programs): once slot_release returns, no program that
+	 * read the old settings is still running, and every call is judged by the new policy.
+	 */
+	return slot_release(sb, old_slot);
 }
 
 void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long *ret_denied,
@@ -684,7 +793,7 @@ void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long
 {
 	int ncpus = libbpf_num_possible_cpus();
 	__u64 key = sb->cgroup_id;
-	struct sandbox_state *per_cpu;
+	struct sandbox_counters *per_cpu;
 
 	*ret_denied = 0;
 	*ret_lost = 0;
@@ -695,8 +804,8 @@ void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long
 		return;
 	if (bpf_map_lookup_elem(sb->shared->map_fd[LOADER_MAP_STATES], &key, per_cpu) == 0)
 		for (int i = 0; i < ncpus; i++) {
-			*ret_denied += per_cpu[i].counters.denied;
-			*ret_lost += per_cpu[i].counters.lost;
+			*ret_denied += per_cpu[i].denied;
+			*ret_lost += per_cpu[i].lost;
 		}
 	free(per_cpu);
 }
@@ -704,7 +813,7 @@ void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long
 unsigned long long loader_sandbox_packet_dropped(const struct loader_sandbox *sb)
 {
 	int ncpus = libbpf_num_possible_cpus();
-	_cleanup_free_ struct sandbox_state *per_cpu = NULL;
+	_cleanup_free_ struct sandbox_counters *per_cpu = NULL;
 	unsigned long long dropped = 0;
 	__u64 key = sb->cgroup_id;
 
@@ -714,7 +823,7 @@ unsigned long long loader_sandbox_packet_dropped(const struct loader_sandbox *sb
 	if (per_cpu &&
 	    bpf_map_lookup_elem(sb->shared->map_fd[LOADER_MAP_STATES], &key, per_cpu) == 0)
 		for (int i = 0; i < ncpus; i++)
-			dropped += per_cpu[i].counters.packet_dropped;
+			dropped += per_cpu[i].packet_dropped;
 	return dropped;
 }
 
@@ -733,7 +842,7 @@ int loader_sandbox_close(struct loader_sandbox *sb)
 		static const struct sandbox_cfg closed;
 
 		/* The cgroup refuses everything from now on, whether or not rmdir follows. */
-		r = state_write(sb->shared, sb->cgroup_id, &closed);
+		r = settings_write(sb->shared, sb->cgroup_id, &closed);
 		if (r == -ENOENT)
 			r = 0;
 	}

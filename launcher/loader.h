@@ -39,7 +39,8 @@ enum loader_prog {
  * slot, one per kind of map a sandbox has (enum image_map, in image.h's order).
  */
 enum loader_map {
-	LOADER_MAP_STATES, /* per-CPU cgroup storage: struct sandbox_state */
+	LOADER_MAP_CFGS,   /* cgroup storage: struct sandbox_cfg */
+	LOADER_MAP_STATES, /* per-CPU cgroup storage: struct sandbox_counters */
 	LOADER_MAP_SLOT_OWNER,
 	LOADER_FIRST_OUTER,
 	LOADER_NMAPS = LOADER_FIRST_OUTER + IMAGE_NMAPS,
@@ -97,6 +98,14 @@ int loader_sandbox_new(const struct loader_shared *shared, const struct rules *r
  */
 int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgroup_id,
 			  const char **ret_failed);
+/*
+ * Replaces the policy of the attached sandbox with image's, atomically: its maps go to another
+ * slot, then one write of the settings (a pointer swap in the kernel) moves every program over,
+ * so that each call is judged by the old policy or by the new, never a mix. Returns once no
+ * program can still be judging by the old one. On error the old policy stays in force, but
+ * when only letting the old slot go failed (the update is in force then).
+ */
+int loader_sandbox_update(struct loader_sandbox *sb, const struct image *image);
 /* Refusals counted by the kernel: all of them, and those whose event was lost. */
 void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long *ret_denied,
 			     unsigned long long *ret_lost);
