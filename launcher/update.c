@@ -46,7 +46,7 @@ static int socket_path(const char *id, struct sockaddr_un *ret_addr)
 	if (!id[0] || strchr(id, '/') || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
 		return -EINVAL;
 	if ((size_t)snprintf(ret_addr->sun_path, sizeof(ret_addr->sun_path), "%s/%s%s", GC_LOCK_DIR,
-			     id, UPDATE_SOCKET_SUFFIX) >= sizeof(ret_addr->sun_path))
+			     id, GC_CONTROL_SUFFIX) >= sizeof(ret_addr->sun_path))
 		return -ENAMETOOLONG;
 	return 0;
 }

@@ -12,8 +12,6 @@
 
 #include "util.h"
 
-/* The control socket of sandbox <id>: <GC_LOCK_DIR>/<id>UPDATE_SOCKET_SUFFIX, root's only. */
-#define UPDATE_SOCKET_SUFFIX ".ctl"
 /* How long the command waits for the launcher's answer: its look-ups of policy hosts. */
 #define UPDATE_ANSWER_TIMEOUT_S 60
 

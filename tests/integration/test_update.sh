@@ -163,3 +163,26 @@ test_update_no_sandbox() {
 	expect_rc "launch update of no sandbox" 125 || return 1
 	expect_match "stderr" "no running sandbox" "$L_ERR" || return 1
 }
+
+# A job cannot widen its own policy: even as uid 0, its `launch update` cannot reach the
+# launcher's control socket (the AF_UNIX hook refuses a path no policy names, and logs it).
+test_update_from_inside() {
+	local old wide name
+
+	old=$(policy old "$UPD_OLD")
+	wide=$(policy wide '{"name": "wide", "allow": [{"cidr": "127.0.0.0/8", "protocol": "any"}]}')
+	# The name launch_job is about to give the sandbox.
+	name=it$IT_RUNID-$BASHPID-$((L_N + 1))
+	# shellcheck disable=SC2016
+	launch_job --user root --policy "$old" -- /bin/sh -c '
+		"$0" update "$1" --policy "$2" >/dev/null 2>"$3/inside.err"
+		echo "update=$?"
+		"$4" tcp 127.0.0.4 8203' "$IT_LAUNCH" "$name" "$wide" "$T_DIR" "$IT_PROBE"
+	expect_rc "job" 0 || return 1
+	expect_eq "sandbox name" "$name" "$L_NAME" || return 1
+	expect_eq "the job's launch update, then its connect" "update=125
+EPERM" "$L_OUT" || return 1
+	expect_audit 0 "$L_AUDIT" event=policy_update || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect_unix "dst_path=/run/launch/$name.ctl" ||
+		return 1
+}
