@@ -66,6 +66,7 @@ static const char USAGE[] =
 	"Usage: launch [OPTIONS] -- COMMAND [ARG...]\n"
 	"       launch check --policy FILE [--policy FILE...] [--resolver ADDR[:PORT]]\n"
 	"       launch gc [--unload]\n"
+	"       launch update ID --policy FILE [--policy FILE...] [--resolver ADDR[:PORT]]\n"
 	"       launch mcp --policy FILE [--runtime node] [--modules DIR] [--pass-env NAME...]\n"
 	"                  [--pool N] [--max-output BYTES]\n"
 	"\n"
@@ -169,7 +170,9 @@ static const char USAGE[] =
 	"for the next ones (docs/design.md).\n"
 	"launch gc removes the cgroups of sandboxes whose launcher was killed (every launch\n"
 	"run does this too), frees the maps that idle BPF slots keep for the next sandbox,\n"
-	"and unloads the programs of other builds; with --unload, this build's too.\n";
+	"and unloads the programs of other builds; with --unload, this build's too.\n"
+	"launch update replaces the policies of the running sandbox ID (--name) at once: each\n"
+	"call is judged by the old policies or the new, and by the new ones once it returns.\n";
 
 /*
  * One line to stderr, which may be a pipe nobody drains (with --audit-log -, the very sink
