@@ -22,8 +22,8 @@
 /*
  * The programs are loaded once per host and shared by every sandbox (docs/design.md). What
  * is a sandbox's own is found from the cgroup the hook runs for:
- * - sandbox_states, its per-CPU cgroup storage: the slot it holds, its settings and its
- *   refusals;
+ * - sandbox_cfgs, its cgroup storage: the slot it holds and its settings;
+ * - sandbox_states, its per-CPU cgroup storage: its refusal counters;
  * - the maps-of-maps, at its slot: its allowlist maps and its ring buffer, made by its
  *   launcher;
  * - slot_owner, at its slot: its cgroup id, as long as the slot is its own. Before a slot
@@ -34,11 +34,21 @@
  * shared maps are defined once, in maps.bpf.c (LAUNCH_DEFINE_SHARED), and declared extern
  * for the others.
  */
-/* Per-CPU cgroup storage: the bigger value is written once, and read without a reference. */
+/*
+ * The settings: shared cgroup storage, one value that an update replaces whole (launch.h).
+ * Keyed by the cgroup id alone: one storage for every program.
+ */
+struct sandbox_cfgs_map {
+	__uint(type, BPF_MAP_TYPE_CGROUP_STORAGE);
+	__type(key, __u64);
+	__type(value, struct sandbox_cfg);
+};
+
+/* The refusal counters: per-CPU cgroup storage, counted with atomics, never rewritten. */
 struct sandbox_states_map {
 	__uint(type, BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE);
-	__type(key, __u64); /* the cgroup id alone: one storage for every program */
-	__type(value, struct sandbox_state);
+	__type(key, __u64);
+	__type(value, struct sandbox_counters);
 };
 
 struct slot_owner_map {
@@ -62,10 +72,12 @@ struct events_map {
 };
 
 #ifdef LAUNCH_DEFINE_SHARED
+struct sandbox_cfgs_map sandbox_cfgs SEC(".maps");
 struct sandbox_states_map sandbox_states SEC(".maps");
 struct slot_owner_map slot_owner SEC(".maps");
 struct events_map events SEC(".maps");
 #else
+extern struct sandbox_cfgs_map sandbox_cfgs SEC(".maps");
 extern struct sandbox_states_map sandbox_states SEC(".maps");
 extern struct slot_owner_map slot_owner SEC(".maps");
 extern struct events_map events SEC(".maps");
@@ -79,9 +91,9 @@ extern struct events_map events SEC(".maps");
  */
 static __always_inline const struct sandbox_cfg *sandbox_get(void)
 {
-	struct sandbox_state *state = bpf_get_local_storage(&sandbox_states, 0);
+	struct sandbox_cfg *cfg = bpf_get_local_storage(&sandbox_cfgs, 0);
 
-	return state->cfg.slot ? &state->cfg : NULL;
+	return cfg->slot ? cfg : NULL;
 }
 
 struct port_match {
@@ -180,8 +192,8 @@ static __always_inline struct deny_event *audit_event_reserve(const struct sandb
 static __always_inline struct deny_event *audit_reserve(const struct sandbox_cfg *cfg, __u16 op,
 							__u16 family)
 {
-	/* cfg is this CPU's sandbox_state's (sandbox_get), which migration cannot change. */
-	struct sandbox_counters *counters = &((struct sandbox_state *)cfg)->counters;
+	/* This CPU's: a program runs with migration disabled. */
+	struct sandbox_counters *counters = bpf_get_local_storage(&sandbox_states, 0);
 	struct deny_event *event;
 
 	/* Per CPU, yet atomic: a program may be preempted by another on the same CPU. */

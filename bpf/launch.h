@@ -95,9 +95,11 @@ struct prefix_mask {
  */
 
 /*
- * One sandbox's settings, in the cgroup storage of its cgroup: written by its launcher after
- * the programs are attached and before the job starts, never while the job runs, except to
- * close the sandbox (slot 0) at its end.
+ * One sandbox's settings, in the (shared, not per-CPU) cgroup storage of its cgroup: written
+ * whole by its launcher after the programs are attached and before the job starts, then only
+ * replaced whole, by `launch update` and to close the sandbox (slot 0) at its end. The kernel
+ * replaces a shared cgroup storage's value by swapping a pointer (the old one is freed after
+ * an RCU grace period), so a program sees the old settings or the new, never a mix.
  */
 /*
  * A policy with this few exact addresses (one API host resolves to a handful) keeps them in
@@ -142,7 +144,11 @@ struct sandbox_cfg {
 	struct port_set listen;
 };
 
-/* Refusals of one sandbox, per CPU (the launcher adds them up): denied = logged + lost. */
+/*
+ * Refusals of one sandbox, in the per-CPU cgroup storage of its cgroup (the launcher adds them
+ * up): denied = logged + lost. Apart from the settings, so that replacing those while the job
+ * runs loses no count; only a refusal looks them up.
+ */
 struct sandbox_counters {
 	__u64 denied;
 	__u64 lost;
@@ -163,15 +169,6 @@ struct sandbox_counters {
  */
 #define PACKET_LOG_BURST     16
 #define PACKET_LOG_WINDOW_NS 1000000000ULL
-
-/*
- * What a sandbox's cgroup storage holds, per CPU: one storage lookup gives the programs both.
- * The launcher writes the same configuration for every CPU.
- */
-struct sandbox_state {
-	struct sandbox_cfg cfg;
-	struct sandbox_counters counters;
-};
 
 enum audit_op {
 	AUDIT_OP_CONNECT = 1,

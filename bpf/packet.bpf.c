@@ -161,7 +161,7 @@ static __always_inline bool packet_allowed(const struct sandbox_cfg *cfg, struct
 static __always_inline void packet_log_drop(const struct sandbox_cfg *cfg,
 					    const struct packet_info *info, __u32 reason)
 {
-	struct sandbox_counters *counters = &((struct sandbox_state *)cfg)->counters;
+	struct sandbox_counters *counters = bpf_get_local_storage(&sandbox_states, 0);
 	__u64 now = bpf_ktime_get_ns();
 	struct deny_event *event;
 

@@ -752,6 +752,36 @@ int audit_format_limit(const struct audit_log *log, const char *kind, unsigned l
 	return json_end(&j);
 }
 
+/* A "policies" array of sandbox_start's form: name, path and SHA-256 of each. */
+static void json_policies(struct json_line *j, const char *key, struct policy *const *policies,
+			  size_t npolicies)
+{
+	json_printf(j, ",\"%s\":[", key);
+	for (size_t i = 0; i < npolicies; i++) {
+		json_printf(j, "%s{\"name\":", i ? "," : "");
+		json_string_capped(j, "", policies[i]->name, SIZE_MAX, AUDIT_FIELD_MAX);
+		json_printf(j, ",\"path\":");
+		json_string_capped(j, "", policies[i]->path, SIZE_MAX, AUDIT_FIELD_MAX);
+		json_printf(j, ",\"sha256\":\"%s\"}", policies[i]->sha256);
+	}
+	json_raw(j, "]", 1);
+}
+
+int audit_format_policy_update(const struct audit_log *log, const struct audit_update *update,
+			       char *buf, size_t len)
+{
+	struct json_line j = { .buf = buf, .cap = len };
+
+	json_begin(&j, log, realtime_ns(), "policy_update");
+	json_key_str(&j, "old_policy", update->old_names);
+	json_policies(&j, "old_policies", update->old_policies, update->nold);
+	json_policies(&j, "policies", log->policies, log->npolicies);
+	json_key_u64(&j, "rules", update->rules);
+	json_key_u64(&j, "requester_pid", (unsigned int)update->requester_pid);
+	json_key_u64(&j, "requester_uid", update->requester_uid);
+	return json_end(&j);
+}
+
 int audit_format_exit(const struct audit_log *log, const struct audit_exit *exit, char *buf,
 		      size_t len)
 {

@@ -210,6 +210,20 @@ int audit_format_lost(const struct audit_log *log, unsigned long long count, cha
  */
 int audit_format_limit(const struct audit_log *log, const char *kind, unsigned long long limit,
 		       const char *action, char *buf, size_t len);
+/*
+ * A policy update (launch update): the policies before, and who asked. The line's "policy"
+ * and "policies" are the log's, which the caller has set to the new ones.
+ */
+struct audit_update {
+	const char *old_names; /* the old policies' names joined by "," */
+	struct policy *const *old_policies;
+	size_t nold;
+	size_t rules; /* addresses and prefixes of the new allowlist */
+	int requester_pid;
+	unsigned int requester_uid;
+};
+int audit_format_policy_update(const struct audit_log *log, const struct audit_update *update,
+			       char *buf, size_t len);
 /* What sandbox_exit says. */
 struct audit_exit {
 	int exit_code; /* >= 0 for a normal exit, else -signal */

@@ -21,7 +21,7 @@ static int dnsbpf_write_set(void *ctx, uint32_t id, const struct port_set *set)
 {
 	struct loader_sandbox *sb = ctx;
 
-	if (bpf_map_update_elem(sb->inner_fd[LOADER_MAP_DNS_PORT_SETS], &id, set, BPF_ANY) < 0)
+	if (bpf_map_update_elem(sb->inner_fd[IMAGE_MAP_DNS_PORT_SETS], &id, set, BPF_ANY) < 0)
 		return -errno;
 	return 0;
 }
@@ -33,7 +33,7 @@ static int dnsbpf_open_addr(void *ctx, const struct in6_addr *addr, uint32_t set
 
 	memcpy(key.addr, addr, sizeof(key.addr));
 	/* BPF_ANY: one update replaces the set of an open address atomically. */
-	if (bpf_map_update_elem(sb->inner_fd[LOADER_MAP_DNS_ALLOW], &key, &set_id, BPF_ANY) < 0)
+	if (bpf_map_update_elem(sb->inner_fd[IMAGE_MAP_DNS_ALLOW], &key, &set_id, BPF_ANY) < 0)
 		return -errno;
 	return 0;
 }
@@ -44,7 +44,7 @@ static int dnsbpf_close_addr(void *ctx, const struct in6_addr *addr)
 	struct addr_key key;
 
 	memcpy(key.addr, addr, sizeof(key.addr));
-	if (bpf_map_delete_elem(sb->inner_fd[LOADER_MAP_DNS_ALLOW], &key) < 0 && errno != ENOENT)
+	if (bpf_map_delete_elem(sb->inner_fd[IMAGE_MAP_DNS_ALLOW], &key) < 0 && errno != ENOENT)
 		return -errno;
 	return 0;
 }

@@ -1118,12 +1118,45 @@ int dnsproxy_read_resolv_conf(const char *path, struct resolver *ret_upstream)
 	return r;
 }
 
+/* The policies' "host" entries, which the names the job looks up are judged by. */
+static int dnsproxy_take_hosts(struct dnsproxy *p, const struct rules *rules)
+{
+	const struct policy_entry **hosts;
+	size_t nhosts = 0, n = 0;
+	int r;
+
+	for (size_t i = 0; i < rules->npolicies; i++)
+		for (size_t e = 0; e < rules->policies[i]->nentries; e++)
+			nhosts += rules->policies[i]->entries[e].host != NULL;
+	hosts = calloc(nhosts ? nhosts : 1, sizeof(*hosts));
+	if (!hosts)
+		return -ENOMEM;
+	for (size_t i = 0; i < rules->npolicies; i++)
+		for (size_t e = 0; e < rules->policies[i]->nentries; e++)
+			if (rules->policies[i]->entries[e].host)
+				hosts[n++] = &rules->policies[i]->entries[e];
+	free(p->hosts);
+	p->hosts = hosts;
+	p->nhosts = n;
+
+	/* Launch-time addresses keep their policy host's name in audit lines. */
+	for (size_t i = 0; i < rules->nhosts; i++) {
+		const struct resolved_host *host = &rules->hosts[i];
+
+		for (size_t a = 0; a < host->naddrs; a++) {
+			r = dnsproxy_remember(p, &host->addrs[a], host->entry->host, true);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
 int dnsproxy_new(const struct dnsproxy_config *config, const struct rules *rules,
 		 const struct dnsproxy_ops *ops, void *ops_ctx, struct audit_log *log,
 		 struct dnsproxy **ret_proxy)
 {
 	_cleanup_(dnsproxy_freep) struct dnsproxy *p = NULL;
-	size_t nhosts = 0;
 	int r;
 
 	if (!config->max_ips || config->max_ips > DNSPROXY_MAX_IPS_LIMIT)
@@ -1147,29 +1180,26 @@ int dnsproxy_new(const struct dnsproxy_config *config, const struct rules *rules
 	if (!p->answer_addrs || !p->opened || !p->seen_ring)
 		return -ENOMEM;
 
-	for (size_t i = 0; i < rules->npolicies; i++)
-		for (size_t e = 0; e < rules->policies[i]->nentries; e++)
-			nhosts += rules->policies[i]->entries[e].host != NULL;
-	p->hosts = calloc(nhosts ? nhosts : 1, sizeof(*p->hosts));
-	if (!p->hosts)
-		return -ENOMEM;
-	for (size_t i = 0; i < rules->npolicies; i++)
-		for (size_t e = 0; e < rules->policies[i]->nentries; e++)
-			if (rules->policies[i]->entries[e].host)
-				p->hosts[p->nhosts++] = &rules->policies[i]->entries[e];
-
-	/* Launch-time addresses keep their policy host's name in audit lines. */
-	for (size_t i = 0; i < rules->nhosts; i++) {
-		const struct resolved_host *host = &rules->hosts[i];
-
-		for (size_t a = 0; a < host->naddrs; a++) {
-			r = dnsproxy_remember(p, &host->addrs[a], host->entry->host, true);
-			if (r < 0)
-				return r;
-		}
-	}
+	r = dnsproxy_take_hosts(p, rules);
+	if (r < 0)
+		return r;
 	*ret_proxy = TAKE_PTR(p);
 	return 0;
+}
+
+int dnsproxy_set_rules(struct dnsproxy *p, const struct rules *rules)
+{
+	int r = dnsproxy_take_hosts(p, rules);
+
+	if (r < 0)
+		return r;
+	/*
+	 * Every address an answer opened closes: its name's ports were the old policy's, and a
+	 * name the new one refuses must open nothing from now on. The job's next look-up opens
+	 * what the new policy allows.
+	 */
+	dnsproxy_expire(p, DNSPROXY_NEVER);
+	return p->fatal;
 }
 
 static void dnsproxy_client_close(struct dnsproxy *p, struct dnsproxy_client *c);

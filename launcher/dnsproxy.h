@@ -95,6 +95,11 @@ int dnsproxy_new(const struct dnsproxy_config *config, const struct rules *rules
 		 const struct dnsproxy_ops *ops, void *ops_ctx, struct audit_log *log,
 		 struct dnsproxy **ret_proxy);
 void dnsproxy_free(struct dnsproxy *proxy);
+/*
+ * Judges names by another policy's host rules from now on (launch update), and closes every
+ * address an answer opened. rules must outlive the proxy. Returns 0 or -errno.
+ */
+int dnsproxy_set_rules(struct dnsproxy *proxy, const struct rules *rules);
 
 /*
  * Who sent the message being judged: find(ctx, peer, len, tcp) gives the pid of the process

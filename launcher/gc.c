@@ -82,6 +82,10 @@ void gc_unlock(const char *id, int fd)
 
 	if (fd < 0)
 		return;
+	/* The control socket first: a killed launcher's is answered by nobody. */
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", GC_LOCK_DIR, id, GC_CONTROL_SUFFIX) <
+	    sizeof(path))
+		unlink(path);
 	if (gc_lock_path(id, path, sizeof(path)) == 0)
 		unlink(path);
 	close(fd);

@@ -8,6 +8,8 @@
 
 /* Each running launcher holds an exclusive lock on <GC_LOCK_DIR>/<id>.lock. */
 #define GC_LOCK_DIR "/run/launch"
+/* The running launcher's control socket (launch update): <GC_LOCK_DIR>/<id>GC_CONTROL_SUFFIX. */
+#define GC_CONTROL_SUFFIX ".ctl"
 
 /*
  * Takes the lock of sandbox `id` before anything of it exists, so that a concurrent sweep
@@ -19,7 +21,7 @@ int gc_lock(const char *id);
  * death removes exactly that cgroup, wherever --cgroup-parent put it.
  */
 int gc_record(int lock_fd, const char *cgroup_path);
-/* Removes the lock file and closes fd; call last, when the sandbox is gone. */
+/* Removes the control socket and the lock file, closes fd; call last, when the sandbox is gone. */
 void gc_unlock(const char *id, int fd);
 /*
  * For every sandbox whose launcher is gone (its lock file is not held): kills the processes

@@ -23,7 +23,6 @@
 #include "gc.h"
 #include "launch.skel.h"
 #include "loader.h"
-#include "rules.h"
 #include "util.h"
 
 /*
@@ -55,19 +54,24 @@ static const struct {
 	[LOADER_INGRESS] = { "launch_ingress", BPF_CGROUP_INET_INGRESS },
 };
 
-/* The kernel keeps 15 characters of a map's name. */
-static const char *const MAP_NAMES[LOADER_NMAPS] = {
+/* The shared maps of the launcher's own; the maps-of-maps are named in image_map_specs. */
+static const char *const SHARED_MAP_NAMES[LOADER_FIRST_OUTER] = {
+	[LOADER_MAP_CFGS] = "sandbox_cfgs",
 	[LOADER_MAP_STATES] = "sandbox_states",
 	[LOADER_MAP_SLOT_OWNER] = "slot_owner",
-	[LOADER_MAP_EVENTS] = "events",
-	[LOADER_MAP_ALLOW_EXACT] = "allow_exact",
-	[LOADER_MAP_ALLOW_PREFIX] = "allow_prefix",
-	[LOADER_MAP_ALLOW_PREFIX_HASH] = "allow_prefix_hash",
-	[LOADER_MAP_PORT_SETS] = "port_sets",
-	[LOADER_MAP_DNS_ALLOW] = "dns_allow",
-	[LOADER_MAP_DNS_PORT_SETS] = "dns_port_sets",
-	[LOADER_MAP_UNIX_ALLOW] = "unix_allow",
 };
+
+/* The kernel keeps 15 characters of a map's name. */
+static const char *map_name(int m)
+{
+	return m < LOADER_FIRST_OUTER ? SHARED_MAP_NAMES[m]
+				      : image_map_specs[m - LOADER_FIRST_OUTER].outer_name;
+}
+
+static int outer_fd(const struct loader_shared *shared, enum image_map kind)
+{
+	return shared->map_fd[LOADER_FIRST_OUTER + kind];
+}
 
 const char *loader_version(void)
 {
@@ -144,7 +148,7 @@ static int shared_take_maps(struct loader_shared *shared, int prog_fd)
 		}
 		for (int m = 0; m < LOADER_NMAPS; m++)
 			if (shared->map_fd[m] < 0 &&
-			    strncmp(map_info.name, MAP_NAMES[m], BPF_OBJ_NAME_LEN - 1) == 0) {
+			    strncmp(map_info.name, map_name(m), BPF_OBJ_NAME_LEN - 1) == 0) {
 				shared->map_fd[m] = fd;
 				fd = -1;
 				break;
@@ -195,7 +199,8 @@ static int shared_find(const char *holder, struct loader_shared *shared)
 		}
 	}
 	for (int m = 0; m < LOADER_NMAPS; m++)
-		if (shared->map_fd[m] < 0 && (m != LOADER_MAP_UNIX_ALLOW || shared->unix_hooks)) {
+		if (shared->map_fd[m] < 0 &&
+		    (m != LOADER_FIRST_OUTER + IMAGE_MAP_UNIX_ALLOW || shared->unix_hooks)) {
 			r = -ENOENT;
 			goto fail;
 		}
@@ -349,16 +354,26 @@ static int slot_lock(int fd, uint32_t slot, short type)
  * over; if that leaves none, its error is returned rather than -EUSERS, which means that
  * every slot is held by a live launcher (or by gc, for longer than it ever takes).
  */
-static int slot_take(struct loader_sandbox *sb)
+static int slot_take(struct loader_sandbox *sb, uint32_t *ret_slot)
 {
 	int reclaim_error = 0;
 
-	sb->slots_fd = slots_open();
+	if (sb->slots_fd < 0)
+		sb->slots_fd = slots_open();
 	if (sb->slots_fd < 0)
 		return sb->slots_fd;
 	for (int waited_us = 0;; waited_us += SLOT_TAKE_RETRY_US) {
 		for (uint32_t slot = 1; slot < MAX_SANDBOXES; slot++) {
-			int r = slot_lock(sb->slots_fd, slot, F_WRLCK);
+			int r;
+
+			/*
+			 * A lock of our own file description is granted again: the slot the
+			 * sandbox holds (a second one is taken by an update) is no free slot,
+			 * and its reclaim would empty the sandbox's own cgroup.
+			 */
+			if (slot == sb->slot)
+				continue;
+			r = slot_lock(sb->slots_fd, slot, F_WRLCK);
 
 			if (r == -EAGAIN || r == -EACCES)
 				continue;
@@ -370,7 +385,7 @@ static int slot_take(struct loader_sandbox *sb)
 				slot_lock(sb->slots_fd, slot, F_UNLCK);
 				continue;
 			}
-			sb->slot = slot;
+			*ret_slot = slot;
 			return 0;
 		}
 		if (reclaim_error)
@@ -426,16 +441,16 @@ static bool map_is_empty(int fd)
 }
 
 /*
- * The slot's map of one kind, emptied, with room for n entries: each slot keeps its maps for
- * the sandboxes that take it later. Putting a new map into a map-of-maps costs a full RCU
- * grace period (milliseconds) in the kernel, so that happens only the first time a slot is
- * used, or when a sandbox needs a bigger map than the slot has.
+ * The slot's map of one kind, emptied, with room for max_entries: each slot keeps its maps
+ * for the sandboxes that take it later. Putting a new map into a map-of-maps costs a full
+ * RCU grace period (milliseconds) in the kernel, so that happens only the first time a slot
+ * is used, or when a sandbox needs a bigger map than the slot has.
  */
-static int slot_map(struct loader_sandbox *sb, enum loader_map kind, enum bpf_map_type type,
-		    const char *name, __u32 key_size, __u32 value_size, __u32 n, __u32 flags)
+static int slot_map(struct loader_sandbox *sb, enum image_map kind, __u32 max_entries)
 {
-	int outer = sb->shared->map_fd[kind], fd = -1, r;
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
+	const struct image_map_spec *spec = &image_map_specs[kind];
+	int outer = outer_fd(sb->shared, kind), fd = -1, r;
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = spec->flags);
 	__u32 id, slot = sb->slot;
 
 	if (bpf_map_lookup_elem(outer, &slot, &id) == 0) {
@@ -444,10 +459,10 @@ static int slot_map(struct loader_sandbox *sb, enum loader_map kind, enum bpf_ma
 
 		fd = bpf_map_get_fd_by_id(id);
 		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
-		    info.max_entries >= n) {
-			if (type == BPF_MAP_TYPE_HASH)
-				r = hash_clear(fd, key_size, value_size);
-			else if (type == BPF_MAP_TYPE_LPM_TRIE)
+		    info.max_entries >= max_entries) {
+			if (spec->type == BPF_MAP_TYPE_HASH)
+				r = hash_clear(fd, spec->key_size, spec->value_size);
+			else if (spec->type == BPF_MAP_TYPE_LPM_TRIE)
 				r = map_is_empty(fd) ? 0 : -ENOTEMPTY;
 			else
 				r = 0; /* arrays are overwritten where used; ring buffers drained */
@@ -459,10 +474,8 @@ static int slot_map(struct loader_sandbox *sb, enum loader_map kind, enum bpf_ma
 		if (fd >= 0)
 			close(fd);
 	}
-	/* Rounded up, so that slightly bigger policies later find room. */
-	if (type == BPF_MAP_TYPE_HASH || type == BPF_MAP_TYPE_LPM_TRIE)
-		n = n <= 64 ? 64 : 1u << (32 - __builtin_clz(n - 1));
-	fd = bpf_map_create(type, name, key_size, value_size, n, &opts);
+	fd = bpf_map_create(spec->type, spec->name, spec->key_size, spec->value_size, max_entries,
+			    &opts);
 	if (fd < 0)
 		return -errno;
 	/* Put into the slot by slot_install, with the other new ones, once filled. */
@@ -535,226 +548,105 @@ static int slot_ops_apply(struct slot_op *ops, size_t n)
 /* Puts the maps this sandbox made into its slot, all at once (slot_ops_apply). */
 static int slot_install(struct loader_sandbox *sb)
 {
-	struct slot_op ops[LOADER_NMAPS];
+	struct slot_op ops[IMAGE_NMAPS];
 	size_t n = 0;
 
-	for (int m = LOADER_FIRST_OUTER; m < LOADER_NMAPS; m++)
+	for (int m = 0; m < IMAGE_NMAPS; m++)
 		if (sb->inner_new[m])
-			ops[n++] = (struct slot_op){ .outer_fd = sb->shared->map_fd[m],
+			ops[n++] = (struct slot_op){ .outer_fd = outer_fd(sb->shared, m),
 						     .slot = sb->slot,
 						     .inner_fd = sb->inner_fd[m] };
-	for (int m = 0; m < LOADER_NMAPS; m++)
+	for (int m = 0; m < IMAGE_NMAPS; m++)
 		sb->inner_new[m] = false;
 	return slot_ops_apply(ops, n);
 }
 
-/* An entry's value: its port set, and the set's range inline when it is the only one. */
-static struct allow_value allow_value_of(const struct allowlist *list, __u32 set)
-{
-	struct allow_value value = { .set = set };
-
-	if (list->sets[set].nranges == 1)
-		value.range = list->sets[set].ranges[0];
-	return value;
-}
-
 /*
- * Writes n allowlist entries, taking the key at key_off of each struct of the array
- * `entries` and the port set index at set_off: one bpf() call for the whole batch where the
- * map type allows it (hash maps; a 100,000-address policy then fills in one call), else one
- * per entry.
+ * Writes a map's entries: one bpf() call for the whole batch where the map type allows it
+ * (hash maps; a 100,000-address policy then fills in one call), else one per entry.
  */
-static int loader_fill_entries(int fd, const struct allowlist *list, const void *entries, size_t n,
-			       size_t stride, size_t key_off, size_t key_size, size_t set_off,
-			       bool batch)
+static int map_fill(int fd, const struct image_map_spec *spec, const struct image_entries *e)
 {
-	_cleanup_free_ struct allow_value *values = NULL;
-	_cleanup_free_ char *keys = NULL;
-	const char *base = entries;
-	__u32 count = (__u32)n;
+	__u32 count = (__u32)e->n;
 
-	if (n == 0)
+	if (e->n == 0)
 		return 0;
-	keys = malloc(n * key_size);
-	values = malloc(n * sizeof(*values));
-	if (!keys || !values)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		__u32 set;
-
-		memcpy(keys + i * key_size, base + i * stride + key_off, key_size);
-		memcpy(&set, base + i * stride + set_off, sizeof(set));
-		values[i] = allow_value_of(list, set);
-	}
-	if (batch && bpf_map_update_batch(fd, keys, values, &count, NULL) == 0 && count == n)
+	if (spec->type == BPF_MAP_TYPE_HASH &&
+	    bpf_map_update_batch(fd, e->keys, e->values, &count, NULL) == 0 && count == e->n)
 		return 0;
-	/* The trie, or kernels without batch updates for this map: entry by entry. */
-	for (size_t i = 0; i < n; i++)
-		if (bpf_map_update_elem(fd, keys + i * key_size, &values[i], BPF_ANY) < 0)
+	/* The trie and arrays, or kernels without batch updates for this map: entry by entry. */
+	for (size_t i = 0; i < e->n; i++)
+		if (bpf_map_update_elem(fd, (const char *)e->keys + i * spec->key_size,
+					(const char *)e->values + i * spec->value_size,
+					BPF_ANY) < 0)
 			return -errno;
 	return 0;
 }
 
 /*
- * A handful of prefixes: in the settings, longest first, each with its mask; the programs
- * try them in that order, so the first match is the longest, as the trie's would be.
+ * Makes (or empties) and fills every map the image has at sb's slot, but with policy_only
+ * those that a running sandbox keeps (image_map_spec.runtime).
  */
-static int sandbox_inline_prefixes(struct loader_sandbox *sb, const struct allowlist *list)
+static int sandbox_load_image(struct loader_sandbox *sb, const struct image *image,
+			      bool policy_only)
 {
-	struct prefix_mask masks[MAX_HASHED_PREFIX_LENGTHS];
-	int nmasks = allowlist_prefix_masks(list, masks, MAX_HASHED_PREFIX_LENGTHS);
-	__u32 n = 0;
+	for (int kind = 0; kind < IMAGE_NMAPS; kind++) {
+		const struct image_entries *e = &image->maps[kind];
+		int r;
 
-	if (nmasks < 0)
-		return nmasks; /* cannot be: more lengths than prefixes */
-	for (int m = 0; m < nmasks; m++)
-		for (size_t i = 0; i < list->nprefixes; i++) {
-			struct inline_prefix *p = &sb->cfg.inline_prefixes[n];
-
-			if (list->prefixes[i].key.prefixlen != masks[m].prefixlen)
-				continue;
-			memcpy(p->mask, masks[m].mask, sizeof(p->mask));
-			memcpy(p->addr, list->prefixes[i].key.addr, sizeof(p->addr));
-			p->value = allow_value_of(list, list->prefixes[i].set);
-			n++;
-		}
-	sb->cfg.ninline_prefixes = n;
-	sb->cfg.flags |= CFG_HAS_PREFIXES;
-	return 0;
-}
-
-/* The allowlist's maps, with room for the policy, and the sandbox's settings for them. */
-static int sandbox_fill_allowlist(struct loader_sandbox *sb, const struct allowlist *list)
-{
-	_cleanup_free_ struct allow_prefix *expanded = NULL;
-	const struct allow_prefix *prefixes;
-	size_t nexpanded = 0, nprefixes, budget;
-	int r, nmasks, kind;
-
-	r = slot_map(sb, LOADER_MAP_PORT_SETS, BPF_MAP_TYPE_ARRAY, "launch_ports", sizeof(__u32),
-		     sizeof(struct port_set), list->nsets ? (__u32)list->nsets : 1,
-		     BPF_F_INNER_MAP);
-	for (__u32 i = 0; r == 0 && i < list->nsets; i++)
-		if (bpf_map_update_elem(sb->inner_fd[LOADER_MAP_PORT_SETS], &i, &list->sets[i],
-					BPF_ANY) < 0)
-			r = -errno;
-	if (r == 0 && list->nexact && list->nexact <= MAX_INLINE_EXACT) {
-		/* A handful: in the settings, compared in place by the programs. */
-		for (size_t i = 0; i < list->nexact; i++) {
-			memcpy(sb->cfg.inline_exact[i].addr, list->exact[i].key.addr,
-			       sizeof(sb->cfg.inline_exact[i].addr));
-			sb->cfg.inline_exact[i].value = allow_value_of(list, list->exact[i].set);
-		}
-		sb->cfg.ninline_exact = (__u32)list->nexact;
-		sb->cfg.flags |= CFG_HAS_EXACT;
-	} else if (r == 0 && list->nexact) {
-		r = slot_map(sb, LOADER_MAP_ALLOW_EXACT, BPF_MAP_TYPE_HASH, "launch_exact",
-			     sizeof(struct addr_key), sizeof(struct allow_value),
-			     (__u32)list->nexact, BPF_F_NO_PREALLOC);
+		if (!e->present || (policy_only && image_map_specs[kind].runtime))
+			continue;
+		/*
+		 * Only the AF_UNIX maps can be missing (before kernel 6.7, with their programs):
+		 * no program reads what the image has for them.
+		 */
+		if (outer_fd(sb->shared, kind) < 0)
+			continue;
+		r = slot_map(sb, kind, e->max_entries);
 		if (r == 0)
-			r = loader_fill_entries(sb->inner_fd[LOADER_MAP_ALLOW_EXACT], list,
-						list->exact, list->nexact, sizeof(*list->exact),
-						offsetof(struct allow_exact, key),
-						sizeof(list->exact->key),
-						offsetof(struct allow_exact, set), true);
-		if (r == 0)
-			sb->cfg.flags |= CFG_HAS_EXACT;
+			r = map_fill(sb->inner_fd[kind], &image_map_specs[kind], e);
+		if (r < 0)
+			return r;
 	}
-	if (r < 0 || !list->nprefixes)
-		return r;
-	if (list->nprefixes <= MAX_INLINE_PREFIXES)
-		return sandbox_inline_prefixes(sb, list);
-	/*
-	 * Few prefix lengths: one hash lookup per length beats the trie (see launch.h). Fewer
-	 * still after expansion (a /28 is four /30s): each length saved is a lookup saved on
-	 * every call that no longer prefix matches, within a few times the policy's entries.
-	 */
-	budget = list->nprefixes * 4 > 4096 ? list->nprefixes * 4 : 4096;
-	r = allowlist_expand_prefixes(list, budget, &expanded, &nexpanded);
-	if (r < 0)
-		return r;
-	nmasks = allowlist_masks_of(expanded, nexpanded, sb->cfg.prefix_masks,
-				    MAX_HASHED_PREFIX_LENGTHS);
-	/* Too many lengths even so: the trie, with the policy's own prefixes. */
-	prefixes = nmasks >= 0 ? expanded : list->prefixes;
-	nprefixes = nmasks >= 0 ? nexpanded : list->nprefixes;
-	kind = nmasks >= 0 ? LOADER_MAP_ALLOW_PREFIX_HASH : LOADER_MAP_ALLOW_PREFIX;
-	r = slot_map(sb, kind, nmasks >= 0 ? BPF_MAP_TYPE_HASH : BPF_MAP_TYPE_LPM_TRIE,
-		     nmasks >= 0 ? "launch_prefixh" : "launch_prefix", sizeof(struct prefix_key),
-		     sizeof(struct allow_value), (__u32)nprefixes, BPF_F_NO_PREALLOC);
-	if (r < 0)
-		return r;
-	/* The LPM trie has no batch operations. */
-	r = loader_fill_entries(sb->inner_fd[kind], list, prefixes, nprefixes, sizeof(*prefixes),
-				offsetof(struct allow_prefix, key), sizeof(prefixes->key),
-				offsetof(struct allow_prefix, set), nmasks >= 0);
-	sb->cfg.nprefix_masks = nmasks > 0 ? (__u32)nmasks : 0;
-	sb->cfg.flags |= CFG_HAS_PREFIXES;
-	return r;
+	return 0;
 }
 
 int loader_sandbox_new(const struct loader_shared *shared, const struct rules *rules,
 		       bool dns_proxy, struct loader_sandbox *sb)
 {
+	_cleanup_(image_freep) struct image *image = NULL;
 	int r;
 
 	memset(sb, 0, sizeof(*sb));
 	sb->shared = shared;
 	sb->slots_fd = -1;
-	for (int m = 0; m < LOADER_NMAPS; m++)
+	for (int m = 0; m < IMAGE_NMAPS; m++)
 		sb->inner_fd[m] = -1;
+	r = image_build(rules, dns_proxy, &image);
+	if (r < 0)
+		return r;
 	/* Whoever had the slot before is gone (slot_reclaim) before its maps are emptied. */
-	r = slot_take(sb);
+	sb->cfg = image->cfg;
+	r = slot_take(sb, &sb->slot);
 	if (r == 0)
-		r = slot_map(sb, LOADER_MAP_EVENTS, BPF_MAP_TYPE_RINGBUF, "launch_events", 0, 0,
-			     RINGBUF_SIZE_BYTES, 0);
-	if (r == 0)
-		r = sandbox_fill_allowlist(sb, rules->list);
-	if (r == 0 && shared->map_fd[LOADER_MAP_UNIX_ALLOW] >= 0 && rules->nunix) {
-		r = slot_map(sb, LOADER_MAP_UNIX_ALLOW, BPF_MAP_TYPE_HASH, "launch_unix",
-			     sizeof(struct unix_path_key), sizeof(__u8), MAX_UNIX_PATHS,
-			     BPF_F_NO_PREALLOC);
-		/* The value says what the job may do there: connect, bind, or both. */
-		for (size_t i = 0; r == 0 && i < rules->nunix; i++)
-			if (bpf_map_update_elem(sb->inner_fd[LOADER_MAP_UNIX_ALLOW],
-						&rules->unix_allows[i].key,
-						&rules->unix_allows[i].flags, BPF_ANY) < 0)
-				r = -errno;
-		if (r == 0)
-			sb->cfg.flags |= CFG_HAS_UNIX;
-	}
-	/* The "listen" ports live in the settings: the programs read them in place. */
-	if (r == 0)
-		sb->cfg.listen = rules->listen;
-	if (r == 0 && dns_proxy)
-		r = slot_map(sb, LOADER_MAP_DNS_ALLOW, BPF_MAP_TYPE_HASH, "launch_dns",
-			     sizeof(struct addr_key), sizeof(__u32), MAX_DNS_ALLOW_ENTRIES,
-			     BPF_F_NO_PREALLOC);
-	if (r == 0 && dns_proxy)
-		r = slot_map(sb, LOADER_MAP_DNS_PORT_SETS, BPF_MAP_TYPE_ARRAY, "launch_dnsports",
-			     sizeof(__u32), sizeof(struct port_set), MAX_DNS_PORT_SETS, 0);
+		r = sandbox_load_image(sb, image, false);
 	/* Filled before they go in: the slot is not in use yet, but nothing half-made goes in. */
 	if (r == 0)
 		r = slot_install(sb);
 	return r;
 }
 
-/* Writes the cgroup's storage: cfg for every CPU, the counters zeroed. */
-static int state_write(const struct loader_shared *shared, uint64_t cgroup_id,
-		       const struct sandbox_cfg *cfg)
+/*
+ * Replaces the settings in the cgroup's storage, whole: the kernel swaps the value's pointer,
+ * so a program sees these settings or the ones before, never a mix. The counters, in their
+ * own per-CPU storage, start at zero with the cgroup's attachment and are never written here.
+ */
+static int settings_write(const struct loader_shared *shared, uint64_t cgroup_id,
+			  const struct sandbox_cfg *cfg)
 {
-	int ncpus = libbpf_num_possible_cpus();
-	_cleanup_free_ struct sandbox_state *per_cpu = NULL;
 	__u64 key = cgroup_id;
 
-	if (ncpus <= 0)
-		return ncpus < 0 ? ncpus : -EINVAL;
-	per_cpu = calloc((size_t)ncpus, sizeof(*per_cpu));
-	if (!per_cpu)
-		return -ENOMEM;
-	for (int i = 0; i < ncpus; i++)
-		per_cpu[i].cfg = *cfg;
-	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_STATES], &key, per_cpu, BPF_ANY) < 0)
+	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_CFGS], &key, cfg, BPF_ANY) < 0)
 		return -errno;
 	return 0;
 }
@@ -791,10 +683,109 @@ int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgr
 	/* Last: with its slot set, the cgroup's own allowlist applies. */
 	sb->cfg.cgroup_id = cgroup_id;
 	sb->cfg.slot = slot;
-	r = state_write(shared, cgroup_id, &sb->cfg);
+	r = settings_write(shared, cgroup_id, &sb->cfg);
 	if (r < 0)
 		*ret_failed = "the sandbox's configuration";
 	return r;
+}
+
+/*
+ * Takes the sandbox's ring buffer and DNS maps out of a slot it held besides its own, then
+ * lets that slot go: the next sandbox there must make its own, never read or empty these.
+ * While one cannot be taken out, the slot stays held (until the launcher ends).
+ */
+static int slot_release(struct loader_sandbox *sb, uint32_t slot)
+{
+	struct slot_op ops[IMAGE_NMAPS];
+	size_t n = 0;
+	int r;
+
+	for (int m = 0; m < IMAGE_NMAPS; m++)
+		if (image_map_specs[m].runtime && sb->inner_fd[m] >= 0)
+			ops[n++] = (struct slot_op){ .outer_fd = outer_fd(sb->shared, m),
+						     .slot = slot,
+						     .inner_fd = -1 };
+	r = slot_ops_apply(ops, n);
+	if (r < 0)
+		return r;
+	slot_disown(sb->shared, slot);
+	slot_lock(sb->slots_fd, slot, F_UNLCK);
+	return 0;
+}
+
+int loader_sandbox_update(struct loader_sandbox *sb, const struct image *image)
+{
+	struct loader_sandbox next = { .shared = sb->shared, .slots_fd = sb->slots_fd };
+	struct slot_op ops[IMAGE_NMAPS];
+	struct sandbox_cfg cfg;
+	uint32_t old_slot = sb->slot, new_slot = 0;
+	__u64 owner = sb->cgroup_id;
+	size_t n = 0;
+	int r;
+
+	if (!sb->cgroup_id || !sb->slot)
+		return -EINVAL;
+	for (int m = 0; m < IMAGE_NMAPS; m++)
+		next.inner_fd[m] = -1;
+	/*
+	 * The new policy's maps go to a second slot, filled and installed while the programs
+	 * still read the first one's; then one write of the settings moves the sandbox over.
+	 */
+	r = slot_take(sb, &new_slot);
+	if (r < 0)
+		return r;
+	next.slot = new_slot;
+	r = sandbox_load_image(&next, image, true);
+	for (int m = 0; r == 0 && m < IMAGE_NMAPS; m++) {
+		int inner = image_map_specs[m].runtime
+				    ? sb->inner_fd[m]
+				    : (next.inner_new[m] ? next.inner_fd[m] : -1);
+
+		/* The ring buffer and the DNS maps are the same maps, at both slots. */
+		if (inner >= 0)
+			ops[n++] = (struct slot_op){ .outer_fd = outer_fd(sb->shared, m),
+						     .slot = new_slot,
+						     .inner_fd = inner };
+	}
+	if (r == 0)
+		r = slot_ops_apply(ops, n);
+	if (r == 0 && bpf_map_update_elem(sb->shared->map_fd[LOADER_MAP_SLOT_OWNER], &new_slot,
+					  &owner, BPF_ANY) < 0)
+		r = -errno;
+	cfg = image->cfg;
+	cfg.cgroup_id = sb->cgroup_id;
+	cfg.slot = new_slot;
+	/* Where the DNS proxy listens is the running sandbox's. */
+	cfg.flags |= sb->cfg.flags & CFG_DNS_PROXY;
+	cfg.dns_udp4_port = sb->cfg.dns_udp4_port;
+	cfg.dns_tcp4_port = sb->cfg.dns_tcp4_port;
+	cfg.dns_udp6_port = sb->cfg.dns_udp6_port;
+	cfg.dns_tcp6_port = sb->cfg.dns_tcp6_port;
+	/* The swap: a program sees the old settings and slot, or the new ones. */
+	if (r == 0)
+		r = settings_write(sb->shared, sb->cgroup_id, &cfg);
+	if (r < 0) {
+		for (int m = 0; m < IMAGE_NMAPS; m++)
+			if (next.inner_fd[m] >= 0)
+				close(next.inner_fd[m]);
+		slot_release(sb, new_slot);
+		return r;
+	}
+	sb->cfg = cfg;
+	sb->slot = new_slot;
+	for (int m = 0; m < IMAGE_NMAPS; m++)
+		if (!image_map_specs[m].runtime) {
+			if (sb->inner_fd[m] >= 0)
+				close(sb->inner_fd[m]);
+			sb->inner_fd[m] = next.inner_fd[m];
+		}
+	/*
+	 * The old slot keeps its policy maps for the next sandbox to empty, but not this one's
+	 * ring buffer (always there) and DNS maps. Each change to a map-of-maps waits for an RCU
+	 * grace period (maybe_wait_bpf_programs): once slot_release returns, no program that
+	 * read the old settings is still running, and every call is judged by the new policy.
+	 */
+	return slot_release(sb, old_slot);
 }
 
 void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long *ret_denied,
@@ -802,7 +793,7 @@ void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long
 {
 	int ncpus = libbpf_num_possible_cpus();
 	__u64 key = sb->cgroup_id;
-	struct sandbox_state *per_cpu;
+	struct sandbox_counters *per_cpu;
 
 	*ret_denied = 0;
 	*ret_lost = 0;
@@ -813,8 +804,8 @@ void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long
 		return;
 	if (bpf_map_lookup_elem(sb->shared->map_fd[LOADER_MAP_STATES], &key, per_cpu) == 0)
 		for (int i = 0; i < ncpus; i++) {
-			*ret_denied += per_cpu[i].counters.denied;
-			*ret_lost += per_cpu[i].counters.lost;
+			*ret_denied += per_cpu[i].denied;
+			*ret_lost += per_cpu[i].lost;
 		}
 	free(per_cpu);
 }
@@ -822,7 +813,7 @@ void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long
 unsigned long long loader_sandbox_packet_dropped(const struct loader_sandbox *sb)
 {
 	int ncpus = libbpf_num_possible_cpus();
-	_cleanup_free_ struct sandbox_state *per_cpu = NULL;
+	_cleanup_free_ struct sandbox_counters *per_cpu = NULL;
 	unsigned long long dropped = 0;
 	__u64 key = sb->cgroup_id;
 
@@ -832,13 +823,13 @@ unsigned long long loader_sandbox_packet_dropped(const struct loader_sandbox *sb
 	if (per_cpu &&
 	    bpf_map_lookup_elem(sb->shared->map_fd[LOADER_MAP_STATES], &key, per_cpu) == 0)
 		for (int i = 0; i < ncpus; i++)
-			dropped += per_cpu[i].counters.packet_dropped;
+			dropped += per_cpu[i].packet_dropped;
 	return dropped;
 }
 
 int loader_sandbox_events_fd(const struct loader_sandbox *sb)
 {
-	return sb->inner_fd[LOADER_MAP_EVENTS];
+	return sb->inner_fd[IMAGE_MAP_EVENTS];
 }
 
 int loader_sandbox_close(struct loader_sandbox *sb)
@@ -851,7 +842,7 @@ int loader_sandbox_close(struct loader_sandbox *sb)
 		static const struct sandbox_cfg closed;
 
 		/* The cgroup refuses everything from now on, whether or not rmdir follows. */
-		r = state_write(sb->shared, sb->cgroup_id, &closed);
+		r = settings_write(sb->shared, sb->cgroup_id, &closed);
 		if (r == -ENOENT)
 			r = 0;
 	}
@@ -862,7 +853,7 @@ int loader_sandbox_close(struct loader_sandbox *sb)
 		if (r == 0)
 			r = c;
 	}
-	for (int m = 0; m < LOADER_NMAPS; m++)
+	for (int m = 0; m < IMAGE_NMAPS; m++)
 		if (sb->inner_fd[m] >= 0)
 			close(sb->inner_fd[m]);
 	/* Closing the file lets the slot go. */
@@ -870,7 +861,7 @@ int loader_sandbox_close(struct loader_sandbox *sb)
 		close(sb->slots_fd);
 	memset(sb, 0, sizeof(*sb));
 	sb->slots_fd = -1;
-	for (int m = 0; m < LOADER_NMAPS; m++)
+	for (int m = 0; m < IMAGE_NMAPS; m++)
 		sb->inner_fd[m] = -1;
 	return r;
 }
@@ -899,7 +890,7 @@ static int trim_slots(const struct loader_shared *shared, const __u32 *slots, si
 							     .slot = slots[i],
 							     .inner_fd = -1 };
 				/* Every slot ever used has a ring buffer: those are counted. */
-				trimmed += m == LOADER_MAP_EVENTS;
+				trimmed += m == LOADER_FIRST_OUTER + IMAGE_MAP_EVENTS;
 			}
 	}
 	r = slot_ops_apply(ops, n);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../bpf/launch.h"
+#include "image.h"
 
 /* The shared programs, by the hook each is attached to. */
 enum loader_prog {
@@ -33,23 +34,17 @@ enum loader_prog {
 	LOADER_NPROGS,
 };
 
-/* The shared maps the launcher writes. */
+/*
+ * The shared maps the launcher writes: two of its own, then the maps-of-maps, indexed by
+ * slot, one per kind of map a sandbox has (enum image_map, in image.h's order).
+ */
 enum loader_map {
-	LOADER_MAP_STATES, /* per-CPU cgroup storage: struct sandbox_state */
+	LOADER_MAP_CFGS,   /* cgroup storage: struct sandbox_cfg */
+	LOADER_MAP_STATES, /* per-CPU cgroup storage: struct sandbox_counters */
 	LOADER_MAP_SLOT_OWNER,
-	/* Maps-of-maps, indexed by slot; the sandbox's own map of each kind goes there. */
-	LOADER_MAP_EVENTS,
-	LOADER_MAP_ALLOW_EXACT,
-	LOADER_MAP_ALLOW_PREFIX,
-	LOADER_MAP_ALLOW_PREFIX_HASH,
-	LOADER_MAP_PORT_SETS,
-	LOADER_MAP_DNS_ALLOW,
-	LOADER_MAP_DNS_PORT_SETS,
-	LOADER_MAP_UNIX_ALLOW,
-	LOADER_NMAPS,
+	LOADER_FIRST_OUTER,
+	LOADER_NMAPS = LOADER_FIRST_OUTER + IMAGE_NMAPS,
 };
-
-#define LOADER_FIRST_OUTER LOADER_MAP_EVENTS
 
 struct loader_shared {
 	int prog_fd[LOADER_NPROGS]; /* -1: not loaded (the unix ones before kernel 6.7) */
@@ -77,11 +72,11 @@ struct rules;
 /* What one sandbox holds: its slot, its maps, its configuration. */
 struct loader_sandbox {
 	const struct loader_shared *shared;
-	uint32_t slot;		      /* 0: none held */
-	int slots_fd;		      /* its lock on byte `slot` of the slots file holds the slot */
-	uint64_t cgroup_id;	      /* 0: not attached */
-	int inner_fd[LOADER_NMAPS];   /* the sandbox's own maps; -1 for kinds it has none of */
-	bool inner_new[LOADER_NMAPS]; /* made by this sandbox: not in the slot yet */
+	uint32_t slot;		     /* 0: none held */
+	int slots_fd;		     /* its lock on byte `slot` of the slots file holds the slot */
+	uint64_t cgroup_id;	     /* 0: not attached */
+	int inner_fd[IMAGE_NMAPS];   /* the sandbox's own maps; -1 for kinds it has none of */
+	bool inner_new[IMAGE_NMAPS]; /* made by this sandbox: not in the slot yet */
 	struct sandbox_cfg cfg;
 };
 
@@ -91,8 +86,8 @@ struct loader_sandbox {
 	}
 
 /*
- * Takes a free slot and makes the sandbox's maps, filled from rules. Call
- * loader_sandbox_close whatever it returns.
+ * Takes a free slot and makes the sandbox's maps as the policy's image lays them out
+ * (image_build over rules), filled. Call loader_sandbox_close whatever it returns.
  */
 int loader_sandbox_new(const struct loader_shared *shared, const struct rules *rules,
 		       bool dns_proxy, struct loader_sandbox *sb);
@@ -103,6 +98,14 @@ int loader_sandbox_new(const struct loader_shared *shared, const struct rules *r
  */
 int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgroup_id,
 			  const char **ret_failed);
+/*
+ * Replaces the policy of the attached sandbox with image's, atomically: its maps go to another
+ * slot, then one write of the settings (a pointer swap in the kernel) moves every program over,
+ * so that each call is judged by the old policy or by the new, never a mix. Returns once no
+ * program can still be judging by the old one. On error the old policy stays in force, but
+ * when only letting the old slot go failed (the update is in force then).
+ */
+int loader_sandbox_update(struct loader_sandbox *sb, const struct image *image);
 /* Refusals counted by the kernel: all of them, and those whose event was lost. */
 void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long *ret_denied,
 			     unsigned long long *ret_lost);

@@ -32,6 +32,7 @@
 #include "release.h"
 #include "rules.h"
 #include "sandbox.h"
+#include "update.h"
 
 #define MAX_POLICIES	 64
 #define SANDBOX_NAME_MAX 64
@@ -66,6 +67,7 @@ static const char USAGE[] =
 	"Usage: launch [OPTIONS] -- COMMAND [ARG...]\n"
 	"       launch check --policy FILE [--policy FILE...] [--resolver ADDR[:PORT]]\n"
 	"       launch gc [--unload]\n"
+	"       launch update ID --policy FILE [--policy FILE...] [--resolver ADDR[:PORT]]\n"
 	"       launch mcp --policy FILE [--runtime node] [--modules DIR] [--pass-env NAME...]\n"
 	"                  [--pool N] [--max-output BYTES]\n"
 	"\n"
@@ -172,7 +174,9 @@ static const char USAGE[] =
 	"for the next ones (docs/design.md).\n"
 	"launch gc removes the cgroups of sandboxes whose launcher was killed (every launch\n"
 	"run does this too), frees the maps that idle BPF slots keep for the next sandbox,\n"
-	"and unloads the programs of other builds; with --unload, this build's too.\n";
+	"and unloads the programs of other builds; with --unload, this build's too.\n"
+	"launch update replaces the policies of the running sandbox ID (--name) at once: each\n"
+	"call is judged by the old policies or the new, and by the new ones once it returns.\n";
 
 /*
  * One line to stderr, which may be a pipe nobody drains (with --audit-log -, the very sink
@@ -1006,6 +1010,7 @@ static int cmd_run(int argc, char **argv)
 	options.allow_unix_unfiltered = arg.allow_unix_unfiltered;
 	options.dns_proxy = !arg.no_dns_proxy;
 	options.dns = arg.dns;
+	options.resolver = arg.resolver ? &options.dns.upstream : NULL;
 	options.child.argv = argv + first;
 	options.child.audit_path = audit_path_is_file(arg.audit_path) ? arg.audit_path : NULL;
 	job_limits_of(rules, &options.limits, &ram);
@@ -1143,6 +1148,36 @@ static int cmd_mcp(int argc, char **argv)
 	return EXIT_SUCCESS;
 }
 
+/* launch update ID --policy FILE...: the running sandbox ID takes these policies instead. */
+static int cmd_update(int argc, char **argv)
+{
+	char errbuf[POLICY_ERR_LEN + 512] = "";
+	const char *id;
+	int first, r;
+
+	if (argc < 2 || argv[1][0] == '-') {
+		fail("update: no sandbox id given: launch update ID --policy FILE...");
+		return EXIT_LAUNCH_FAILED;
+	}
+	id = argv[1];
+	/* The options after the id, as if the id were the program's name. */
+	first = parse_options(argc - 1, argv + 1, true);
+	if (first < 0)
+		return EXIT_LAUNCH_FAILED;
+	if (first < argc - 1) {
+		fail("update: \"%s\" is not an option", argv[1 + first]);
+		return EXIT_LAUNCH_FAILED;
+	}
+	if (resolve_policy_names() < 0)
+		return EXIT_LAUNCH_FAILED;
+	r = update_request(id, arg.policies, arg.npolicies, errbuf, sizeof(errbuf));
+	if (r < 0) {
+		fail("update: %s", errbuf[0] ? errbuf : strerror(-r));
+		return EXIT_LAUNCH_FAILED;
+	}
+	return EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
 	libbpf_set_print(libbpf_print);
@@ -1156,5 +1191,7 @@ int main(int argc, char **argv)
 		return cmd_gc(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "mcp") == 0)
 		return cmd_mcp(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "update") == 0)
+		return cmd_update(argc - 1, argv + 1);
 	return cmd_run(argc, argv);
 }

@@ -25,6 +25,7 @@
 #include "inbound.h"
 #include "peerpid.h"
 #include "seccomp.h"
+#include "update.h"
 
 /* Signals the launcher passes on to the job rather than acting on. */
 static const int FORWARDED_SIGNALS[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
@@ -43,7 +44,8 @@ struct sandbox {
 	struct ring_buffer *ringbuf;
 	struct audit_log *log;
 	struct child child;
-	struct dnsproxy *dns; /* also knows the names of addresses, for deny lines */
+	struct dnsproxy *dns;	      /* also knows the names of addresses, for deny lines */
+	struct update_server *update; /* launch update's requests */
 	int epoll_fd, signal_fd, timer_fd;
 	unsigned long long lost_reported;
 	unsigned long long seccomp_denied; /* refusals the seccomp listener answered */
@@ -337,6 +339,21 @@ static int sandbox_arm_limits(struct sandbox *sandbox)
 }
 
 /* Waits for the job to exit, forwarding signals and logging refusals. Returns its status. */
+/* launch update: the new policy in force, or the old one still, or (< 0) neither trusted. */
+static int sandbox_update(struct sandbox *sandbox)
+{
+	const struct update_target target = {
+		.bpf = &sandbox->bpf,
+		.dns = sandbox->dns,
+		.log = sandbox->log,
+		.resolver = sandbox->options->resolver,
+		.dns_proxy = sandbox->options->dns_proxy,
+		.id = sandbox->options->id,
+	};
+
+	return update_serve(sandbox->update, &target);
+}
+
 static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 {
 	for (;;) {
@@ -366,6 +383,10 @@ static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 					epoll_ctl(sandbox->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
 				else
 					sandbox_seccomp(sandbox);
+			} else if (fd == update_fd(sandbox->update)) {
+				r = sandbox_update(sandbox);
+				if (r < 0)
+					return r;
 			} else if (fd == dnsproxy_fd(sandbox->dns)) {
 				r = dnsproxy_process(sandbox->dns);
 				if (r < 0)
@@ -649,6 +670,16 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		goto out;
 	}
 
+	/* Confined: from now on its policy may be replaced (launch update). */
+	r = update_listen(options->id, &sandbox.update);
+	if (r == 0)
+		r = sandbox_watch(&sandbox, update_fd(sandbox.update));
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot make the control socket for launch update: %s",
+			 strerror(-r));
+		goto out;
+	}
+
 	timing->attach_us = monotonic_us() - stage_us;
 	stage_us = monotonic_us();
 	/* The cgroup is confined: init may start the job. */
@@ -798,6 +829,8 @@ out:
 	if (sandbox.epoll_fd >= 0)
 		close(sandbox.epoll_fd);
 	audit_close(&log);
+	/* Last: the log and the DNS proxy pointed into the policies it took. */
+	update_server_free(sandbox.update);
 	audit_get_counts(&log, &counts);
 	if (options->audit_out && (counts.unwritten_lines || log.error)) {
 		struct sandbox_audit_result *result = options->audit_out;

@@ -52,6 +52,8 @@ struct sandbox_options {
 	bool allow_unix_unfiltered; /* --allow-unix-unfiltered: run on kernels before 6.7 */
 	bool dns_proxy;		    /* the job's DNS goes to our proxy (docs/dns.md) */
 	struct dnsproxy_config dns;
+	/* --resolver, for the policies launch update brings; NULL: the system's. */
+	const struct resolver *resolver;
 	struct child_config child;
 	struct job_limits limits;		/* every one set: defaults filled in (limit.h) */
 	struct sandbox_timing *timing_out;	/* filled in by sandbox_run */

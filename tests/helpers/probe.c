@@ -272,6 +272,38 @@ static int probe_op_tcp(char **argv)
 	return probe_stream_connect_send(&dest, 0);
 }
 
+/*
+ * Connects to ADDR PORT again and again until STOPFILE exists, appending one line per attempt
+ * to LOGFILE: the wall-clock time it began (microseconds since the epoch) and its outcome, so
+ * that a test can tell what was allowed before, during and after a change of policy.
+ */
+static int probe_op_tcp_loop(char **argv)
+{
+	struct probe_dest dest;
+	FILE *log;
+
+	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
+		return -EINVAL;
+	log = fopen(argv[2], "ae");
+	if (!log)
+		return -errno;
+	while (access(argv[3], F_OK) < 0) {
+		struct timespec now, pause = { .tv_nsec = 1000000 };
+		const char *name;
+		int r;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		r = probe_stream_connect_send(&dest, 0);
+		name = r ? strerrorname_np(-r) : "OK";
+		fprintf(log, "%lld %s\n", (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000,
+			name ? name : "E?");
+		fflush(log);
+		nanosleep(&pause, NULL);
+	}
+	fclose(log);
+	return 0;
+}
+
 static int probe_op_udp(char **argv)
 {
 	_cleanup_close_ int fd = -1;
@@ -1580,6 +1612,7 @@ static const struct probe_op probe_ops[] = {
 	{ "serve", "ADDR PORT READYFILE", 3, probe_op_serve, probe_valid_dest },
 	{ "serve-unix", "PATH|@NAME READYFILE", 2, probe_op_serve_unix, probe_valid_unix },
 	{ "fetch", "ADDR PORT", 2, probe_op_fetch, probe_valid_dest },
+	{ "tcp-loop", "ADDR PORT LOGFILE STOPFILE", 4, probe_op_tcp_loop, probe_valid_dest },
 	{ "fetch-unix", "PATH|@NAME", 1, probe_op_fetch_unix, probe_valid_unix },
 	{ "bind", "ADDR PORT tcp|udp", 3, probe_op_bind, probe_valid_dest },
 	{ "listen-unbound", "", 0, probe_op_listen_unbound, probe_valid_any },

@@ -180,6 +180,7 @@ test_gc_killed_launchers() {
 	for name in "${names[@]}"; do
 		[ ! -e "$parent/$name" ] || left+=" $parent/$name"
 		[ ! -e "/run/launch/$name.lock" ] || left+=" /run/launch/$name.lock"
+		[ ! -e "/run/launch/$name.ctl" ] || left+=" /run/launch/$name.ctl"
 		for c in pids memory cpu; do
 			m=$(awk -v c="$c" '{ for (i = 7; i <= NF; i++) if ($i == "-") {
 				if ($(i + 1) == "cgroup" && ("," $(i + 3) ",") ~ ("," c ",")) print $5; break } }' \

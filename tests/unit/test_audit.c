@@ -1049,6 +1049,50 @@ static void test_start_version_policies(void)
 	test_log.npolicies = 0;
 }
 
+/* policy_update: the old policies and the new (the log's), each with its sha256. */
+static void test_policy_update_line(void)
+{
+	struct policy a = { .name = "old", .path = "/p/old.json" };
+	struct policy b = { .name = "new", .path = "/p/new.json" };
+	struct policy *const old[] = { &a }, *const now[] = { &b };
+	struct audit_update update = { .old_names = "old",
+				       .old_policies = old,
+				       .nold = 1,
+				       .rules = 3,
+				       .requester_pid = 4242,
+				       .requester_uid = 0 };
+	char buf[AUDIT_LINE_MAX];
+	const cJSON *list;
+	cJSON *obj;
+
+	log_init();
+	sha256_hex("{}", 2, a.sha256);
+	sha256_hex("[]", 2, b.sha256);
+	snprintf(test_log.policy, sizeof(test_log.policy), "new");
+	test_log.policies = now;
+	test_log.npolicies = 1;
+	obj = parse_line(buf, audit_format_policy_update(&test_log, &update, buf, sizeof(buf)));
+	CHECK(obj != NULL);
+	CHECK_EQ_STR(str(obj, "event"), "policy_update");
+	CHECK_EQ_STR(str(obj, "policy"), "new");
+	CHECK_EQ_STR(str(obj, "old_policy"), "old");
+	CHECK_EQ_INT(num(obj, "rules"), 3);
+	CHECK_EQ_INT(num(obj, "requester_pid"), 4242);
+	CHECK_EQ_INT(num(obj, "requester_uid"), 0);
+	list = cJSON_GetObjectItem(obj, "old_policies");
+	CHECK_EQ_INT(cJSON_GetArraySize(list), 1);
+	CHECK_EQ_STR(str(cJSON_GetArrayItem(list, 0), "path"), "/p/old.json");
+	CHECK_EQ_STR(str(cJSON_GetArrayItem(list, 0), "sha256"), a.sha256);
+	list = cJSON_GetObjectItem(obj, "policies");
+	CHECK_EQ_INT(cJSON_GetArraySize(list), 1);
+	CHECK_EQ_STR(str(cJSON_GetArrayItem(list, 0), "name"), "new");
+	CHECK_EQ_STR(str(cJSON_GetArrayItem(list, 0), "sha256"), b.sha256);
+	cJSON_Delete(obj);
+	CHECK_EQ_INT(audit_format_policy_update(&test_log, &update, buf, 60), -ENOBUFS);
+	test_log.policies = NULL;
+	test_log.npolicies = 0;
+}
+
 /* exe on process lines; denied_by_op in sandbox_exit counts every refusal by op, DNS too. */
 static void test_exe_and_denied_by_op(void)
 {
@@ -1266,6 +1310,7 @@ int main(void)
 	RUN(test_utf8_passes_through);
 	RUN(test_seq_and_host);
 	RUN(test_start_version_policies);
+	RUN(test_policy_update_line);
 	RUN(test_exe_and_denied_by_op);
 	RUN(test_syslog_format);
 	RUN(test_syslog_parse);

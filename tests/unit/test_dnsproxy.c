@@ -1008,6 +1008,52 @@ static void test_audit_dst_name(void)
 	CHECK(strstr(line, "dst_name") == NULL);
 }
 
+/*
+ * launch update: names are judged by the new policy's hosts from then on, and every address an
+ * answer opened under the old one closes, whatever its TTL.
+ */
+static void test_set_rules(void)
+{
+	static const char NEW_POLICY[] = "{\"name\": \"next\", \"allow\": ["
+					 "{\"host\": \"next.provider.test\", \"ports\": [443]}]}";
+	static const struct rr api[] = { { NULL, DNS_TYPE_A, 3600, "203.0.113.30" } };
+	static const struct rr next[] = { { NULL, DNS_TYPE_A, 3600, "203.0.113.31" } };
+	struct fixture *f = fixture_new();
+	struct rules rules = { 0 };
+	struct policy *policy = NULL, *policies[1];
+	static uint8_t reply[65536];
+	struct dnsproxy_query *q = NULL;
+	char err[POLICY_ERR_LEN];
+	size_t len = 0;
+
+	if (!f)
+		return;
+	resolve(f, "api.provider.test", api, 1, NOW_MS);
+	CHECK(kernel_allows("203.0.113.30", 443, PROTO_TCP));
+	/* Refused under the old policy. */
+	CHECK_EQ_INT(ask(f, "next.provider.test", DNS_TYPE_A, &q, reply, &len), DNSPROXY_REPLY);
+	CHECK_EQ_INT(rcode_of(reply), DNS_RCODE_REFUSED);
+
+	CHECK_EQ_INT(policy_parse("next.json", NEW_POLICY, &policy, err, sizeof(err)), 0);
+	if (!policy) {
+		fixture_free(f);
+		return;
+	}
+	policies[0] = policy;
+	rules.policies = policies;
+	rules.npolicies = 1;
+	CHECK_EQ_INT(dnsproxy_set_rules(f->proxy, &rules), 0);
+	/* The old name's address closed at once, an hour before its TTL. */
+	CHECK(!kernel_allows("203.0.113.30", 443, PROTO_TCP));
+	CHECK_EQ_INT(ask(f, "api.provider.test", DNS_TYPE_A, &q, reply, &len), DNSPROXY_REPLY);
+	CHECK_EQ_INT(rcode_of(reply), DNS_RCODE_REFUSED);
+	resolve(f, "next.provider.test", next, 1, NOW_MS);
+	CHECK(kernel_allows("203.0.113.31", 443, PROTO_TCP));
+	CHECK(!kernel_allows("203.0.113.31", 8443, PROTO_TCP));
+	fixture_free(f);
+	policy_free(policy);
+}
+
 int main(void)
 {
 	RUN(test_denied_name_refused_and_audited);
@@ -1030,5 +1076,6 @@ int main(void)
 	RUN(test_pending_limit);
 	RUN(test_resolv_conf);
 	RUN(test_audit_dst_name);
+	RUN(test_set_rules);
 	return test_failures ? 1 : 0;
 }

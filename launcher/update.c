@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * launch update: a running sandbox's launcher replaces its policy when asked on its control
+ * socket, and the command that asks.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "dnsproxy.h"
+#include "gc.h"
+#include "image.h"
+#include "loader.h"
+#include "rules.h"
+#include "update.h"
+
+/* A request: "update", then each policy path, each ending with a NUL. */
+#define UPDATE_VERB	   "update"
+#define UPDATE_REQUEST_MAX (64 * 1024)
+/* An answer: the status (0 or -errno, host order), then one line of text. */
+#define UPDATE_ANSWER_MAX 2048
+/* A requester has this long to send its request once connected. */
+#define UPDATE_REQUEST_TIMEOUT_S 2
+
+struct update_server {
+	int fd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	/* The policies taken since launch: the DNS proxy and the audit log point into them. */
+	struct rules **kept;
+	size_t nkept;
+};
+
+static int socket_path(const char *id, struct sockaddr_un *ret_addr)
+{
+	memset(ret_addr, 0, sizeof(*ret_addr));
+	ret_addr->sun_family = AF_UNIX;
+	if (!id[0] || strchr(id, '/') || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+		return -EINVAL;
+	if ((size_t)snprintf(ret_addr->sun_path, sizeof(ret_addr->sun_path), "%s/%s%s", GC_LOCK_DIR,
+			     id, GC_CONTROL_SUFFIX) >= sizeof(ret_addr->sun_path))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int update_listen(const char *id, struct update_server **ret_server)
+{
+	_cleanup_free_ struct update_server *s = calloc(1, sizeof(*s));
+	struct sockaddr_un addr;
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	s->fd = -1;
+	r = socket_path(id, &addr);
+	if (r < 0)
+		return r;
+	if (mkdir(GC_LOCK_DIR, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	s->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s->fd < 0)
+		return -errno;
+	/* The id's lock is ours (gc_lock): a socket left at this path is a dead launcher's. */
+	unlink(addr.sun_path);
+	if (bind(s->fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    chmod(addr.sun_path, 0600) < 0 || listen(s->fd, 4) < 0) {
+		r = -errno;
+		close(s->fd);
+		unlink(addr.sun_path);
+		return r;
+	}
+	memcpy(s->path, addr.sun_path, sizeof(s->path));
+	*ret_server = TAKE_PTR(s);
+	return 0;
+}
+
+int update_fd(const struct update_server *server)
+{
+	return server ? server->fd : -1;
+}
+
+void update_server_free(struct update_server *server)
+{
+	if (!server)
+		return;
+	if (server->fd >= 0) {
+		close(server->fd);
+		unlink(server->path);
+	}
+	for (size_t i = 0; i < server->nkept; i++)
+		rules_free(server->kept[i]);
+	free(server->kept);
+	free(server);
+}
+
+__attribute__((format(printf, 3, 4))) static void answer(int conn, int status, const char *fmt, ...)
+{
+	char buf[UPDATE_ANSWER_MAX];
+	int32_t code = status;
+	va_list ap;
+	int n;
+
+	memcpy(buf, &code, sizeof(code));
+	va_start(ap, fmt);
+	n = vsnprintf(buf + sizeof(code), sizeof(buf) - sizeof(code), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(buf) - sizeof(code))
+		n = (int)(sizeof(buf) - sizeof(code) - 1);
+	/* The requester may be gone: nothing to do about it. */
+	(void)!send(conn, buf, sizeof(code) + (size_t)n, MSG_NOSIGNAL);
+}
+
+/*
+ * Whether process pid is in the sandbox's cgroup or below it: a job must not widen its own
+ * policy. Its cgroup, as /proc shows it to us (the launcher's cgroup namespace), ends with the
+ * sandbox's id or has it as a component. Unknown counts as inside.
+ */
+static bool peer_inside(int pid, const char *id)
+{
+	char path[64], line[PATH_MAX + 8], tail[NAME_MAX + 4];
+	_cleanup_free_ char *cgroup = NULL;
+	size_t len, tlen;
+	FILE *f;
+
+	if (pid <= 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "0::", 3) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			cgroup = strdup(line + 3);
+			break;
+		}
+	fclose(f);
+	if (!cgroup)
+		return true;
+	snprintf(tail, sizeof(tail), "/%s", id);
+	len = strlen(cgroup);
+	tlen = strlen(tail);
+	if (len >= tlen && strcmp(cgroup + len - tlen, tail) == 0)
+		return true;
+	snprintf(tail, sizeof(tail), "/%s/", id);
+	return strstr(cgroup, tail) != NULL;
+}
+
+/*
+ * The request's policy paths, in place: a NUL-separated list after the verb. Returns how many,
+ * or -EINVAL for a malformed request.
+ */
+static int parse_request(char *req, size_t len, char **paths, size_t max)
+{
+	size_t n = 0, off;
+
+	if (len < sizeof(UPDATE_VERB) || memcmp(req, UPDATE_VERB, sizeof(UPDATE_VERB)) != 0 ||
+	    req[len - 1] != '\0')
+		return -EINVAL;
+	for (off = sizeof(UPDATE_VERB); off < len; off += strlen(req + off) + 1) {
+		if (!req[off] || n == max)
+			return -EINVAL;
+		paths[n++] = req + off;
+	}
+	return n ? (int)n : -EINVAL;
+}
+
+static int keep_rules(struct update_server *s, struct rules *rules)
+{
+	struct rules **kept = reallocarray(s->kept, s->nkept + 1, sizeof(*kept));
+
+	if (!kept)
+		return -ENOMEM;
+	s->kept = kept;
+	s->kept[s->nkept++] = rules;
+	return 0;
+}
+
+/* The policy_update line, with the log now naming the new policies. */
+static void log_update(struct audit_log *log, const struct rules *rules, int pid, unsigned int uid)
+{
+	struct audit_update update = {
+		.old_policies = log->policies,
+		.nold = log->npolicies,
+		.rules = rules->list->nexact + rules->list->nprefixes,
+		.requester_pid = pid,
+		.requester_uid = uid,
+	};
+	char old_names[sizeof(log->policy)], line[AUDIT_LINE_MAX];
+	int n;
+
+	memcpy(old_names, log->policy, sizeof(old_names));
+	update.old_names = old_names;
+	snprintf(log->policy, sizeof(log->policy), "%s", rules->names);
+	log->policies = rules->policies;
+	log->npolicies = rules->npolicies;
+	n = audit_format_policy_update(log, &update, line, sizeof(line));
+	/* A line that failed to be written shows in the log's counts, as every line's does. */
+	if (n > 0)
+		audit_append(log, line, (size_t)n);
+}
+
+int update_serve(struct update_server *s, const struct update_target *t)
+{
+	_cleanup_close_ int conn = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
+	_cleanup_(rules_freep) struct rules *rules = NULL;
+	_cleanup_(image_freep) struct image *image = NULL;
+	_cleanup_free_ char *req = NULL;
+	struct timeval tv = { .tv_sec = UPDATE_REQUEST_TIMEOUT_S };
+	char errbuf[POLICY_ERR_LEN + 256] = "";
+	char *paths[256];
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	uint32_t old_slot = t->bpf->slot;
+	ssize_t len;
+	int r, npaths;
+
+	/* A requester that went away, or none: nothing to serve. */
+	if (conn < 0)
+		return 0;
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != 0) {
+		answer(conn, -EPERM, "only root may change a sandbox's policy");
+		return 0;
+	}
+	if (peer_inside(cred.pid, t->id)) {
+		answer(conn, -EPERM, "a process of the sandbox may not change its policy");
+		return 0;
+	}
+	req = malloc(UPDATE_REQUEST_MAX);
+	if (!req) {
+		answer(conn, -ENOMEM, "%s", strerror(ENOMEM));
+		return 0;
+	}
+	setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	len = recv(conn, req, UPDATE_REQUEST_MAX, 0);
+	npaths = len > 0 ? parse_request(req, (size_t)len, paths, ARRAY_SIZE(paths)) : -EINVAL;
+	if (npaths < 0) {
+		answer(conn, -EINVAL, "malformed request");
+		return 0;
+	}
+	r = rules_compile(paths, (size_t)npaths, t->resolver, t->dns_proxy, &rules, errbuf,
+			  sizeof(errbuf));
+	if (r < 0) {
+		answer(conn, r, "%s", errbuf[0] ? errbuf : strerror(-r));
+		return 0;
+	}
+	r = image_build(rules, t->dns_proxy, &image);
+	if (r < 0) {
+		answer(conn, r, "cannot lay out the policy: %s", strerror(-r));
+		return 0;
+	}
+	r = loader_sandbox_update(t->bpf, image);
+	if (r < 0 && t->bpf->slot == old_slot) {
+		/* Nothing changed: the old policy is still the one in force. */
+		answer(conn, r, "cannot install the new policy: %s", strerror(-r));
+		return 0;
+	}
+	/*
+	 * In force. The proxy judges names by it now, and closes what answers opened; if the
+	 * kernel cannot forget one, an address the new policy may refuse stays open.
+	 */
+	r = t->dns ? dnsproxy_set_rules(t->dns, rules) : 0;
+	if (r < 0) {
+		answer(conn, r, "the DNS proxy could not take the new policy: %s", strerror(-r));
+		return r;
+	}
+	log_update(t->log, rules, cred.pid, cred.uid);
+	r = keep_rules(s, rules);
+	if (r < 0) {
+		answer(conn, r, "%s", strerror(-r));
+		return r;
+	}
+	TAKE_PTR(rules);
+	answer(conn, 0, "%s", "");
+	return 0;
+}
+
+int update_request(const char *id, char *const *paths, size_t npaths, char *errbuf, size_t errlen)
+{
+	_cleanup_free_ char *req = malloc(UPDATE_REQUEST_MAX);
+	_cleanup_close_ int fd = -1;
+	struct timeval tv = { .tv_sec = UPDATE_ANSWER_TIMEOUT_S };
+	char buf[UPDATE_ANSWER_MAX + 1];
+	struct sockaddr_un addr;
+	size_t len = sizeof(UPDATE_VERB);
+	int32_t status;
+	ssize_t n;
+	int r;
+
+	r = socket_path(id, &addr);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "\"%s\" is not a sandbox id", id);
+		return r;
+	}
+	if (!req)
+		return -ENOMEM;
+	memcpy(req, UPDATE_VERB, sizeof(UPDATE_VERB));
+	for (size_t i = 0; i < npaths; i++) {
+		char real[PATH_MAX];
+		/* The launcher reads the files from its own directory: absolute paths. */
+		const char *path = realpath(paths[i], real) ? real : paths[i];
+		size_t plen = strlen(path) + 1;
+
+		if (len + plen > UPDATE_REQUEST_MAX) {
+			snprintf(errbuf, errlen, "--policy: too many or too long paths");
+			return -E2BIG;
+		}
+		memcpy(req + len, path, plen);
+		len += plen;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+		r = -errno;
+		if (r == -ENOENT || r == -ECONNREFUSED)
+			snprintf(errbuf, errlen, "no running sandbox \"%s\" (%s: %s)", id,
+				 addr.sun_path, strerror(-r));
+		else
+			snprintf(errbuf, errlen, "%s: %s", addr.sun_path, strerror(-r));
+		return r;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (send(fd, req, len, MSG_NOSIGNAL) < 0) {
+		r = -errno;
+		snprintf(errbuf, errlen, "%s: %s", addr.sun_path, strerror(-r));
+		return r;
+	}
+	n = recv(fd, buf, sizeof(buf) - 1, 0);
+	if (n < (ssize_t)sizeof(status)) {
+		r = n < 0 ? -errno : -EPROTO;
+		snprintf(errbuf, errlen, "the launcher of \"%s\" gave no answer: %s", id,
+			 strerror(-r));
+		return r;
+	}
+	buf[n] = '\0';
+	memcpy(&status, buf, sizeof(status));
+	if (status < 0)
+		snprintf(errbuf, errlen, "%s", buf + sizeof(status));
+	return status > 0 ? -EPROTO : status;
+}

@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck disable=SC2153 # L_RC, L_ERR, L_END: set by lib.sh's launch helpers
+# launch update: a running sandbox's policy replaced at once, under loops of connections that
+# record every outcome with the time it began.
+#
+# Each address is first shown to be reachable outside the sandbox, so that a refusal inside
+# is the policy's doing.
+
+listeners tcp:127.0.0.2:8201 tcp:127.0.0.3:8202 tcp:127.0.0.4:8203
+
+UPD_OLD='{"name": "old", "allow": [{"cidr": "127.0.0.2", "ports": [8201], "protocol": "tcp"}]}'
+UPD_NEW='{"name": "new", "allow": [{"cidr": "127.0.0.3", "ports": [8202], "protocol": "tcp"}]}'
+
+# upd_outcomes LOG FROM_US TO_US: "OK REFUSED OTHER" counts of the attempts begun in [FROM, TO).
+upd_outcomes() {
+	awk -v a="$2" -v b="$3" '$1 >= a && $1 < b {
+		if ($2 == "OK") ok++; else if ($2 == "EPERM") no++; else other++
+	} END { printf "%d %d %d\n", ok, no, other }' "$1"
+}
+
+# upd_wait_ok LOG FROM_US N SECONDS: waits until N attempts begun after FROM succeeded.
+upd_wait_ok() {
+	local i ok
+
+	for ((i = 0; i < $4 * 50; i++)); do
+		read -r ok _ < <(upd_outcomes "$1" "$2" 99999999999999999)
+		[ "$ok" -ge "$3" ] && return 0
+		sleep 0.02
+	done
+	fail "$(basename "$1"): fewer than $3 connections succeeded after $2 ($(upd_outcomes "$1" "$2" 99999999999999999))"
+}
+
+upd_us() {
+	echo "${1/./}"
+}
+
+# upd_run ARGS...: launch_raw for `launch update`, leaving the background launch's files and
+# start time in place for launch_bg_wait and audit_check; U_RC, U_ERR, U_END are the command's.
+upd_run() {
+	local out=$L_OUT_FILE err=$L_ERR_FILE start=$L_START
+
+	launch_raw "$@"
+	U_RC=$L_RC
+	U_ERR=$L_ERR
+	U_END=$L_END
+	L_OUT_FILE=$out
+	L_ERR_FILE=$err
+	L_START=$start
+}
+
+# upd_wait_control: waits until the background sandbox takes requests (its control socket).
+upd_wait_control() {
+	local i
+
+	for ((i = 0; i < 500; i++)); do
+		[ -S "/run/launch/$L_NAME.ctl" ] && return 0
+		sleep 0.02
+	done
+	fail "no control socket /run/launch/$L_NAME.ctl after 10 s"
+}
+
+# upd_stop: ends the job's loops and waits for the launcher (after a failure).
+upd_stop() {
+	: >"$T_DIR/stop"
+	: >"$T_DIR/go"
+	launch_bg_wait 10
+	return 1
+}
+
+test_update_swap() {
+	local old new before after end ok no other old_sha new_sha
+
+	old=$(policy old "$UPD_OLD")
+	new=$(policy new "$UPD_NEW")
+	outside "OK tcp 127.0.0.2 8201" || return 1
+	outside "OK tcp 127.0.0.3 8202" || return 1
+	outside "OK tcp 127.0.0.4 8203" || return 1
+
+	# shellcheck disable=SC2016
+	launch_bg --policy "$old" -- /bin/sh -c '
+		"$0" tcp-loop 127.0.0.2 8201 "$1/old.log" "$1/stop" >/dev/null &
+		"$0" tcp-loop 127.0.0.3 8202 "$1/new.log" "$1/stop" >/dev/null &
+		"$0" tcp-loop 127.0.0.4 8203 "$1/neither.log" "$1/stop" >/dev/null &
+		wait' "$IT_PROBE" "$T_DIR"
+	upd_wait_ok "$T_DIR/old.log" 0 20 10 || upd_stop || return 1
+
+	before=$(upd_us "$EPOCHREALTIME")
+	upd_run update "$L_NAME" --policy "$new"
+	after=$(upd_us "$U_END")
+	[ "$U_RC" = 0 ] || fail "launch update exited $U_RC ($(brief "$U_ERR"))" || upd_stop ||
+		return 1
+	# The new address, refused until the update, is reached after it.
+	upd_wait_ok "$T_DIR/new.log" "$after" 20 10 || upd_stop || return 1
+	: >"$T_DIR/stop"
+	launch_bg_wait 10 || return 1
+	expect_rc "job" 0 || return 1
+	end=$(upd_us "$EPOCHREALTIME")
+	echo "  update took $(((after - before) / 1000)) ms"
+
+	# Old-only: reached before the update; refused from the moment the command returned.
+	read -r ok no other < <(upd_outcomes "$T_DIR/old.log" 0 "$before")
+	[ "$ok" -ge 20 ] || fail "old address: $ok connections before the update succeeded" || return 1
+	read -r ok no other < <(upd_outcomes "$T_DIR/old.log" "$after" "$end")
+	[ "$ok" = 0 ] && [ "$other" = 0 ] && [ "$no" -ge 20 ] ||
+		fail "old address after the update: $ok succeeded, $no refused, $other other" ||
+		return 1
+	# New-only: refused until the command began.
+	read -r ok no other < <(upd_outcomes "$T_DIR/new.log" 0 "$before")
+	[ "$ok" = 0 ] && [ "$other" = 0 ] && [ "$no" -ge 20 ] ||
+		fail "new address before the update: $ok succeeded, $no refused, $other other" ||
+		return 1
+	read -r ok no other < <(upd_outcomes "$T_DIR/new.log" "$after" "$end")
+	[ "$no" = 0 ] && [ "$other" = 0 ] ||
+		fail "new address after the update: $ok succeeded, $no refused, $other other" ||
+		return 1
+	# Neither: refused at every moment, the swap's included.
+	read -r ok no other < <(upd_outcomes "$T_DIR/neither.log" 0 "$end")
+	[ "$ok" = 0 ] && [ "$other" = 0 ] && [ "$no" -ge 40 ] ||
+		fail "address of neither policy: $ok succeeded, $no refused, $other other" || return 1
+
+	audit_check || return 1
+	old_sha=$(sha256sum "$old" | cut -c1-64)
+	new_sha=$(sha256sum "$new" | cut -c1-64)
+	expect_audit 1 "$L_AUDIT" event=policy_update sandbox="$L_NAME" policy=new old_policy=old \
+		"old_policies~$old_sha" "policies~$new_sha" rules=1 requester_uid=0 \
+		requester_pid:int || return 1
+	# Refusals after the update name the new policy; sandbox_start named the old one.
+	expect_audit 1 "$L_AUDIT" event=sandbox_start policy=old || return 1
+	[ "$(audit_count "$L_AUDIT" event=deny dst_ip=127.0.0.2 policy=new)" -ge 1 ] ||
+		fail "no deny line for the old address under the new policy" || return 1
+	# The counters live apart from the settings: the swap lost none of them.
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit policy=new lost=0 \
+		denied="$(audit_count "$L_AUDIT" event=deny)" || return 1
+}
+
+# A policy that does not load leaves the old one in force, and says which file is at fault.
+test_update_bad_policy() {
+	local old bad
+
+	old=$(policy old "$UPD_OLD")
+	bad=$T_DIR/bad.json
+	echo '{"name": "bad", "allow": [{"cidr": "127.0.0.999"}]}' >"$bad"
+	# shellcheck disable=SC2016
+	launch_bg --policy "$old" -- /bin/sh -c '
+		while [ ! -e "$1/go" ]; do sleep 0.01; done
+		"$0" tcp 127.0.0.2 8201' "$IT_PROBE" "$T_DIR"
+	upd_wait_control || upd_stop || return 1
+	upd_run update "$L_NAME" --policy "$bad"
+	[ "$U_RC" = 125 ] || fail "launch update with a bad policy exited $U_RC, expected 125" ||
+		upd_stop || return 1
+	expect_match "stderr" "bad.json" "$U_ERR" || upd_stop || return 1
+	: >"$T_DIR/go"
+	launch_bg_wait 10 || return 1
+	expect_eq "the old policy's address after a failed update" OK "$L_OUT" || return 1
+	expect_audit 0 "$L_AUDIT" event=policy_update || return 1
+}
+
+test_update_no_sandbox() {
+	local p
+
+	p=$(policy new "$UPD_NEW")
+	launch_raw update "it-no-such-sandbox-$$" --policy "$p"
+	expect_rc "launch update of no sandbox" 125 || return 1
+	expect_match "stderr" "no running sandbox" "$L_ERR" || return 1
+}
+
+# A job cannot widen its own policy: even as uid 0, its `launch update` cannot reach the
+# launcher's control socket (the AF_UNIX hook refuses a path no policy names, and logs it).
+test_update_from_inside() {
+	local old wide name
+
+	old=$(policy old "$UPD_OLD")
+	wide=$(policy wide '{"name": "wide", "allow": [{"cidr": "127.0.0.0/8", "protocol": "any"}]}')
+	# The name launch_job is about to give the sandbox.
+	name=it$IT_RUNID-$BASHPID-$((L_N + 1))
+	# shellcheck disable=SC2016
+	launch_job --user root --policy "$old" -- /bin/sh -c '
+		"$0" update "$1" --policy "$2" >/dev/null 2>"$3/inside.err"
+		echo "update=$?"
+		"$4" tcp 127.0.0.4 8203' "$IT_LAUNCH" "$name" "$wide" "$T_DIR" "$IT_PROBE"
+	expect_rc "job" 0 || return 1
+	expect_eq "sandbox name" "$name" "$L_NAME" || return 1
+	expect_eq "the job's launch update, then its connect" "update=125
+EPERM" "$L_OUT" || return 1
+	expect_audit 0 "$L_AUDIT" event=policy_update || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect_unix "dst_path=/run/launch/$name.ctl" ||
+		return 1
+}
