@@ -169,7 +169,7 @@ static __always_inline struct deny_event *audit_event_reserve(const struct sandb
 	event->sock_type = 0;
 	event->protocol = 0;
 	event->port = 0;
-	event->pad = 0;
+	event->verdict = AUDIT_VERDICT_DENY;
 	__builtin_memset(event->addr, 0, sizeof(event->addr));
 	bpf_get_current_comm(event->comm, sizeof(event->comm));
 	event->unix_path[0] = '\0';
@@ -186,22 +186,48 @@ static __always_inline struct deny_event *audit_event_reserve(const struct sandb
 }
 
 /*
- * Counts a refusal of sandbox cfg and reserves its event in the sandbox's ring buffer; NULL
- * (and counted as lost) when the ring is full.
+ * Counts a call of sandbox cfg judged `verdict` and reserves its event in the sandbox's ring
+ * buffer; NULL (and counted as lost, per verdict) when the ring is full.
  */
-static __always_inline struct deny_event *audit_reserve(const struct sandbox_cfg *cfg, __u16 op,
-							__u16 family)
+static __always_inline struct deny_event *
+audit_reserve_verdict(const struct sandbox_cfg *cfg, __u16 op, __u16 family, __u16 verdict)
 {
 	/* This CPU's: a program runs with migration disabled. */
 	struct sandbox_counters *counters = bpf_get_local_storage(&sandbox_states, 0);
 	struct deny_event *event;
+	__u64 *count, *lost;
 
+	if (verdict == AUDIT_VERDICT_WOULD_DENY) {
+		count = &counters->would_deny;
+		lost = &counters->would_deny_lost;
+	} else if (verdict == AUDIT_VERDICT_ALLOW) {
+		count = &counters->allowed;
+		lost = &counters->allowed_lost;
+	} else {
+		count = &counters->denied;
+		lost = &counters->lost;
+	}
 	/* Per CPU, yet atomic: a program may be preempted by another on the same CPU. */
-	__sync_fetch_and_add(&counters->denied, 1);
+	__sync_fetch_and_add(count, 1);
 	event = audit_event_reserve(cfg, op, family);
 	if (!event)
-		__sync_fetch_and_add(&counters->lost, 1);
+		__sync_fetch_and_add(lost, 1);
+	else
+		event->verdict = verdict;
 	return event;
+}
+
+/* A refusal: audit_reserve_verdict with AUDIT_VERDICT_DENY. */
+static __always_inline struct deny_event *audit_reserve(const struct sandbox_cfg *cfg, __u16 op,
+							__u16 family)
+{
+	return audit_reserve_verdict(cfg, op, family, AUDIT_VERDICT_DENY);
+}
+
+/* What a call the policy refuses becomes: a refusal, or in audit-only mode a would_deny. */
+static __always_inline __u16 audit_refusal_verdict(const struct sandbox_cfg *cfg)
+{
+	return (cfg->flags & CFG_AUDIT_ONLY) ? AUDIT_VERDICT_WOULD_DENY : AUDIT_VERDICT_DENY;
 }
 
 #endif /* LAUNCH_COMMON_BPF_H */

@@ -90,6 +90,12 @@ struct prefix_mask {
 #define CFG_DNS_PROXY	 (1u << 2) /* port 53 goes to the proxy at the dns_* ports */
 #define CFG_HAS_UNIX	 (1u << 3) /* the AF_UNIX map has entries */
 /*
+ * --audit-only: what the policy would refuse is let through and logged as would_deny, what it
+ * allows is logged as allow (connect, sendmsg and their AF_UNIX kinds). Refusals no policy can
+ * lift (socket kinds, socket options, packets routed elsewhere) stay refusals.
+ */
+#define CFG_AUDIT_ONLY (1u << 4)
+/*
  * A slot's maps outlive its sandbox (docs/design.md): a map the flags do not name may hold a
  * previous sandbox's entries, and the programs must not look at it.
  */
@@ -160,6 +166,11 @@ struct sandbox_counters {
 	__u64 packet_window_ns;
 	__u32 packet_logged; /* deny lines this window, at most PACKET_LOG_BURST */
 	__u32 packet_pad;
+	/* CFG_AUDIT_ONLY: what was let through that the policy refuses, and what it allows. */
+	__u64 would_deny;
+	__u64 would_deny_lost;
+	__u64 allowed;
+	__u64 allowed_lost;
 };
 
 /*
@@ -201,7 +212,17 @@ enum audit_reason {
 	AUDIT_REASON_PEER,     /* a connection to the job's listener from outside the sandbox */
 };
 
-/* One refusal, sent from the kernel to the launcher through the ring buffer. */
+/* What became of the call an event reports (deny_event.verdict). */
+enum audit_verdict {
+	AUDIT_VERDICT_DENY = 0,	  /* refused */
+	AUDIT_VERDICT_WOULD_DENY, /* CFG_AUDIT_ONLY: the policy refuses it, yet it went through */
+	AUDIT_VERDICT_ALLOW,	  /* CFG_AUDIT_ONLY: the policy allows it */
+};
+
+/*
+ * One refusal (or, in audit-only mode, one call judged), sent from the kernel to the launcher
+ * through the ring buffer.
+ */
 struct deny_event {
 	__u64 boot_ns;	 /* bpf_ktime_get_boot_ns() at the refusal */
 	__u64 cgroup_id; /* the sandbox's; events of an earlier user of the slot are dropped */
@@ -213,8 +234,8 @@ struct deny_event {
 	__u16 sock_type; /* SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, ... */
 	__u16 protocol;	 /* IPPROTO_* */
 	__u16 port;	 /* destination port, host byte order */
-	__u16 pad;
-	__u8 addr[16]; /* destination; IPv4 as ::ffff:a.b.c.d */
+	__u16 verdict;	 /* enum audit_verdict */
+	__u8 addr[16];	 /* destination; IPv4 as ::ffff:a.b.c.d */
 	char comm[TASK_COMM_LEN_MAX];
 	char unix_path[UNIX_PATH_LEN];
 	/* setsockopt: the option refused. */

@@ -225,7 +225,12 @@ int launch_egress(struct __sk_buff *skb)
 		}
 	}
 	if (!reason) {
-		if (packet_allowed(cfg, skb, &info))
+		/*
+		 * Audit-only: the address hooks let the call through and logged it as
+		 * would_deny; its packets must leave too. A packet routed elsewhere (options,
+		 * routing headers) is dropped all the same: no policy allows that.
+		 */
+		if (packet_allowed(cfg, skb, &info) || (cfg->flags & CFG_AUDIT_ONLY))
 			return 1;
 		reason = PACKET_DROP_DESTINATION;
 	}

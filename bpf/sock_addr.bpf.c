@@ -4,6 +4,22 @@
 #include "allowlist.bpf.h"
 #include "dns.bpf.h"
 
+/* Logs a connect or sendmsg judged `verdict`. */
+static __always_inline void sock_addr_log(const struct sandbox_cfg *cfg, struct bpf_sock_addr *ctx,
+					  const struct prefix_key *dst, __u16 family, __u16 op,
+					  __u16 port, __u16 verdict)
+{
+	struct deny_event *event = audit_reserve_verdict(cfg, op, family, verdict);
+
+	if (event) {
+		event->sock_type = ctx->type;
+		event->protocol = ctx->protocol;
+		event->port = port;
+		__builtin_memcpy(event->addr, dst->addr, sizeof(event->addr));
+		bpf_ringbuf_submit(event, 0);
+	}
+}
+
 /*
  * The one decision for connect and sendmsg, IPv4 and IPv6. Returns 1 to let the call
  * through, 0 to fail it with EPERM.
@@ -15,7 +31,6 @@ static __always_inline int sock_addr_judge(struct bpf_sock_addr *ctx, struct pre
 	__u16 port = bpf_ntohs((__u16)ctx->user_port);
 	__u32 type = ctx->type;
 	__u32 proto = 0;
-	struct deny_event *event;
 
 	if (!cfg)
 		return 0;
@@ -28,18 +43,15 @@ static __always_inline int sock_addr_judge(struct bpf_sock_addr *ctx, struct pre
 	/* DNS goes to the launcher's proxy whatever the address (docs/dns.md). */
 	if (proto && dns_redirect(cfg, ctx, dst, family, port, proto))
 		return 1;
-	if (proto && (allowlist_allows(cfg, dst, port, proto) || dns_allows(cfg, dst, port, proto)))
+	if (proto &&
+	    (allowlist_allows(cfg, dst, port, proto) || dns_allows(cfg, dst, port, proto))) {
+		/* Enforcing, an allowed call costs this one test and logs nothing. */
+		if (cfg->flags & CFG_AUDIT_ONLY)
+			sock_addr_log(cfg, ctx, dst, family, op, port, AUDIT_VERDICT_ALLOW);
 		return 1;
-
-	event = audit_reserve(cfg, op, family);
-	if (event) {
-		event->sock_type = type;
-		event->protocol = ctx->protocol;
-		event->port = port;
-		__builtin_memcpy(event->addr, dst->addr, sizeof(event->addr));
-		bpf_ringbuf_submit(event, 0);
 	}
-	return 0;
+	sock_addr_log(cfg, ctx, dst, family, op, port, audit_refusal_verdict(cfg));
+	return (cfg->flags & CFG_AUDIT_ONLY) ? 1 : 0;
 }
 
 static __always_inline int sock_addr4(struct bpf_sock_addr *ctx, __u16 op)

@@ -73,6 +73,7 @@ static __always_inline int unix_judge(struct bpf_sock_addr *ctx, __u16 op)
 	const char *sun_path;
 	void *allow;
 	__u8 *flags;
+	bool allowed;
 	__u32 slot;
 
 	if (!cfg)
@@ -96,10 +97,13 @@ static __always_inline int unix_judge(struct bpf_sock_addr *ctx, __u16 op)
 	slot = cfg->slot;
 	allow = (cfg->flags & CFG_HAS_UNIX) ? bpf_map_lookup_elem(&unix_allow, &slot) : NULL;
 	flags = allow ? bpf_map_lookup_elem(allow, &key) : NULL;
-	if (flags && (*flags & UNIX_ALLOW_CONNECT))
+	allowed = flags && (*flags & UNIX_ALLOW_CONNECT);
+	/* Enforcing, an allowed call is not logged. */
+	if (allowed && !(cfg->flags & CFG_AUDIT_ONLY))
 		return 1;
 
-	event = audit_reserve(cfg, op, AF_UNIX);
+	event = audit_reserve_verdict(cfg, op, AF_UNIX,
+				      allowed ? AUDIT_VERDICT_ALLOW : audit_refusal_verdict(cfg));
 	if (event) {
 		event->sock_type = ctx->type;
 		__builtin_memcpy(event->unix_path, key.path, sizeof(event->unix_path));
@@ -107,7 +111,7 @@ static __always_inline int unix_judge(struct bpf_sock_addr *ctx, __u16 op)
 		event->unix_path_len = len;
 		bpf_ringbuf_submit(event, 0);
 	}
-	return 0;
+	return allowed || (cfg->flags & CFG_AUDIT_ONLY);
 }
 
 /*

@@ -515,6 +515,19 @@ static const char *sockopt_level_name(int level)
 	}
 }
 
+/* The event a kernel event's verdict makes: refused, or audit-only's would_deny and allow. */
+static const char *verdict_event_name(unsigned int verdict)
+{
+	switch (verdict) {
+	case AUDIT_VERDICT_WOULD_DENY:
+		return "would_deny";
+	case AUDIT_VERDICT_ALLOW:
+		return "allow";
+	default:
+		return "deny";
+	}
+}
+
 int audit_format_deny(const struct audit_log *log, const struct deny_event *event, char *buf,
 		      size_t len)
 {
@@ -532,7 +545,8 @@ int audit_format_deny_exe(const struct audit_log *log, const struct deny_event *
 {
 	struct json_line j = { .buf = buf, .cap = len };
 
-	json_begin(&j, log, (int64_t)event->boot_ns + log->boot_to_real_ns, "deny");
+	json_begin(&j, log, (int64_t)event->boot_ns + log->boot_to_real_ns,
+		   verdict_event_name(event->verdict));
 	json_key_str(&j, "op", op_name(event->op));
 	/* A packet sent from softirq (a retransmission) has no process to name. */
 	if (event->op != AUDIT_OP_PACKET || event->pid) {
@@ -615,7 +629,7 @@ int audit_format_dns_deny(const struct audit_log *log, const struct audit_dns *d
 {
 	struct json_line j = { .buf = buf, .cap = len };
 
-	json_begin(&j, log, realtime_ns(), "deny");
+	json_begin(&j, log, realtime_ns(), dns->would_deny ? "would_deny" : "deny");
 	json_key_str(&j, "op", "dns");
 	if (dns->pid > 0)
 		json_key_u64(&j, "pid", (unsigned int)dns->pid);
@@ -715,6 +729,8 @@ int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
 			json_mark_truncated(&j, "fs_write");
 	}
 	json_key_u64(&j, "rules", rules);
+	if (log->audit_only)
+		json_printf(&j, ",\"audit_only\":true");
 	json_key_str(&j, "hostname", hostname);
 	json_key_str(&j, "version", LAUNCH_RELEASE);
 	json_printf(&j, ",\"policies\":[");
@@ -733,11 +749,39 @@ int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
 
 int audit_format_lost(const struct audit_log *log, unsigned long long count, char *buf, size_t len)
 {
+	return audit_format_lost_verdicts(log, count, 0, 0, buf, len);
+}
+
+int audit_format_lost_verdicts(const struct audit_log *log, unsigned long long count,
+			       unsigned long long would_deny, unsigned long long allowed, char *buf,
+			       size_t len)
+{
 	struct json_line j = { .buf = buf, .cap = len };
 
 	json_begin(&j, log, realtime_ns(), "events_lost");
 	json_key_u64(&j, "count", count);
+	if (would_deny)
+		json_key_u64(&j, "would_deny", would_deny);
+	if (allowed)
+		json_key_u64(&j, "allow", allowed);
 	return json_end(&j);
+}
+
+/* An object of counts by op ("dns" last, from `dns`): {"connect":3,"dns":2}; {} for none. */
+static void json_key_by_op(struct json_line *j, const char *key, const unsigned long long *by_op,
+			   unsigned long long dns)
+{
+	json_printf(j, ",\"%s\":{", key);
+	for (unsigned int op = 0, first = 1; op <= AUDIT_OPS_MAX; op++) {
+		unsigned long long count = op < AUDIT_OPS_MAX ? by_op[op] : dns;
+
+		if (!count)
+			continue;
+		json_printf(j, "%s\"%s\":%llu", first ? "" : ",",
+			    op < AUDIT_OPS_MAX ? op_name(op) : "dns", count);
+		first = 0;
+	}
+	json_raw(j, "}", 1);
 }
 
 int audit_format_limit(const struct audit_log *log, const char *kind, unsigned long long limit,
@@ -798,18 +842,14 @@ int audit_format_exit(const struct audit_log *log, const struct audit_exit *exit
 	json_key_u64(&j, "lost", exit->lost);
 	json_key_u64(&j, "unwritten", exit->unwritten);
 	json_key_u64(&j, "packet_dropped", exit->packet_dropped);
-	json_printf(&j, ",\"denied_by_op\":{");
-	for (unsigned int op = 0, first = 1; op <= AUDIT_OPS_MAX; op++) {
-		unsigned long long count =
-			op < AUDIT_OPS_MAX ? log->denied_by_op[op] : log->denied_dns;
-
-		if (!count)
-			continue;
-		json_printf(&j, "%s\"%s\":%llu", first ? "" : ",",
-			    op < AUDIT_OPS_MAX ? op_name(op) : "dns", count);
-		first = 0;
+	json_key_by_op(&j, "denied_by_op", log->denied_by_op, log->denied_dns);
+	if (log->audit_only) {
+		json_key_u64(&j, "would_deny", exit->would_deny);
+		json_key_u64(&j, "would_deny_lost", exit->would_deny_lost);
+		json_key_by_op(&j, "would_deny_by_op", log->would_deny_by_op, log->would_deny_dns);
+		json_key_u64(&j, "allowed", exit->allowed);
+		json_key_u64(&j, "allowed_lost", exit->allowed_lost);
 	}
-	json_raw(&j, "}", 1);
 	if (exit->log_failed)
 		json_key_u64(&j, "log_failed", exit->log_failed);
 	return json_end(&j);
@@ -832,10 +872,15 @@ int audit_deny_exe(struct audit_log *log, const struct deny_event *event, const 
 	int n = audit_format_deny_exe(log, event, dst_name, exe, line, sizeof(line));
 
 	/* A dropped packet is no refused call: sandbox_exit's packet_dropped counts those. */
-	bool refusal = event->op != AUDIT_OP_PACKET;
+	bool refusal = event->op != AUDIT_OP_PACKET && event->verdict == AUDIT_VERDICT_DENY;
+	unsigned int op = event->op < AUDIT_OPS_MAX ? event->op : 0;
 
 	if (refusal)
-		log->denied_by_op[event->op < AUDIT_OPS_MAX ? event->op : 0]++;
+		log->denied_by_op[op]++;
+	else if (event->verdict == AUDIT_VERDICT_WOULD_DENY)
+		log->would_deny_by_op[op]++;
+	else if (event->verdict == AUDIT_VERDICT_ALLOW)
+		log->allowed++;
 	if (n < 0)
 		return n;
 	return audit_append_kind(log, refusal ? AUDIT_KIND_DENY : AUDIT_KIND_OTHER, line,
@@ -847,10 +892,23 @@ int audit_dns_deny(struct audit_log *log, const struct audit_dns *dns)
 	char line[AUDIT_LINE_MAX];
 	int n = audit_format_dns_deny(log, dns, line, sizeof(line));
 
-	log->denied_dns++;
+	if (dns->would_deny)
+		log->would_deny_dns++;
+	else
+		log->denied_dns++;
 	if (n < 0)
 		return n;
-	return audit_append_kind(log, AUDIT_KIND_DENY, line, (size_t)n);
+	return audit_append_kind(log, dns->would_deny ? AUDIT_KIND_OTHER : AUDIT_KIND_DENY, line,
+				 (size_t)n);
+}
+
+unsigned long long audit_would_deny_total(const struct audit_log *log)
+{
+	unsigned long long total = log->would_deny_dns;
+
+	for (size_t op = 0; op < AUDIT_OPS_MAX; op++)
+		total += log->would_deny_by_op[op];
+	return total;
 }
 
 unsigned long long audit_denied_total(const struct audit_log *log)

@@ -96,6 +96,11 @@ struct audit_log {
 	/* Refusals formatted into deny lines (queued, written or unwritten), by op. */
 	unsigned long long denied_by_op[AUDIT_OPS_MAX];
 	unsigned long long denied_dns;
+	/* --audit-only: the would_deny and allow lines formatted, by op (dns apart). */
+	bool audit_only;
+	unsigned long long would_deny_by_op[AUDIT_OPS_MAX];
+	unsigned long long would_deny_dns;
+	unsigned long long allowed;
 	/* The policies in force, for sandbox_start's "policies" (name, path, sha256). */
 	struct policy *const *policies;
 	size_t npolicies;
@@ -185,6 +190,7 @@ struct audit_dns {
 	unsigned int ttl_s;  /* dns_allow: the answer's smallest TTL */
 	unsigned int open_s; /* dns_allow: how long its addresses stay open */
 	int pid;	     /* deny: the asking process, when known; 0 when not */
+	bool would_deny;     /* --audit-only: answered all the same, a "would_deny" line */
 };
 int audit_format_dns_deny(const struct audit_log *log, const struct audit_dns *dns, char *buf,
 			  size_t len);
@@ -204,6 +210,10 @@ int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
 int audit_format_deny_exe(const struct audit_log *log, const struct deny_event *event,
 			  const char *dst_name, const char *exe, char *buf, size_t len);
 int audit_format_lost(const struct audit_log *log, unsigned long long count, char *buf, size_t len);
+/* As audit_format_lost, with the audit-only events lost ("would_deny", "allow") when not 0. */
+int audit_format_lost_verdicts(const struct audit_log *log, unsigned long long count,
+			       unsigned long long would_deny, unsigned long long allowed, char *buf,
+			       size_t len);
 /*
  * A resource limit the job reached: kind "memory", "pids" or "tmp", the limit (bytes or
  * tasks), and what launch did: "stopped" the job, or "none" (the job sees ENOSPC).
@@ -233,6 +243,11 @@ struct audit_exit {
 	unsigned long long unwritten;	   /* refusals whose deny line launch could not write */
 	unsigned long long log_failed;	   /* lines of any kind launch could not write */
 	unsigned long long packet_dropped; /* packets the egress backstop dropped */
+	/* --audit-only: calls let through that the policy refuses, and calls it allows. */
+	unsigned long long would_deny;	    /* every one, DNS look-ups included */
+	unsigned long long would_deny_lost; /* their events the kernel's ring had no room for */
+	unsigned long long allowed;
+	unsigned long long allowed_lost;
 };
 int audit_format_exit(const struct audit_log *log, const struct audit_exit *exit, char *buf,
 		      size_t len);
@@ -272,6 +287,8 @@ int audit_deny_exe(struct audit_log *log, const struct deny_event *event, const 
 		   const char *exe);
 /* Formats and queues a refused look-up, counted with the refusals. */
 int audit_dns_deny(struct audit_log *log, const struct audit_dns *dns);
+/* would_deny events counted by the audit_deny* calls, DNS included (--audit-only). */
+unsigned long long audit_would_deny_total(const struct audit_log *log);
 /* Refusals counted by the audit_deny* calls, DNS included: what deny lines account for. */
 unsigned long long audit_denied_total(const struct audit_log *log);
 /* The release of launch, in sandbox_start's "version". */

@@ -150,6 +150,7 @@ struct dnsproxy_query {
 	unsigned long long gen;
 	enum dnsproxy_transport transport; /* how the job asked */
 	bool upstream_tcp;		   /* asking the upstream over TCP */
+	bool would_deny; /* --audit-only: forwarded though the policy refuses it */
 	bool retried;
 	uint16_t client_id, upstream_id;
 	struct dns_question q;
@@ -880,7 +881,14 @@ int dnsproxy_query_begin(struct dnsproxy *p, const uint8_t *pkt, size_t len,
 	} else if (!dnsproxy_qtype_allowed(q.qtype)) {
 		audit.reason = "qtype";
 	}
-	if (audit.reason) {
+	/* A class other than IN is never forwarded: the upstream query is rebuilt as IN. */
+	if (audit.reason && p->config.audit_only && q.qclass == DNS_CLASS_IN) {
+		p->stats.would_deny++;
+		/* The answer enforcing would have given: what the job would have seen. */
+		audit.rcode = dns_rcode_name(rcode);
+		audit.would_deny = true;
+		dnsproxy_audit(p, false, &audit);
+	} else if (audit.reason) {
 		/* Answered here: nothing about this name leaves the host. */
 		p->stats.denied++;
 		audit.rcode = dns_rcode_name(rcode);
@@ -911,6 +919,7 @@ int dnsproxy_query_begin(struct dnsproxy *p, const uint8_t *pkt, size_t len,
 	query->client_len = len;
 	query->tcp_fd = -1;
 	query->client_fd = -1;
+	query->would_deny = audit.would_deny;
 	do
 		query->upstream_id = dnsproxy_random16(p);
 	while (p->id_slot[query->upstream_id]);
@@ -1025,8 +1034,13 @@ int dnsproxy_query_answer(struct dnsproxy *p, struct dnsproxy_query *query, cons
 		return DNSPROXY_RETRY_TCP;
 	}
 
-	if (rcode == DNS_RCODE_NOERROR && n > 0)
+	if (rcode == DNS_RCODE_NOERROR && n > 0 && query->would_deny) {
+		/* Audit-only: nothing to open, but the connections' lines name the address. */
+		for (size_t i = 0; i < n; i++)
+			dnsproxy_remember(p, &p->answer_addrs[i].addr, query->q.name, false);
+	} else if (rcode == DNS_RCODE_NOERROR && n > 0) {
 		dnsproxy_open(p, query->q.name, p->answer_addrs, n, now_ms, &audit);
+	}
 	if (p->config.audit_allowed) {
 		snprintf(qtype, sizeof(qtype), "%s", dns_type_name(query->q.qtype));
 		audit.qtype = qtype;

@@ -43,6 +43,12 @@ struct dnsproxy_config {
 	unsigned int max_ips;	/* open addresses per name, oldest closed first */
 	uint8_t deny_rcode;	/* for denied names: DNS_RCODE_REFUSED or DNS_RCODE_NXDOMAIN */
 	bool audit_allowed;	/* write a dns_allow line per allowed look-up */
+	/*
+	 * --audit-only: a look-up refused for its name or type is forwarded all the same and
+	 * logged as would_deny; its addresses are remembered with the name (for the lines of
+	 * the connections that follow), not opened: the kernel refuses nothing then.
+	 */
+	bool audit_only;
 };
 
 /*
@@ -67,6 +73,7 @@ struct dnsproxy_stats {
 	unsigned long long queries;	    /* every message from the job */
 	unsigned long long allowed;	    /* forwarded upstream */
 	unsigned long long denied;	    /* refused: name, type or class */
+	unsigned long long would_deny;	    /* --audit-only: forwarded, though the policy refuses */
 	unsigned long long malformed;	    /* answered FORMERR or NOTIMP, or dropped */
 	unsigned long long upstream_failed; /* answered SERVFAIL */
 	unsigned long long opened;	    /* addresses added to the allowlist */

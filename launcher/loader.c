@@ -827,6 +827,33 @@ unsigned long long loader_sandbox_packet_dropped(const struct loader_sandbox *sb
 	return dropped;
 }
 
+void loader_sandbox_sum_counters(const struct loader_sandbox *sb,
+				 struct sandbox_counters *ret_counters)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	_cleanup_free_ struct sandbox_counters *per_cpu = NULL;
+	__u64 key = sb->cgroup_id;
+
+	*ret_counters = (struct sandbox_counters){ 0 };
+	if (!sb->cgroup_id || ncpus <= 0)
+		return;
+	per_cpu = calloc((size_t)ncpus, sizeof(*per_cpu));
+	if (!per_cpu ||
+	    bpf_map_lookup_elem(sb->shared->map_fd[LOADER_MAP_STATES], &key, per_cpu) < 0)
+		return;
+	for (int i = 0; i < ncpus; i++) {
+		const struct sandbox_counters *c = &per_cpu[i];
+
+		ret_counters->denied += c->denied;
+		ret_counters->lost += c->lost;
+		ret_counters->packet_dropped += c->packet_dropped;
+		ret_counters->would_deny += c->would_deny;
+		ret_counters->would_deny_lost += c->would_deny_lost;
+		ret_counters->allowed += c->allowed;
+		ret_counters->allowed_lost += c->allowed_lost;
+	}
+}
+
 int loader_sandbox_events_fd(const struct loader_sandbox *sb)
 {
 	return sb->inner_fd[IMAGE_MAP_EVENTS];

@@ -109,6 +109,9 @@ int loader_sandbox_update(struct loader_sandbox *sb, const struct image *image);
 /* Refusals counted by the kernel: all of them, and those whose event was lost. */
 void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long *ret_denied,
 			     unsigned long long *ret_lost);
+/* Every counter of the sandbox's kernel side, summed over the CPUs; zeros when unreadable. */
+void loader_sandbox_sum_counters(const struct loader_sandbox *sb,
+				 struct sandbox_counters *ret_counters);
 /* Packets the egress backstop dropped, every one (their deny lines are rate-limited). */
 unsigned long long loader_sandbox_packet_dropped(const struct loader_sandbox *sb);
 int loader_sandbox_events_fd(const struct loader_sandbox *sb);

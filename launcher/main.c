@@ -121,6 +121,9 @@ static const char USAGE[] =
 	"                           that --setenv does not set (repeatable)\n"
 	"      --notify-denials     print one line on standard error per refusal:\n"
 	"                           \"launch: refused connect 1.1.1.1:443 (policy stripe)\"\n"
+	"      --audit-only         enforce no policy: log what it would refuse as\n"
+	"                           \"would_deny\" and what it allows as \"allow\" (socket\n"
+	"                           kinds and other refusals no policy can lift stay)\n"
 	"\n"
 	"Resource limits (also a policy's \"limits\"; options win, else the strictest policy):\n"
 	"      --pids-max N|max     processes and threads (default 64 per CPU, at most 2048)\n"
@@ -299,6 +302,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		OPT_AUDIT_STALL_TIMEOUT,
 		OPT_AUDIT_FORMAT,
 		OPT_VERSION,
+		OPT_AUDIT_ONLY,
 	};
 	static const struct option options[] = {
 		{ "policy", required_argument, NULL, 'p' },
@@ -331,6 +335,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		{ "nofile", required_argument, NULL, OPT_NOFILE },
 		{ "audit-stall-timeout", required_argument, NULL, OPT_AUDIT_STALL_TIMEOUT },
 		{ "audit-format", required_argument, NULL, OPT_AUDIT_FORMAT },
+		{ "audit-only", no_argument, NULL, OPT_AUDIT_ONLY },
 		{},
 	};
 	char *end;
@@ -439,6 +444,9 @@ static int parse_options(int argc, char **argv, bool need_policy)
 			break;
 		case OPT_AUDIT_DNS_ALLOWED:
 			arg.dns.audit_allowed = true;
+			break;
+		case OPT_AUDIT_ONLY:
+			arg.dns.audit_only = true;
 			break;
 		case OPT_ALLOW_NO_LANDLOCK:
 			arg.allow_no_landlock = true;
@@ -1011,6 +1019,11 @@ static int cmd_run(int argc, char **argv)
 	options.dns_proxy = !arg.no_dns_proxy;
 	options.dns = arg.dns;
 	options.resolver = arg.resolver ? &options.dns.upstream : NULL;
+	options.audit_only = arg.dns.audit_only;
+	if (options.audit_only)
+		fprintf(stderr,
+			"launch: warning: --audit-only: the policy is not enforced; what it "
+			"would refuse is logged as would_deny\n");
 	options.child.argv = argv + first;
 	options.child.audit_path = audit_path_is_file(arg.audit_path) ? arg.audit_path : NULL;
 	job_limits_of(rules, &options.limits, &ram);

@@ -48,6 +48,7 @@ struct sandbox {
 	struct update_server *update; /* launch update's requests */
 	int epoll_fd, signal_fd, timer_fd;
 	unsigned long long lost_reported;
+	unsigned long long would_deny_lost_reported, allowed_lost_reported; /* --audit-only */
 	unsigned long long seccomp_denied; /* refusals the seccomp listener answered */
 	struct inbound_policy listen;	   /* where the job may listen beyond loopback */
 	bool audit_continue;
@@ -155,17 +156,24 @@ static int sandbox_on_event(void *ctx, void *data, size_t size)
 /* Reports refusals the ring buffer had no room for since the last report. */
 static void sandbox_report_lost(struct sandbox *sandbox)
 {
-	unsigned long long denied, lost;
+	struct sandbox_counters counters;
 	char line[AUDIT_LINE_MAX];
 	int n;
 
-	loader_sandbox_counters(&sandbox->bpf, &denied, &lost);
-	if (lost == sandbox->lost_reported)
+	loader_sandbox_sum_counters(&sandbox->bpf, &counters);
+	if (counters.lost == sandbox->lost_reported &&
+	    counters.would_deny_lost == sandbox->would_deny_lost_reported &&
+	    counters.allowed_lost == sandbox->allowed_lost_reported)
 		return;
-	n = audit_format_lost(sandbox->log, lost - sandbox->lost_reported, line, sizeof(line));
+	n = audit_format_lost_verdicts(sandbox->log, counters.lost - sandbox->lost_reported,
+				       counters.would_deny_lost - sandbox->would_deny_lost_reported,
+				       counters.allowed_lost - sandbox->allowed_lost_reported, line,
+				       sizeof(line));
 	if (n > 0)
 		audit_append(sandbox->log, line, (size_t)n);
-	sandbox->lost_reported = lost;
+	sandbox->lost_reported = counters.lost;
+	sandbox->would_deny_lost_reported = counters.would_deny_lost;
+	sandbox->allowed_lost_reported = counters.allowed_lost;
 }
 
 static void sandbox_watch_events(struct sandbox *sandbox, int fd, uint32_t events)
@@ -529,6 +537,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	log.observer_ctx = options->audit_observer_ctx;
 	log.policies = rules->policies;
 	log.npolicies = rules->npolicies;
+	log.audit_only = options->audit_only;
 	r = loader_shared_get(options->cgroup_parent, &sandbox.shared);
 	if (r < 0) {
 		snprintf(errbuf, errlen,
@@ -633,6 +642,9 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 			 r == -EUSERS ? " (every slot is taken: too many sandboxes at once)" : "");
 		goto out;
 	}
+	/* Written to the kernel with the rest of the settings, at attach. */
+	if (options->audit_only)
+		sandbox.bpf.cfg.flags |= CFG_AUDIT_ONLY;
 	sandbox.ringbuf = ring_buffer__new(loader_sandbox_events_fd(&sandbox.bpf), sandbox_on_event,
 					   &sandbox, NULL);
 	if (!sandbox.ringbuf) {
@@ -760,6 +772,7 @@ out:
 	log.wait_room = true;
 	if (started) {
 		struct audit_exit exit = { .duration_ms = monotonic_ms() - started_ms };
+		struct sandbox_counters kernel;
 
 		/* The last refusals, made by processes now dead, are still in the ring. */
 		ring_buffer__consume(sandbox.ringbuf);
@@ -767,6 +780,11 @@ out:
 		loader_sandbox_counters(&sandbox.bpf, &denied, &lost);
 		denied += sandbox.seccomp_denied;
 		exit.packet_dropped = loader_sandbox_packet_dropped(&sandbox.bpf);
+		loader_sandbox_sum_counters(&sandbox.bpf, &kernel);
+		exit.would_deny = kernel.would_deny;
+		exit.would_deny_lost = kernel.would_deny_lost;
+		exit.allowed = kernel.allowed;
+		exit.allowed_lost = kernel.allowed_lost;
 		/* What killed the job's last processes, if a limit did, is on record too. */
 		sandbox_check_limits(&sandbox);
 		if (sandbox.dns) {
@@ -775,6 +793,7 @@ out:
 			/* Look-ups the proxy refused are refusals too. */
 			dnsproxy_get_stats(sandbox.dns, &dns_stats);
 			denied += dns_stats.denied;
+			exit.would_deny += dns_stats.would_deny;
 		}
 		if (reaped)
 			exit_status = sandbox_exit_status(&sandbox, &info, &audit_code);

@@ -51,6 +51,7 @@ struct sandbox_options {
 	long long audit_stall_ms;   /* --audit-stall-timeout: a sink accepting nothing fails */
 	bool allow_unix_unfiltered; /* --allow-unix-unfiltered: run on kernels before 6.7 */
 	bool dns_proxy;		    /* the job's DNS goes to our proxy (docs/dns.md) */
+	bool audit_only; /* --audit-only: log what the policy would refuse, refuse none */
 	struct dnsproxy_config dns;
 	/* --resolver, for the policies launch update brings; NULL: the system's. */
 	const struct resolver *resolver;
