@@ -29,6 +29,7 @@
 #include "loader.h"
 #include "mcp_run.h"
 #include "refusal.h"
+#include "auditcmd.h"
 #include "release.h"
 #include "rules.h"
 #include "sandbox.h"
@@ -68,6 +69,8 @@ static const char USAGE[] =
 	"       launch check --policy FILE [--policy FILE...] [--resolver ADDR[:PORT]]\n"
 	"       launch gc [--unload]\n"
 	"       launch update ID --policy FILE [--policy FILE...] [--resolver ADDR[:PORT]]\n"
+	"       launch learn AUDIT.jsonl [--sandbox ID] [--name NAME] [--wildcards]\n"
+	"       launch report AUDIT.jsonl\n"
 	"       launch mcp --policy FILE [--runtime node] [--modules DIR] [--pass-env NAME...]\n"
 	"                  [--pool N] [--max-output BYTES]\n"
 	"\n"
@@ -1206,5 +1209,9 @@ int main(int argc, char **argv)
 		return cmd_mcp(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "update") == 0)
 		return cmd_update(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "learn") == 0)
+		return auditcmd_learn(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "report") == 0)
+		return auditcmd_report(argc - 1, argv + 1);
 	return cmd_run(argc, argv);
 }
