@@ -651,8 +651,10 @@ int learn_policy(struct learn *learn, char **ret_policy, char **ret_notes)
 		learn_merge_same(learn);
 	}
 	learn_merge_protocols(learn);
-	qsort(learn->dests, learn->ndests, sizeof(*learn->dests), learn_dest_cmp);
-	qsort(learn->unix_paths, learn->nunix, sizeof(*learn->unix_paths), learn_str_cmp);
+	if (learn->ndests)
+		qsort(learn->dests, learn->ndests, sizeof(*learn->dests), learn_dest_cmp);
+	if (learn->nunix)
+		qsort(learn->unix_paths, learn->nunix, sizeof(*learn->unix_paths), learn_str_cmp);
 	if (!cJSON_AddStringToObject(policy, "name", learn->options.name) ||
 	    !cJSON_AddStringToObject(policy, "description",
 				     "learned by launch learn from an audit log"))

@@ -338,8 +338,9 @@ int report_text(struct report *report, char **ret_text)
 
 	if (!f)
 		return -ENOMEM;
-	qsort(report->sandboxes, report->nsandboxes, sizeof(*report->sandboxes),
-	      report_sandbox_cmp);
+	if (report->nsandboxes)
+		qsort(report->sandboxes, report->nsandboxes, sizeof(*report->sandboxes),
+		      report_sandbox_cmp);
 	for (size_t i = 0; i < report->nsandboxes; i++) {
 		if (i)
 			fputc('\n', f);
