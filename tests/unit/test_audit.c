@@ -1139,6 +1139,95 @@ static void test_exe_and_denied_by_op(void)
 	audit_discard(&test_log);
 }
 
+/*
+ * --audit-only: the kernel's verdict names the event; would_deny and allow lines carry the
+ * same fields as deny, are no refusal (not in denied or the DENY kind), and are counted apart
+ * in sandbox_exit.
+ */
+static void test_audit_only_verdicts(void)
+{
+	struct deny_event e = connect_event();
+	struct audit_dns dns = { .protocol = "udp",
+				 .qname = "new.example",
+				 .qtype = "A",
+				 .rcode = "REFUSED",
+				 .reason = "name",
+				 .would_deny = true };
+	struct audit_exit exit = { .exit_code = 0,
+				   .would_deny = 3,
+				   .would_deny_lost = 1,
+				   .allowed = 1,
+				   .allowed_lost = 0 };
+	char buf[AUDIT_LINE_MAX], deny[AUDIT_LINE_MAX];
+	const cJSON *by_op;
+	cJSON *obj;
+
+	log_init();
+	CHECK(audit_format_deny_name(&test_log, &e, "x.example", deny, sizeof(deny)) > 0);
+	e.verdict = AUDIT_VERDICT_WOULD_DENY;
+	obj = parse_line(buf, audit_format_deny_name(&test_log, &e, "x.example", buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "event"), "would_deny");
+	cJSON_Delete(obj);
+	/* The same line as a deny line but for the event's name. */
+	CHECK_EQ_STR(strstr(buf, "\"v\":"), strstr(deny, "\"v\":"));
+	e.verdict = AUDIT_VERDICT_ALLOW;
+	obj = parse_line(buf,
+			 audit_format_deny_name(&test_log, &e, "api.example", buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "event"), "allow");
+	CHECK_EQ_STR(str(obj, "dst_name"), "api.example");
+	CHECK_EQ_INT(num(obj, "dst_port"), 8080);
+	cJSON_Delete(obj);
+
+	test_log.audit_only = true;
+	audit_deny(&test_log, &e);
+	e.verdict = AUDIT_VERDICT_WOULD_DENY;
+	audit_deny(&test_log, &e);
+	e.op = AUDIT_OP_CONNECT_UNIX;
+	audit_deny(&test_log, &e);
+	audit_dns_deny(&test_log, &dns);
+	CHECK_EQ_INT(audit_denied_total(&test_log), 0);
+	CHECK_EQ_INT(audit_would_deny_total(&test_log), 3);
+	CHECK_EQ_INT(test_log.allowed, 1);
+	CHECK_EQ_INT(test_log.counts.queued_denied, 0);
+	audit_queued_text(&test_log, buf, sizeof(buf));
+	CHECK_CONTAINS(buf, "\"event\":\"would_deny\",\"v\":1,\"seq\":4,\"host\":\"\",\"sandbox\":"
+			    "\"sb1\",\"policy\":\"stripe,openai\",\"op\":\"dns\"");
+	audit_discard(&test_log);
+
+	obj = parse_line(buf, audit_format_exit(&test_log, &exit, buf, sizeof(buf)));
+	CHECK_EQ_INT(num(obj, "denied"), 0);
+	CHECK_EQ_INT(num(obj, "would_deny"), 3);
+	CHECK_EQ_INT(num(obj, "would_deny_lost"), 1);
+	CHECK_EQ_INT(num(obj, "allowed"), 1);
+	CHECK_EQ_INT(num(obj, "allowed_lost"), 0);
+	by_op = cJSON_GetObjectItem(obj, "would_deny_by_op");
+	CHECK_EQ_INT(cJSON_GetArraySize(by_op), 3);
+	CHECK_EQ_INT(num(by_op, "connect"), 1);
+	CHECK_EQ_INT(num(by_op, "connect_unix"), 1);
+	CHECK_EQ_INT(num(by_op, "dns"), 1);
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(obj, "denied_by_op")), 0);
+	cJSON_Delete(obj);
+
+	obj = parse_line(buf, audit_format_start(&test_log, (char *[]){ "job", NULL }, 1, &test_job,
+						 0, "vm", buf, sizeof(buf)));
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(obj, "audit_only")));
+	cJSON_Delete(obj);
+	obj = parse_line(buf, audit_format_lost_verdicts(&test_log, 2, 5, 0, buf, sizeof(buf)));
+	CHECK_EQ_INT(num(obj, "count"), 2);
+	CHECK_EQ_INT(num(obj, "would_deny"), 5);
+	CHECK(cJSON_GetObjectItem(obj, "allow") == NULL);
+	cJSON_Delete(obj);
+	/* Enforcing, sandbox_start says nothing of it and sandbox_exit has no would_deny. */
+	test_log.audit_only = false;
+	obj = parse_line(buf, audit_format_exit(&test_log, &exit, buf, sizeof(buf)));
+	CHECK(cJSON_GetObjectItem(obj, "would_deny") == NULL);
+	cJSON_Delete(obj);
+	obj = parse_line(buf, audit_format_start(&test_log, (char *[]){ "job", NULL }, 1, &test_job,
+						 0, "vm", buf, sizeof(buf)));
+	CHECK(cJSON_GetObjectItem(obj, "audit_only") == NULL);
+	cJSON_Delete(obj);
+}
+
 /* RFC 5424: <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID [SD] MSG, the JSON as MSG. */
 static void test_syslog_format(void)
 {
@@ -1312,6 +1401,7 @@ int main(void)
 	RUN(test_start_version_policies);
 	RUN(test_policy_update_line);
 	RUN(test_exe_and_denied_by_op);
+	RUN(test_audit_only_verdicts);
 	RUN(test_syslog_format);
 	RUN(test_syslog_parse);
 	RUN(test_rotation_reopens);

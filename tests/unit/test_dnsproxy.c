@@ -987,6 +987,60 @@ static void test_resolv_conf(void)
 	CHECK_EQ_INT(dnsproxy_read_resolv_conf(path, &r), -ENOENT);
 }
 
+/*
+ * --audit-only: a name or type the policy refuses is forwarded and logged as would_deny; its
+ * answer opens nothing (the kernel refuses nothing then) but names its addresses for the
+ * connections' lines. A class other than IN is still refused.
+ */
+static void test_audit_only_forwards_would_deny(void)
+{
+	static const struct rr rrs[] = { { NULL, DNS_TYPE_A, 30, "203.0.113.50" } };
+	struct dnsproxy_config config;
+	struct dnsproxy_stats stats;
+	struct fixture *f;
+	static uint8_t reply[65536];
+	struct dnsproxy_query *q = NULL;
+	struct in6_addr addr = addr_of("203.0.113.50");
+	uint8_t pkt[512];
+	size_t len, qlen;
+
+	dnsproxy_config_default(&config);
+	config.audit_only = true;
+	f = fixture_new_with(&config);
+	if (!f)
+		return;
+	CHECK_EQ_INT(ask(f, "New.Host.example", DNS_TYPE_A, &q, reply, &len), DNSPROXY_FORWARD);
+	CHECK(q != NULL);
+	if (!q) {
+		fixture_free(f);
+		return;
+	}
+	CHECK_CONTAINS(log_text(), "\"event\":\"would_deny\",");
+	CHECK_CONTAINS(log_text(), "\"op\":\"dns\"");
+	CHECK_CONTAINS(log_text(), "\"qname\":\"New.Host.example\"");
+	CHECK_CONTAINS(log_text(), "\"rcode\":\"REFUSED\",\"reason\":\"name\"");
+	CHECK(!strstr(log_text(), "\"event\":\"deny\""));
+	CHECK_EQ_INT(answer(f, q, rrs, ARRAY_SIZE(rrs), NOW_MS, reply, &len), DNSPROXY_REPLY);
+	dnsproxy_query_free(f->proxy, q);
+	CHECK_EQ_INT(kernel.opens, 0);
+	CHECK_EQ_STR(dnsproxy_addr_name(f->proxy, &addr), "new.host.example");
+	/* A refused type of an allowed name goes through too. */
+	CHECK_EQ_INT(ask(f, "api.provider.test", DNS_TYPE_TXT, &q, reply, &len), DNSPROXY_FORWARD);
+	dnsproxy_query_free(f->proxy, q);
+	CHECK_CONTAINS(log_text(), "\"qtype\":\"TXT\",\"rcode\":\"REFUSED\",\"reason\":\"qtype\"");
+	qlen = make_query(pkt, sizeof(pkt), 7, "api.provider.test", DNS_TYPE_A, false);
+	pkt[qlen - 1] = 3;
+	CHECK_EQ_INT(dnsproxy_query_begin(f->proxy, pkt, qlen, DNSPROXY_UDP, NOW_MS, &q, reply,
+					  sizeof(reply), &len),
+		     DNSPROXY_REPLY);
+	CHECK_CONTAINS(log_text(), "\"event\":\"deny\"");
+	dnsproxy_get_stats(f->proxy, &stats);
+	CHECK_EQ_INT(stats.would_deny, 2);
+	CHECK_EQ_INT(stats.denied, 1);
+	CHECK_EQ_INT(test_log.would_deny_dns, 2);
+	fixture_free(f);
+}
+
 static void test_audit_dst_name(void)
 {
 	struct deny_event event = { .op = AUDIT_OP_CONNECT,
@@ -1077,5 +1131,6 @@ int main(void)
 	RUN(test_resolv_conf);
 	RUN(test_audit_dst_name);
 	RUN(test_set_rules);
+	RUN(test_audit_only_forwards_would_deny);
 	return test_failures ? 1 : 0;
 }
