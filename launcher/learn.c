@@ -310,10 +310,24 @@ int learn_line(struct learn *learn, const char *text, size_t len)
 	if (strcmp(op, "dns") == 0)
 		return learn_dns(learn, line, event) < 0 ? -ENOMEM : 1;
 	path = json_str(line, "dst_path");
-	if ((strcmp(op, "connect_unix") == 0 || strcmp(op, "sendmsg_unix") == 0) && path && *path)
-		return learn_set_add(&learn->unix_paths, &learn->nunix, &learn->capunix, path) < 0
-			       ? -ENOMEM
-			       : 1;
+	if ((strcmp(op, "connect_unix") == 0 || strcmp(op, "sendmsg_unix") == 0) && path) {
+		/*
+		 * A policy names an absolute path or an abstract "@name" without NULs: a
+		 * relative path (resolved against a working directory) or an abstract name with
+		 * a NUL in it (cut short by the JSON parser) would allow something else.
+		 */
+		if ((path[0] != '/' && path[0] != '@') || path[1] == '\0' ||
+		    (path[0] == '@' && memmem(text, len, "\\u0000", 6)))
+			snprintf(what, sizeof(what),
+				 "%s %s to a relative path or an abstract name with a NUL", event,
+				 op);
+		else
+			return learn_set_add(&learn->unix_paths, &learn->nunix, &learn->capunix,
+					     path) < 0
+				       ? -ENOMEM
+				       : 1;
+		return learn_note(learn, what) < 0 ? -ENOMEM : 1;
+	}
 	/* Socket kinds, socket options, namespaces...: refused under every policy. */
 	snprintf(what, sizeof(what), "%s %s", event, op);
 	return learn_note(learn, what) < 0 ? -ENOMEM : 1;

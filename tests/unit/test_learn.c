@@ -147,12 +147,27 @@ static void test_learn_port_ranges(void)
 		CHECK_EQ_INT(
 			feed_connect(learn, "would_deny", "192.0.2.2", 1000 + p * 10 + (p > 20)),
 			1);
+	{
+		const char *odd[] = {
+			"{\"event\":\"would_deny\",\"op\":\"connect_unix\",\"dst_path\":\"rel."
+			"sock\"}",
+			"{\"event\":\"would_deny\",\"op\":\"connect_unix\",\"dst_path\":"
+			"\"@evil\\u0000secret\"}",
+		};
+
+		for (size_t i = 0; i < ARRAY_SIZE(odd); i++)
+			CHECK_EQ_INT(learn_line(learn, odd[i], strlen(odd[i])), 1);
+	}
 	CHECK_EQ_INT(learn_line(learn, "[1,2]", 5), -EBADMSG);
 	CHECK_EQ_INT(learn_line(learn, "{\"no_event\":1}", 14), -EBADMSG);
 	CHECK_EQ_INT(learn_policy(learn, &policy, &notes), 0);
 	CHECK_CONTAINS(policy, "{\"cidr\":\"192.0.2.1/32\",\"ports\":[22,\"9000-9002\"],"
 			       "\"protocol\":\"tcp\"}");
 	CHECK_CONTAINS(notes, "more than 32 port ranges for one destination");
+	/* Neither AF_UNIX address is learned: one is relative, one would be cut at its NUL. */
+	CHECK_CONTAINS(notes, "2 would_deny connect_unix to a relative path or an abstract name "
+			      "with a NUL: no policy allows them, left out\n");
+	CHECK(!strstr(policy, "unix"));
 	CHECK_EQ_INT(policy_parse("learned", policy, &parsed, err, sizeof(err)), 0);
 	if (parsed) {
 		CHECK_EQ_INT(parsed->nentries, 2);
