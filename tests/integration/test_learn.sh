@@ -226,3 +226,49 @@ EOF
 	expect_match "report: the nameless one" "would_deny +connect +127\.0\.9\.3:9000 tcp +1 " \
 		"$L_OUT" || return 1
 }
+
+# The sum of one field over the events_lost lines of a log.
+lost_sum() {
+	"$IT_PY" -c '
+import json, sys
+print(sum(json.loads(l).get(sys.argv[2], 0) for l in open(sys.argv[1])
+          if json.loads(l).get("event") == "events_lost"))' "$1" "$2"
+}
+
+# Audit-only accounting stays exact when the ring buffer overflows: with launch stopped, a
+# burst of sends the policy refuses all leave, and would_deny = would_deny lines + lost.
+test_learn_audit_only_lost_accounting() {
+	local p count=10000 lines lost_events lost_exit
+
+	p=$(policy start "$LEARN_POLICY")
+	# shellcheck disable=SC2016
+	launch_bg --audit-only --policy "$p" -- /bin/sh -c 'echo ready >"$0/ready"
+		while [ ! -e "$0/go" ]; do sleep 0.01; done
+		"$1" udp 127.0.9.6 5300 "$2" >"$0/flood.out"' "$T_DIR" "$IT_HELPERS/flood" "$count"
+	wait_for_file "$T_DIR/ready" 10 || {
+		kill -KILL "$L_PID" 2>/dev/null
+		fail "the job never became ready (stderr: $(brief "$(cat "$L_ERR_FILE")"))"
+		return 1
+	}
+	kill -STOP "$L_PID"
+	: >"$T_DIR/go"
+	wait_for_file "$T_DIR/flood.out" 20
+	kill -CONT "$L_PID"
+	launch_bg_wait 20 || return 1
+	expect_rc "flood" 0 || return 1
+	# Nothing enforced: every send left.
+	expect_eq "flood results" "OK=$count" "$(cat "$T_DIR/flood.out")" || return 1
+	audit_check || return 1
+	lines=$(audit_count "$L_AUDIT" event=would_deny op=sendmsg)
+	lost_events=$(lost_sum "$L_AUDIT" would_deny)
+	lost_exit=$(audit_get "$L_AUDIT" event=sandbox_exit -- would_deny_lost)
+	echo "would_deny lines $lines, events_lost would_deny $lost_events, exit lost $lost_exit"
+	[ "$lost_events" -gt 0 ] ||
+		fail "no lost would_deny although $count met a stopped reader" || return 1
+	expect_eq "would_deny lines + lost vs sends" "$count" $((lines + lost_events)) || return 1
+	expect_eq "sandbox_exit would_deny_lost vs events_lost" "$lost_events" "$lost_exit" ||
+		return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit would_deny="$count" denied=0 lost=0 ||
+		return 1
+	expect_eq "events_lost count (refusals lost)" 0 "$(lost_sum "$L_AUDIT" count)"
+}
