@@ -124,6 +124,7 @@ static const char USAGE[] =
 	"                           that --setenv does not set (repeatable)\n"
 	"      --notify-denials     print one line on standard error per refusal:\n"
 	"                           \"launch: refused connect 1.1.1.1:443 (policy stripe)\"\n"
+	"                           (\"would refuse\" with --audit-only)\n"
 	"      --audit-only         enforce no policy: log what it would refuse as\n"
 	"                           \"would_deny\" and what it allows as \"allow\" (socket\n"
 	"                           kinds and other refusals no policy can lift stay)\n"

@@ -245,7 +245,8 @@ static int mcp_run_audit(const struct mcp_runner *runner, const char *path,
 		nl = strchr(line, '\n');
 		if (!nl)
 			nl = text + len;
-		if (refusal_parse(line, (size_t)(nl - line), &refusal) == 1) {
+		/* Only what was refused: an audit-only call's would_deny lines went through. */
+		if (refusal_parse(line, (size_t)(nl - line), &refusal) == 1 && !refusal.would) {
 			struct refusal *grown =
 				realloc(result->refused, (result->nrefused + 1) * sizeof(*grown));
 

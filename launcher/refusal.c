@@ -66,9 +66,10 @@ int refusal_parse(const char *text, size_t len, struct refusal *ret_refusal)
 		return 0;
 	event = json_str(line, "event");
 	op = json_str(line, "op");
-	if (!event || strcmp(event, "deny") != 0 || !op)
+	if (!event || (strcmp(event, "deny") != 0 && strcmp(event, "would_deny") != 0) || !op)
 		return 0;
 	memset(ret_refusal, 0, sizeof(*ret_refusal));
+	ret_refusal->would = strcmp(event, "would_deny") == 0;
 	copy(ret_refusal->op, sizeof(ret_refusal->op), op);
 	copy(ret_refusal->policy, sizeof(ret_refusal->policy), json_str(line, "policy"));
 	refusal_destination(line, ret_refusal);
@@ -77,7 +78,8 @@ int refusal_parse(const char *text, size_t len, struct refusal *ret_refusal)
 
 int refusal_format(const struct refusal *refusal, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "refused %s%s%s (policy %s)%s%s%s", refusal->op,
+	int n = snprintf(buf, len, "%s %s%s%s (policy %s)%s%s%s",
+			 refusal->would ? "would refuse" : "refused", refusal->op,
 			 refusal->destination[0] ? " " : "", refusal->destination, refusal->policy,
 			 refusal->name[0] && strcmp(refusal->op, "dns") ? " [" : "",
 			 strcmp(refusal->op, "dns") ? refusal->name : "",

@@ -3,6 +3,7 @@
 #ifndef LAUNCH_REFUSAL_H
 #define LAUNCH_REFUSAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define REFUSAL_FIELD_MAX 512
@@ -12,15 +13,19 @@ struct refusal {
 	char destination[REFUSAL_FIELD_MAX]; /* "1.1.1.1:443", "[2001:db8::1]:53", a path, a name */
 	char name[REFUSAL_FIELD_MAX];	     /* the host name the job used, when known; else "" */
 	char policy[REFUSAL_FIELD_MAX];
+	bool would; /* a "would_deny" line (--audit-only): let through, not refused */
 };
 
 /*
- * Reads one audit log line. Returns 1 and fills ret_refusal for a "deny" line, 0 for any
- * other line (or one that is not JSON), -ENOMEM.
+ * Reads one audit log line. Returns 1 and fills ret_refusal for a "deny" or "would_deny"
+ * line, 0 for any other line (or one that is not JSON), -ENOMEM.
  */
 int refusal_parse(const char *line, size_t len, struct refusal *ret_refusal);
 
-/* "refused connect 1.1.1.1:443 (policy stripe)", without a newline; the length written. */
+/*
+ * "refused connect 1.1.1.1:443 (policy stripe)" ("would refuse ..." for would_deny), without
+ * a newline; the length written.
+ */
 int refusal_format(const struct refusal *refusal, char *buf, size_t len);
 
 #endif /* LAUNCH_REFUSAL_H */

@@ -52,12 +52,20 @@ static void test_refusal_notices(void)
 		     "refused packet 192.0.2.9:80 (policy p)");
 	CHECK_EQ_STR(notice("{\"event\":\"deny\",\"policy\":\"p\",\"op\":\"userns\"}"),
 		     "refused userns (policy p)");
+	/* --audit-only: what the policy would refuse, let through. */
+	CHECK_EQ_STR(notice("{\"event\":\"would_deny\",\"policy\":\"p\",\"op\":\"connect\","
+			    "\"protocol\":\"tcp\",\"dst_ip\":\"192.0.2.9\",\"dst_port\":80,"
+			    "\"dst_name\":\"x.example\"}"),
+		     "would refuse connect 192.0.2.9:80 (policy p) [x.example]");
 }
 
 static void test_refusal_other_lines(void)
 {
 	CHECK_EQ_STR(notice("{\"event\":\"sandbox_start\",\"policy\":\"p\"}"), "");
 	CHECK_EQ_STR(notice("{\"event\":\"dns_allow\",\"qname\":\"a\"}"), "");
+	CHECK_EQ_STR(notice("{\"event\":\"allow\",\"op\":\"connect\",\"dst_ip\":\"1.2.3.4\","
+			    "\"dst_port\":1}"),
+		     "");
 	CHECK_EQ_STR(notice("{\"event\":\"deny\"}"), "");
 	CHECK_EQ_STR(notice("not json"), "");
 	CHECK_EQ_STR(notice(""), "");
