@@ -272,3 +272,31 @@ test_learn_audit_only_lost_accounting() {
 		return 1
 	expect_eq "events_lost count (refusals lost)" 0 "$(lost_sum "$L_AUDIT" count)"
 }
+
+# launch update replaces the policy, not the mode: an audit-only sandbox stays audit-only,
+# and judges by the new policy (what it allows is logged allow, the rest would_deny).
+test_learn_audit_only_survives_update() {
+	local p new i
+
+	p=$(policy start "$LEARN_POLICY")
+	new=$(policy new '{"name": "new", "allow": [{"cidr": "127.0.9.3", "ports": [9000]}]}')
+	# shellcheck disable=SC2016
+	launch_bg --audit-only --policy "$p" -- /bin/sh -c '
+		while [ ! -e "$1/go" ]; do sleep 0.01; done
+		"$0" tcp 127.0.9.3 9000; "$0" tcp 127.0.9.4 9000' "$IT_PROBE" "$T_DIR"
+	for ((i = 0; i < 500; i++)); do
+		[ -S "/run/launch/$L_NAME.ctl" ] && break
+		sleep 0.02
+	done
+	"$IT_LAUNCH" update "$L_NAME" --policy "$new" >"$T_DIR/update.out" 2>&1 ||
+		fail "launch update failed: $(brief "$(cat "$T_DIR/update.out")")"
+	: >"$T_DIR/go"
+	launch_bg_wait 10 || return 1
+	expect_rc "the job" 0 || return 1
+	expect_eq "both connections went through" "$(printf 'OK\nOK')" "$L_OUT" || return 1
+	expect_audit 1 "$L_AUDIT" event=policy_update || return 1
+	expect_audit 1 "$L_AUDIT" event=allow op=connect dst_ip=127.0.9.3 dst_port=9000 || return 1
+	expect_audit 1 "$L_AUDIT" event=would_deny op=connect dst_ip=127.0.9.4 dst_port=9000 ||
+		return 1
+	expect_audit 0 "$L_AUDIT" event=deny || return 1
+}
