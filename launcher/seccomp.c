@@ -40,90 +40,142 @@
 /* Low 32 bits of an argument (little-endian) */
 #define ARG_LO(n) (offsetof(struct seccomp_data, args) + (n) * sizeof(__u64))
 
-#define LOAD(off)     BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
-#define RET(v)	      BPF_STMT(BPF_RET | BPF_K, (v))
-#define JEQ(v, t, f)  BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (v), (t), (f))
-#define JSET(v, t, f) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (v), (t), (f))
-#define RET_ALLOW     RET(SECCOMP_RET_ALLOW)
-#define RET_NOTIFY    RET(SECCOMP_RET_USER_NOTIF)
-#define RET_ERRNO(e)  RET(SECCOMP_RET_ERRNO | (e))
-
-/* A call whose first argument holds clone flags: CLONE_NEWUSER goes to the launcher. */
-#define NO_NEW_USERNS(sysno)                                                          \
-	LOAD(offsetof(struct seccomp_data, nr)), JEQ((sysno), 0, 4), LOAD(ARG_LO(0)), \
-		JSET(CLONE_NEWUSER, 0, 1), RET_NOTIFY, RET_ALLOW
+#define LOAD(off)	  BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
+#define RET(v)		  BPF_STMT(BPF_RET | BPF_K, (v))
+#define JUMP(op, v, t, f) BPF_JUMP(BPF_JMP | (op) | BPF_K, (v), (t), (f))
+#define RET_ALLOW	  RET(SECCOMP_RET_ALLOW)
+#define RET_NOTIFY	  RET(SECCOMP_RET_USER_NOTIF)
+#define RET_ERRNO(e)	  RET(SECCOMP_RET_ERRNO | (e))
 
 /*
- * Each block loads the syscall number and, on a match, decides within its own body (which
- * always ends in a return); otherwise it skips its body. The counts after each JEQ are the
- * number of instructions in that body.
+ * The filter's instructions by name, in program order: a jump names its target, and TO()
+ * turns that into the offset classic BPF wants, so that no count is kept by hand.
  */
-static const struct sock_filter SECCOMP_FILTER[] = {
+enum {
+	/* Prologue: the arch, then the number, read once. */
+	SF_LOAD_ARCH,
+	SF_IS_NATIVE,
+	SF_FOREIGN,
+	SF_LOAD_NR,
+#if defined(__x86_64__)
+	SF_IS_X32,
+	SF_X32,
+#endif
+	/* Dispatch: a call that needs more than its number jumps to its block. */
+	SF_IS_SOCKET,
+	SF_IS_SOCKETPAIR,
+	SF_IS_CLONE,
+	SF_IS_UNSHARE,
+	SF_IS_LISTEN,
+	SF_IS_IO_URING,
+	SF_IS_CLONE3,
+	/* socket(family, type, protocol) */
+	SF_SOCKET_FAMILY,
+	SF_SOCKET_UNIX,
+	SF_SOCKET_INET,
+	SF_SOCKET_INET6,
+	SF_SOCKET_NETLINK,
+	SF_NETLINK_PROTOCOL,
+	SF_NETLINK_ROUTE,
+	SF_SOCKET_TYPE,
+	SF_SOCKET_TYPE_MASK,
+	SF_SOCKET_RAW,
+	SF_SOCKET_PACKET,
+	/* socketpair(family, ...) */
+	SF_SOCKETPAIR_FAMILY,
+	SF_SOCKETPAIR_UNIX,
+	/* clone(flags, ...) and unshare(flags) */
+	SF_CLONE_FLAGS,
+	SF_CLONE_NEWUSER,
+	/* The answers, last: classic BPF jumps only forward. */
+	SF_ALLOW,
+	SF_NOTIFY,
+	SF_ENOSYS,
+	SF_COUNT
+};
+
+/*
+ * The offset of a jump at instruction `from` to instruction `to`; a jump backwards or
+ * beyond 255 instructions, which classic BPF cannot make, does not compile.
+ */
+#define TO(from, to) \
+	(sizeof(char[(to) > (from) && (to) - (from) <= 256 ? 1 : -1]) * 0 + (to) - (from)-1)
+#define JEQ(at, v, t, f)  [at] = JUMP(BPF_JEQ, (v), TO(at, t), TO(at, f))
+#define JSET(at, v, t, f) [at] = JUMP(BPF_JSET, (v), TO(at, t), TO(at, f))
+
+/*
+ * The kernel runs a filter only for calls whose action it cannot tell from the number and
+ * arch alone (seccomp_cache_prepare, 5.11): a call that reaches RET_ALLOW through loads of
+ * nr and arch and jumps on constants only is allowed from a bitmap, without running the
+ * program. So the arguments are loaded only in the blocks of the calls that need them,
+ * after the dispatch, and every other call of the native ABI goes straight to SF_ALLOW
+ * (tests/unit/test_seccomp.c replays the kernel's check over every number).
+ */
+static const struct sock_filter SECCOMP_FILTER[SF_COUNT] = {
 	/*
 	 * Another ABI's numbering (i386 through int 0x80): nothing is allowed, and the
 	 * launcher logs each refusal with the call's name in that ABI.
 	 */
-	LOAD(offsetof(struct seccomp_data, arch)),
-	JEQ(SECCOMP_ARCH, 1, 0),
-	RET_NOTIFY,
+	[SF_LOAD_ARCH] = LOAD(offsetof(struct seccomp_data, arch)),
+	JEQ(SF_IS_NATIVE, SECCOMP_ARCH, SF_LOAD_NR, SF_FOREIGN),
+	[SF_FOREIGN] = RET_NOTIFY,
+	[SF_LOAD_NR] = LOAD(offsetof(struct seccomp_data, nr)),
 #if defined(__x86_64__)
 	/* x32 calls share the arch value, with bit 30 set: refused and logged, all of them. */
-	LOAD(offsetof(struct seccomp_data, nr)),
-	BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, SECCOMP_X32_BIT, 0, 1),
-	RET_NOTIFY,
+	[SF_IS_X32] =
+		JUMP(BPF_JGE, SECCOMP_X32_BIT, TO(SF_IS_X32, SF_X32), TO(SF_IS_X32, SF_IS_SOCKET)),
+	[SF_X32] = RET_NOTIFY,
 #endif
-	/*
-	 * clone3 passes its flags by pointer, which a filter cannot read: libc falls back to
-	 * clone, which is judged below. Not a refusal, so not logged: glibc tries clone3 for
-	 * every thread and fork.
-	 */
-	LOAD(offsetof(struct seccomp_data, nr)),
-	JEQ(__NR_clone3, 0, 1),
-	RET_ERRNO(ENOSYS),
+	JEQ(SF_IS_SOCKET, __NR_socket, SF_SOCKET_FAMILY, SF_IS_SOCKETPAIR),
+	JEQ(SF_IS_SOCKETPAIR, __NR_socketpair, SF_SOCKETPAIR_FAMILY, SF_IS_CLONE),
+	/* clone(flags, ...), unshare(flags): no new user namespace. */
+	JEQ(SF_IS_CLONE, __NR_clone, SF_CLONE_FLAGS, SF_IS_UNSHARE),
+	JEQ(SF_IS_UNSHARE, __NR_unshare, SF_CLONE_FLAGS, SF_IS_LISTEN),
 	/*
 	 * listen(fd, backlog): the launcher judges the socket's address, which the filter
 	 * cannot see, and listens on the job's behalf (seccomp_listen).
 	 */
-	LOAD(offsetof(struct seccomp_data, nr)),
-	JEQ(__NR_listen, 0, 1),
-	RET_NOTIFY,
+	JEQ(SF_IS_LISTEN, __NR_listen, SF_NOTIFY, SF_IS_IO_URING),
 	/* io_uring's IORING_OP_SOCKET makes sockets without calling socket(). */
-	LOAD(offsetof(struct seccomp_data, nr)),
-	JEQ(__NR_io_uring_setup, 0, 1),
-	RET_NOTIFY,
-	/* unshare(flags), clone(flags, ...): no new user namespace. */
-	NO_NEW_USERNS(__NR_unshare),
-	NO_NEW_USERNS(__NR_clone),
-	/* socketpair(family, ...): unix only. */
-	LOAD(offsetof(struct seccomp_data, nr)),
-	JEQ(__NR_socketpair, 0, 4),
-	LOAD(ARG_LO(0)),
-	JEQ(AF_UNIX, 0, 1),
-	RET_ALLOW,
-	RET_NOTIFY,
-	/* socket(family, type, protocol) */
-	LOAD(offsetof(struct seccomp_data, nr)),
-	JEQ(__NR_socket, 0, 18),
-	LOAD(ARG_LO(0)),	  /* 1 */
-	JEQ(AF_UNIX, 0, 1),	  /* 2 */
-	RET_ALLOW,		  /* 3 */
-	JEQ(AF_NETLINK, 0, 4),	  /* 4: else to 9 */
-	LOAD(ARG_LO(2)),	  /* 5 */
-	JEQ(NETLINK_ROUTE, 0, 1), /* 6 */
-	RET_ALLOW,		  /* 7 */
-	RET_NOTIFY,		  /* 8: other netlink protocols (docs/threat-model.md) */
-	JEQ(AF_INET, 1, 0),	  /* 9: to 11 */
-	JEQ(AF_INET6, 0, 7),	  /* 10: else to 18 */
-	LOAD(ARG_LO(1)),	  /* 11 */
-	BPF_STMT(BPF_ALU | BPF_AND | BPF_K, SOCK_TYPE_MASK), /* 12 */
-	JEQ(SOCK_RAW, 0, 1),				     /* 13 */
-	RET_NOTIFY,					     /* 14 */
-	JEQ(SOCK_PACKET, 0, 1),				     /* 15 */
-	RET_NOTIFY,					     /* 16 */
-	RET_ALLOW,  /* 17: TCP, UDP, ICMP: the cgroup hooks judge those */
-	RET_NOTIFY, /* 18: any other family */
-	RET_ALLOW,
+	JEQ(SF_IS_IO_URING, __NR_io_uring_setup, SF_NOTIFY, SF_IS_CLONE3),
+	/*
+	 * clone3 passes its flags by pointer, which a filter cannot read: libc falls back to
+	 * clone, which is judged above. Not a refusal, so not logged: glibc tries clone3 for
+	 * every thread and fork. Every other call is decided by its number alone.
+	 */
+	JEQ(SF_IS_CLONE3, __NR_clone3, SF_ENOSYS, SF_ALLOW),
+
+	[SF_SOCKET_FAMILY] = LOAD(ARG_LO(0)),
+	JEQ(SF_SOCKET_UNIX, AF_UNIX, SF_ALLOW, SF_SOCKET_INET),
+	JEQ(SF_SOCKET_INET, AF_INET, SF_SOCKET_TYPE, SF_SOCKET_INET6),
+	JEQ(SF_SOCKET_INET6, AF_INET6, SF_SOCKET_TYPE, SF_SOCKET_NETLINK),
+	/* Any other family goes to the launcher. */
+	JEQ(SF_SOCKET_NETLINK, AF_NETLINK, SF_NETLINK_PROTOCOL, SF_NOTIFY),
+	[SF_NETLINK_PROTOCOL] = LOAD(ARG_LO(2)),
+	/* Other netlink protocols: docs/threat-model.md. */
+	JEQ(SF_NETLINK_ROUTE, NETLINK_ROUTE, SF_ALLOW, SF_NOTIFY),
+	[SF_SOCKET_TYPE] = LOAD(ARG_LO(1)),
+	[SF_SOCKET_TYPE_MASK] = BPF_STMT(BPF_ALU | BPF_AND | BPF_K, SOCK_TYPE_MASK),
+	JEQ(SF_SOCKET_RAW, SOCK_RAW, SF_NOTIFY, SF_SOCKET_PACKET),
+	/* TCP, UDP, ICMP: the cgroup hooks judge those. */
+	JEQ(SF_SOCKET_PACKET, SOCK_PACKET, SF_NOTIFY, SF_ALLOW),
+
+	[SF_SOCKETPAIR_FAMILY] = LOAD(ARG_LO(0)),
+	JEQ(SF_SOCKETPAIR_UNIX, AF_UNIX, SF_ALLOW, SF_NOTIFY),
+
+	[SF_CLONE_FLAGS] = LOAD(ARG_LO(0)),
+	JSET(SF_CLONE_NEWUSER, CLONE_NEWUSER, SF_NOTIFY, SF_ALLOW),
+
+	[SF_ALLOW] = RET_ALLOW,
+	[SF_NOTIFY] = RET_NOTIFY,
+	[SF_ENOSYS] = RET_ERRNO(ENOSYS),
 };
+
+const struct sock_filter *seccomp_program(size_t *ret_len)
+{
+	*ret_len = ARRAY_SIZE(SECCOMP_FILTER);
+	return SECCOMP_FILTER;
+}
 
 int seccomp_install(void)
 {
@@ -133,8 +185,14 @@ int seccomp_install(void)
 	};
 	int fd;
 
-	fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
-			  &prog);
+	/*
+	 * SPEC_ALLOW: a filter would otherwise also turn on, where the host's mitigation mode
+	 * says "seccomp", the job's protection against its own speculative execution (SSBD,
+	 * IBPB), which slows every instruction it runs; the sandbox protects the network from
+	 * the job, not the job from itself, and the host's choice (prctl) stays the job's.
+	 */
+	fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			  SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_SPEC_ALLOW, &prog);
 	return fd < 0 ? -errno : fd;
 }
 

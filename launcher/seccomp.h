@@ -3,6 +3,7 @@
 #ifndef LAUNCH_SECCOMP_H
 #define LAUNCH_SECCOMP_H
 
+#include <linux/filter.h>
 #include <stddef.h>
 
 #include "../bpf/launch.h"
@@ -17,6 +18,12 @@
  * with ENOSYS so that libc falls back to clone. Returns the listener fd.
  */
 int seccomp_install(void);
+
+/*
+ * The filter seccomp_install installs, for the unit tests: its instructions, and their
+ * number in *ret_len.
+ */
+const struct sock_filter *seccomp_program(size_t *ret_len);
 
 /*
  * Answers one pending notification on listener_fd with EPERM and describes it in
