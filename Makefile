@@ -82,7 +82,7 @@ DEB_PKGS += nodejs openssl $(if $(shell command -v npm),,npm)
 DEPFILES := $(wildcard $(BUILD)/obj/*.d $(BUILD)/bpf/*.d $(BUILD)/unit/obj/*.d \
 	$(BUILD)/valgrind/obj/*.d $(BUILD)/helpers/*.d $(BUILD)/selftest/*.d)
 
-.PHONY: all deps vmlinux install test unit integration valgrind demo demo-mini bench soak clean format lint \
+.PHONY: all deps vmlinux install test unit integration valgrind demo demo-mini bench bench-summary soak clean format lint \
 	helpers man
 # A recipe that fails leaves no half-written target that a later make would take as done.
 .DELETE_ON_ERROR:
@@ -240,6 +240,10 @@ soak: all
 
 bench: all
 	@tests/bench/run
+
+# The start-up and per-call figures alone (a few minutes): tests/bench/work/summary.md.
+bench-summary: all
+	@BENCH_SUMMARY=1 tests/bench/run
 
 C_FILES = $(wildcard bpf/*.c bpf/*.h launcher/*.c launcher/*.h tests/unit/*.c tests/unit/*.h \
 	tests/helpers/*.c tests/helpers/*.h tests/selftest/*.c tests/bench/*.c)

@@ -36,6 +36,9 @@ REPORT = os.path.join(ROOT, "docs", "benchmarks.md")
 NODE_MODULES = os.path.join(BENCH, "node_modules")
 
 QUICK = os.environ.get("BENCH_QUICK") == "1"
+# The issue's figures alone, in a few minutes: start-up of launch, bubblewrap and
+# `unshare --net`, and the per-call ratios at 1 and 100,000 rules (tests/bench/work/summary.md).
+SUMMARY = os.environ.get("BENCH_SUMMARY") == "1"
 ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
 
 # Sizes and counts. QUICK shrinks them for working on this script, never for the report.
@@ -46,6 +49,10 @@ PHASE_RUNS = 5 if QUICK else 15
 PROFILE_RUNS = 10 if QUICK else 25
 CONNECTS = 20000 if QUICK else 200000
 CONNECT_CHUNKS = 2 if QUICK else 16
+# Extra chunks of the filtered variants only, with kernel.bpf_stats_enabled=1, for the BPF
+# time per run: the statistics add two clock reads to every program run, so the ratio
+# chunks run without them.
+STATS_CHUNKS = 1 if QUICK else 4
 ALLOW_SIZES = [1, 100, 10000, 100000]
 FLOOD_S = 3 if QUICK else 10
 FIXED_RATES = [10000, 100000]
@@ -71,6 +78,15 @@ TARGET_AUDIT_RATE = 300000
 TARGET_ZERO_LOSS_RATE = 100000
 TARGET_RSS_MB = 8.0
 TARGET_BACKSTOP_SLOWDOWN = 0.03
+TARGET_STARTUP_VS_BWRAP = 1.0  # launch's start-up overhead over bubblewrap's
+TARGET_STARTUP_VS_UNSHARE = 1.5  # stretch: over `unshare --net`'s
+TARGET_PERCALL_RATIO = 1.03  # TCP connect and UDP send, inside over outside
+TARGET_SYSCALL_RATIO = 1.02  # getppid, inside over outside
+SUMMARY_KEYS = ("bare", "launch", "unshare", "bwrap")
+SUMMARY_SIZES = [1, 100000]
+SUMMARY_ROUNDS = 30
+SUMMARY_CHUNKS = 12
+SUMMARY_CONNECTS = 120000
 
 RUN_ID = "lbench-%d" % os.getpid()
 children = []  # every process this script started and may have to stop
@@ -459,7 +475,8 @@ def tool(name):
 # ---------------------------------------------------------------- 1. launch cost
 
 
-def launch_cost():
+def launch_cost(keys=None, rounds=LAUNCH_ROUNDS, detail=True):
+    """Start-up of launch and its peers, interleaved; keys picks commands, detail the splits."""
     d = os.path.join(WORK, "launch-cost")
     os.makedirs(d, exist_ok=True)
     policy = os.path.join(d, "one.json")
@@ -509,6 +526,8 @@ def launch_cost():
         ("deno_net", "`deno run --allow-net=%s empty.js`" % ONE_HOST,
          [deno or "deno", "run", "--allow-net=" + ONE_HOST, empty_js], deno_env, True, "node"),
     ]
+    if keys:
+        cmds = [c for c in cmds if c[0] in keys]
     errlog = os.path.join(d, "stderr.log")
     times = {c[0]: [] for c in cmds}
     times["launch_cold"] = []
@@ -532,7 +551,7 @@ def launch_cost():
         # are loaded already (its holder cgroup exists), which one untimed launch makes sure of.
         if "launch" not in failures:
             launch_warm_up(policy, audit, d)
-        for r in range(LAUNCH_WARMUP + LAUNCH_ROUNDS):
+        for r in range(LAUNCH_WARMUP + rounds):
             # Interleaved: every command once per round, the starting one moving each round.
             order = runnable[r % len(runnable):] + runnable[:r % len(runnable)]
             for key, _, argv, env, _, _ in order:
@@ -560,7 +579,7 @@ def launch_cost():
                     times["launch_cold"].append(dt)
     rows = []
     bare = median(times["bare"])
-    node = median(times["node"])
+    node = median(times.get("node", []))
     launch_ms = median(times["launch"])
     for key, label, argv, _, restricts, group in cmds:
         m = median(times[key]) if times[key] else None
@@ -584,10 +603,11 @@ def launch_cost():
                 "restricts": True, "group": "true", "cold": True,
                 "error": failures.get("launch_cold") or failures.get("launch"),
             })
-    res = {"rows": rows, "rounds": LAUNCH_ROUNDS, "cold_runs": COLD_RUNS, "nft_path": nft_rel}
-    res["timing"] = launch_timing(policy, d)
-    res["phases"] = launch_phases(policy, d)
-    res["profile"] = launch_profile(policy, d)
+    res = {"rows": rows, "rounds": rounds, "cold_runs": COLD_RUNS, "nft_path": nft_rel}
+    if detail:
+        res["timing"] = launch_timing(policy, d)
+        res["phases"] = launch_phases(policy, d)
+        res["profile"] = launch_profile(policy, d)
     try:
         os.rmdir(nft_parent)
     except OSError:
@@ -994,7 +1014,15 @@ def spread(xs):
     return (q[2] - q[0]) / median(xs)
 
 
-def connect_cost():
+def connect_cost(sizes_wanted=None, variants_wanted=None, chunks=CONNECT_CHUNKS,
+                 stats_chunks=STATS_CHUNKS, connects=CONNECTS, startup_cost=True):
+    """Per-call cost inside and outside, by allowlist size; by default every size and variant.
+
+    The ratio chunks run with kernel.bpf_stats_enabled=0 (the host's setting while nothing
+    measures): the statistics would add two clock reads to every program run of the filtered
+    variants only. stats_chunks more rounds of the filtered variants then run with it on,
+    for the BPF time per run.
+    """
     d = os.path.join(WORK, "connect")
     os.makedirs(d, exist_ok=True)
     global bpf_stats_saved
@@ -1010,20 +1038,28 @@ def connect_cost():
     write_json(warm, {"name": "warm", "allow": [{"cidr": LISTEN_ADDR, "ports": [443]}]})
     launch_warm_up(warm, os.path.join(d, "warm.jsonl"), d)
     bpf_stats_saved = read_sysctl("kernel.bpf_stats_enabled")
-    write_sysctl("kernel.bpf_stats_enabled", "1")
-    per_chunk = CONNECTS // CONNECT_CHUNKS
+    per_chunk = connects // chunks
     sizes = []
     empty = None
     try:
-        for size in ALLOW_SIZES:
+        for size in sizes_wanted or ALLOW_SIZES:
             t_size = time.monotonic()
             exact, cidrs = allowlists(size)
             pol = {"exact": os.path.join(d, "exact-%d.json" % size),
                    "cidr": os.path.join(d, "cidr-%d.json" % size)}
             write_policy(pol["exact"], "exact%d" % size, exact)
             write_policy(pol["cidr"], "cidr%d" % size, cidrs)
+            variants = ["outside", "launch-exact", "launch-cidr", "nft-exact", "nft-cidr"]
+            if size == (sizes_wanted or ALLOW_SIZES)[0]:
+                # The floors, once: any cgroup sock_addr filter pays this much, and any
+                # seccomp filter, even one the kernel never has to run, that much.
+                variants += ["empty-bpf", "empty-seccomp"]
+            if variants_wanted:
+                variants = [v for v in variants if v in variants_wanted]
             nft = {}
             for kind, entries, interval in (("exact", exact, False), ("cidr", cidrs, True)):
+                if "nft-" + kind not in variants:
+                    continue
                 cg = os.path.join(nft_parent, "nft-" + kind)
                 os.makedirs(cg, exist_ok=True)
                 table = "lbench_%s" % kind
@@ -1036,7 +1072,7 @@ def connect_cost():
             # What a big allowlist costs at launch: wall time and the launcher's peak memory.
             startup = {}
             with open(os.path.join(d, "startup.log"), "w") as out:
-                for kind in ("exact", "cidr"):
+                for kind in ("exact", "cidr") if startup_cost else ():
                     walls, rss = [], []
                     for _ in range(3):
                         wall, rc, mb = peak_rss_mb(launch_argv(pol[kind], os.path.join(d, "startup.jsonl")) +
@@ -1046,25 +1082,28 @@ def connect_cost():
                         walls.append(wall)
                         rss.append(mb)
                     startup[kind] = {"wall_ms": median(walls), "maxrss_mb": max(rss)}
-            variants = ["outside", "launch-exact", "launch-cidr", "nft-exact", "nft-cidr"]
-            if size == ALLOW_SIZES[0]:
-                # The floor, once: any cgroup sock_addr filter pays this much.
+            if "empty-bpf" in variants:
                 empty = EmptyPrograms(os.path.join(nft_parent, "empty"))
-                variants.append("empty-bpf")
-            per = {v: {"tcp": [], "udp": [], "sys": []} for v in variants}
+            per = {v: {"tcp": [], "udp": [], "sys": []} for v in variants}  # CPU ns per call
+            wall = {v: {"tcp": [], "udp": [], "sys": []} for v in variants}  # wall ns per call
             bpf = {v: {} for v in variants}
             crowded = {}  # variant: windows in which another sandbox was seen
-            stats_off = {}  # variant: windows at whose end kernel.bpf_stats_enabled was off
+            stats_off = {}  # variant: stats windows at whose end kernel.bpf_stats_enabled was off
+            stats_on = {}  # variant: ratio windows at whose end something had switched it on
             rules = {}
-            for chunk in range(CONNECT_CHUNKS):
-                order = variants[chunk % len(variants):] + variants[:chunk % len(variants)]
+            filtered = [v for v in variants if v.startswith("launch") or v == "empty-bpf"]
+            for chunk in range(chunks + stats_chunks):
+                timed = chunk < chunks
+                these = variants if timed else filtered
+                order = these[chunk % len(these):] + these[:chunk % len(these)]
                 for v in order:
                     job = [NETBENCH, "--hold", "all", LISTEN_ADDR, str(LISTEN_PORT), str(per_chunk)]
                     stats_fn = None
                     kind = v.split("-")[-1]
-                    # Something else on the machine may switch the statistics off.
-                    if read_sysctl("kernel.bpf_stats_enabled") != "1":
-                        write_sysctl("kernel.bpf_stats_enabled", "1")
+                    # Something else on the machine may switch the statistics on or off.
+                    want = "0" if timed else "1"
+                    if read_sysctl("kernel.bpf_stats_enabled") != want:
+                        write_sysctl("kernel.bpf_stats_enabled", want)
                     if v == "outside":
                         argv = pinned(0, job)
                     elif v.startswith("launch"):
@@ -1076,16 +1115,22 @@ def connect_cost():
                         before = launch_prog_counters()
                         others = bool(other_sandboxes())
 
-                        def stats_fn(p, name=name, before=before, v=v, others=others):
+                        def stats_fn(p, name=name, before=before, v=v, others=others, timed=timed):
+                            if timed:
+                                if read_sysctl("kernel.bpf_stats_enabled") != "0":
+                                    stats_on[v] = stats_on.get(v, 0) + 1
+                                return None
                             if others or other_sandboxes((name,)):
                                 crowded[v] = crowded.get(v, 0) + 1
                             if read_sysctl("kernel.bpf_stats_enabled") != "1":
                                 stats_off[v] = stats_off.get(v, 0) + 1
                             return prog_stats(name, before)
+                    elif v == "empty-seccomp":
+                        argv = pinned(0, [NETBENCH, "--seccomp"] + job[1:])
                     elif v == "empty-bpf":
                         argv = pinned(0, [NETBENCH, "--cgroup", empty.cg] + job[1:])
                         before = empty.stats()
-                        stats_fn = (lambda p, before=before: {
+                        stats_fn = (lambda p, before=before, timed=timed: None if timed else {
                             k: (rt - before[k][0], cnt - before[k][1])
                             for k, (rt, cnt) in empty.stats().items()})
                     else:
@@ -1098,10 +1143,13 @@ def connect_cost():
                             sh(["nft", "add table inet %s { flags dormant; }" % nft[kind]["table"]])
                     for m in ("tcp", "udp", "sys"):
                         r = res[m]
-                        if r["ok"] != per_chunk:
-                            raise RuntimeError("%s %s at size %d: only %s of %d succeeded (%s)" % (
-                                v, m, size, r["ok"], per_chunk, r))
-                        per[v][m].append(r["ns"] / per_chunk)
+                        # `all` makes more getppid() calls than connects: attempts says how many.
+                        if r["ok"] != r["attempts"] or r["attempts"] < per_chunk:
+                            raise RuntimeError("%s %s at size %d: only %s of %s succeeded (%s)" % (
+                                v, m, size, r["ok"], r["attempts"], r))
+                        if timed:
+                            per[v][m].append(r["cpu_ns"] / r["attempts"])
+                            wall[v][m].append(r["ns"] / r["attempts"])
                     for pname, (rt, cnt) in (stats or {}).items():
                         acc = bpf[v].setdefault(pname.replace("bench_", "launch_"), [0, 0])
                         acc[0] += rt
@@ -1110,7 +1158,7 @@ def connect_cost():
                         starts = [e for e in read_audit(os.path.join(d, "audit-%s.jsonl" % v))
                                   if e.get("event") == "sandbox_start"]
                         rules[v] = starts[-1].get("rules") if starts else None
-            for kind in ("exact", "cidr"):
+            for kind in nft:
                 sh(["nft", "delete", "table", "inet", nft[kind]["table"]])
                 os.rmdir(nft[kind]["cg"])
             if empty:
@@ -1118,26 +1166,33 @@ def connect_cost():
                 empty = None
             out = {"size": size, "variants": {}, "nft_load_s": {k: nft[k]["load_s"] for k in nft},
                    "rules": rules, "seconds": time.monotonic() - t_size, "startup": startup,
-                   "noise": {m: spread(per["outside"][m]) for m in ("tcp", "udp", "sys")}}
+                   "noise": {m: spread(per["outside"][m]) for m in ("tcp", "udp", "sys")},
+                   "stats_chunks": stats_chunks}
             for v in variants:
                 # Each chunk against the outside chunk of the same round: slow drift cancels.
                 pairs = {m: [a / b for a, b in zip(per[v][m], per["outside"][m])]
                          for m in ("tcp", "udp", "sys")}
+                wall_pairs = {m: [a / b for a, b in zip(wall[v][m], wall["outside"][m])]
+                              for m in ("tcp", "udp", "sys")}
                 out["variants"][v] = {
                     "tcp_us": median(per[v]["tcp"]) / 1000, "udp_us": median(per[v]["udp"]) / 1000,
                     "sys_ns": median(per[v]["sys"]),
                     "tcp_ratio": median(pairs["tcp"]), "udp_ratio": median(pairs["udp"]),
                     "sys_ratio": median(pairs["sys"]), "pairs": pairs,
+                    "wall_ratio": {m: median(x) for m, x in wall_pairs.items()},
                     "bpf": {p: {"ns": rt / cnt if cnt else None, "runs": cnt}
                             for p, (rt, cnt) in bpf[v].items()},
                 }
             # connect4 must have run exactly once per connect of the sandboxes measured: the
             # right programs, and no other sandbox's calls in the counts.
             for v in ("launch-exact", "launch-cidr"):
+                if v not in variants:
+                    continue
                 c4 = out["variants"][v]["bpf"].get("launch_connect4")
-                out["variants"][v]["bpf_check"] = bool(c4 and c4["runs"] == per_chunk * CONNECT_CHUNKS)
+                out["variants"][v]["bpf_check"] = bool(c4 and c4["runs"] == per_chunk * stats_chunks)
                 out["variants"][v]["crowded"] = crowded.get(v, 0)
                 out["variants"][v]["stats_off"] = stats_off.get(v, 0)
+                out["variants"][v]["stats_on"] = stats_on.get(v, 0)
             sizes.append(out)
             log("connect: size %d done in %.0f s" % (size, out["seconds"]))
     finally:
@@ -1154,7 +1209,8 @@ def connect_cost():
             os.rmdir(nft_parent)
         except OSError:
             pass
-    return {"sizes": sizes, "connects": per_chunk * CONNECT_CHUNKS, "chunks": CONNECT_CHUNKS}
+    return {"sizes": sizes, "connects": per_chunk * chunks, "chunks": chunks,
+            "stats_chunks": stats_chunks, "stats_connects": per_chunk * stats_chunks}
 
 
 # ---------------------------------------------------------------- 6. egress backstop
@@ -1518,6 +1574,110 @@ def verdict(ok):
     return "**met**" if ok else "**missed**"
 
 
+def summary_section(results):
+    """The issue's figures, from the sections of this run: (markdown lines, targets)."""
+    L, targets = [], []
+    w = L.append
+    lc, cc = results.get("launch"), results.get("connect")
+    if not lc and not cc:
+        return L, targets
+    w("## Summary")
+    w("")
+    if lc:
+        rows = {r["key"]: r for r in lc["rows"]}
+
+        def ov(key):
+            return rows.get(key, {}).get("overhead_ms")
+
+        def ratio(a, b):
+            return ov(a) / ov(b) if ov(a) is not None and ov(b) else None
+
+        vs_bwrap, vs_unshare = ratio("launch", "bwrap"), ratio("launch", "unshare")
+        w("Start-up: wall time of each command less bare `/bin/true`'s, medians of %d interleaved" % lc["rounds"])
+        w("rounds (section 1). `launch` warm: its build's programs loaded, as for every launch but")
+        w("the first of a build, which is measured apart (%d runs, each after `launch gc --unload`)." % lc.get(
+            "cold_runs", COLD_RUNS))
+        w("")
+        w("| command | overhead over bare `/bin/true` ms |")
+        w("|---|---:|")
+        for key, label in (("launch", "`launch --policy one.json -- /bin/true`"),
+                           ("bwrap", "`bwrap --dev-bind / / --unshare-net /bin/true`"),
+                           ("unshare", "`unshare --net /bin/true`")):
+            w("| %s | %s |" % (label, fmt(ov(key), "+.2f") if ov(key) is not None else
+                                "could not run: %s" % (rows.get(key, {}).get("error") or "?").replace("|", "/")))
+        w("| **launch / bubblewrap** | **%s** (target ≤ %.1f) |" % (fmt(vs_bwrap, ".2f"), TARGET_STARTUP_VS_BWRAP))
+        w("| **launch / `unshare --net`** | **%s** (stretch target ≤ %.1f) |" % (
+            fmt(vs_unshare, ".2f"), TARGET_STARTUP_VS_UNSHARE))
+        w("| first launch of a build (loads and verifies the programs; once per boot or upgrade) | %s |" % (
+            fmt(ov("launch_cold"), "+.2f")))
+        w("")
+        targets.append(("start-up overhead: launch / bubblewrap ≤ %.1f" % TARGET_STARTUP_VS_BWRAP,
+                        vs_bwrap is not None and vs_bwrap <= TARGET_STARTUP_VS_BWRAP,
+                        "launch %s ms, bubblewrap %s ms: %s" % (fmt(ov("launch"), "+.2f"), fmt(ov("bwrap"), "+.2f"),
+                                                               fmt(vs_bwrap, ".2f"))))
+        targets.append(("start-up overhead (stretch): launch / `unshare --net` ≤ %.1f" % TARGET_STARTUP_VS_UNSHARE,
+                        vs_unshare is not None and vs_unshare <= TARGET_STARTUP_VS_UNSHARE,
+                        "launch %s ms, unshare %s ms: %s" % (fmt(ov("launch"), "+.2f"), fmt(ov("unshare"), "+.2f"),
+                                                            fmt(vs_unshare, ".2f"))))
+    if cc:
+        sizes = [s for s in cc["sizes"] if s["size"] in SUMMARY_SIZES] or cc["sizes"]
+        w("Per call: time inside `launch` over outside, the median over %d chunks of each chunk's" % cc["chunks"])
+        w("ratio to the outside chunk of the same round (section 2: %s connects, as many UDP" % format(
+            cc["connects"], ","))
+        w("sends and 20 times as many `getppid()` calls per variant and N).")
+        w("")
+        w("| N rules | allowlist | TCP connect | UDP send | getppid |")
+        w("|---:|---|---:|---:|---:|")
+        worst = {"tcp": 0.0, "udp": 0.0, "sys": 0.0}
+        for s in sizes:
+            for v in ("launch-exact", "launch-cidr"):
+                r = s["variants"].get(v)
+                if not r:
+                    continue
+                w("| %s | %s | %.3f | %.3f | %.3f |" % (format(s["size"], ","), v.split("-")[1], r["tcp_ratio"],
+                                                       r["udp_ratio"], r["sys_ratio"]))
+                for m in worst:
+                    worst[m] = max(worst[m], r[m + "_ratio"])
+        floor = sizes[0]["variants"].get("empty-seccomp") if sizes else None
+        if floor:
+            w("| — | no sandbox, a filter that allows every call (`empty-seccomp`) | %.3f | %.3f | %.3f |" % (
+                floor["tcp_ratio"], floor["udp_ratio"], floor["sys_ratio"]))
+        w("")
+        w("Ratios of the client thread's CPU time. The same chunks by wall time (which a busy")
+        w("machine skews by the scheduler's share for each cgroup): " + "; ".join(
+            "N=%s %s TCP %.3f, UDP %.3f, getppid %.3f" % (
+                format(s["size"], ","), v.split("-")[1], s["variants"][v]["wall_ratio"]["tcp"],
+                s["variants"][v]["wall_ratio"]["udp"], s["variants"][v]["wall_ratio"]["sys"])
+            for s in sizes for v in ("launch-exact", "launch-cidr") if "wall_ratio" in s["variants"].get(v, {}))
+          + ".")
+        w("")
+        targets.append(("per call: TCP connect and UDP send ≤ %.2f× at %s rules" % (
+            TARGET_PERCALL_RATIO, " and ".join(format(s["size"], ",") for s in sizes)),
+            max(worst["tcp"], worst["udp"]) <= TARGET_PERCALL_RATIO,
+            "worst TCP %.3f, UDP %.3f" % (worst["tcp"], worst["udp"])))
+        targets.append(("per call: `getppid` ≤ %.2f×" % TARGET_SYSCALL_RATIO, worst["sys"] <= TARGET_SYSCALL_RATIO,
+                        "worst %.3f%s" % (worst["sys"], "; a filter that allows every call, alone: %.3f" % (
+                            floor["sys_ratio"]) if floor else "")))
+    return L, targets
+
+
+def summary_report(env, results):
+    """BENCH_SUMMARY=1: the summary alone, with the machine it ran on."""
+    L = ["# Benchmark summary", "",
+         "`BENCH_SUMMARY=1 make bench` (tests/bench/bench.py); every comparison interleaved.", "",
+         "| | |", "|---|---|",
+         "| date | %s |" % env["date"], "| kernel | %s |" % env["kernel"],
+         "| CPU | %s, %d cores, %d GiB |" % (env["cpu"], env["cores"], env["memory_gib"]),
+         "| load average (1, 5, 15 min) at start / end | %s / %s |" % (env["load_start"], env.get("load_end", "?")),
+         "| launch | %s |" % env["revision"],
+         "| bubblewrap | %s |" % env["versions"].get("bubblewrap", "?"), ""]
+    lines, targets = summary_section(results)
+    L += lines
+    L += ["| target | result | measured |", "|---|---|---|"]
+    L += ["| %s | %s | %s |" % (t, verdict(ok), why) for t, ok, why in targets]
+    return "\n".join(L) + "\n"
+
+
 def report(env, results):
     L = []
     w = L.append
@@ -1540,6 +1700,9 @@ def report(env, results):
     w("loopback only); every peer ran inside it too.")
     w("")
     targets = []
+    lines, summary_targets = summary_section(results)
+    L.extend(lines)
+    targets.extend(summary_targets)
 
     lc = results.get("launch")
     if lc:
@@ -1676,19 +1839,29 @@ def report(env, results):
         w("The nftables peer runs the same client in a cgroup matched by `socket cgroupv2` with")
         w("an address set of the same N entries (a hash set, or an interval set for the prefixes).")
         w("`empty-bpf` is the floor of any cgroup filter: programs that only `return 1`, attached to")
-        w("the client's cgroup for connect4, sendmsg4 and sock_create. The client also times the")
-        w("same number of `getppid()` system calls, which no socket hook sees: what every system")
-        w("call of the job pays for the sandbox's other layers (its seccomp filter).")
+        w("the client's cgroup for connect4, sendmsg4 and sock_create. `empty-seccomp` is the floor")
+        w("of any seccomp filter: the client outside, under a one-instruction filter that allows")
+        w("every call, which the kernel answers from its constant-action cache without running it.")
+        w("The client also times 20 times as many `getppid()` system calls, which no socket hook")
+        w("sees: what every system call of the job pays for the sandbox's other layers (its seccomp")
+        w("filter, which the kernel's cache answers for every call but the seven that need their")
+        w("arguments: docs/design.md).")
         w("")
-        w("Times are medians per call. A ratio is the median, over the chunks, of the variant's chunk")
-        w("over the outside chunk of the same round. BPF time is `run_time_ns / run_cnt` with")
-        w("`kernel.bpf_stats_enabled=1`, on during every run (it adds two clock reads to each program")
-        w("run of the filtered variants, `empty-bpf` included). `launch`'s programs are shared by")
-        w("every sandbox, so its figures are the change in their counters from just before each")
-        w("sandbox starts to the end of its run, while no other sandbox runs (the connect4 count")
-        w("must equal the connects made).")
+        w("Times are the client thread's CPU time per call (`CLOCK_THREAD_CPUTIME_ID`): on loopback")
+        w("a connect or a send does all its work in the caller's context, softirqs included, and")
+        w("CPU time, unlike wall time, does not carry the share the scheduler gives each cgroup on")
+        w("a busy machine (wall-time ratios are in the summary's last line and in results.json).")
+        w("Medians per call. A ratio is the median, over the chunks, of the variant's chunk")
+        w("over the outside chunk of the same round; those chunks run with")
+        w("`kernel.bpf_stats_enabled=0`, as a host runs when nothing measures it. BPF time is")
+        w("`run_time_ns / run_cnt` from %d more rounds of the filtered variants only, with the" % cc.get(
+            "stats_chunks", 0))
+        w("statistics on (they add two clock reads to each program run, `empty-bpf` included).")
+        w("`launch`'s programs are shared by every sandbox, so its figures are the change in their")
+        w("counters from just before each sandbox starts to the end of its run, while no other")
+        w("sandbox runs (the connect4 count must equal the connects made).")
         w("")
-        w("| N | variant | TCP connect µs | ratio | UDP send µs | ratio | getppid ns | ratio | BPF ns/run: connect4 | sendmsg4 | sock_create |")
+        w("| N | variant | TCP connect CPU µs | ratio | UDP send CPU µs | ratio | getppid CPU ns | ratio | BPF ns/run: connect4 | sendmsg4 | sock_create |")
         w("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         worst_bpf, worst_tcp, worst_udp = 0.0, 0.0, 0.0
         bpf_bad = []
@@ -1720,7 +1893,12 @@ def report(env, results):
                             r["crowded"], cc["chunks"], s["size"], v))
                     if r.get("stats_off"):
                         bpf_bad.append("something switched `kernel.bpf_stats_enabled` off during %d of "
-                                       "the %d runs at N=%d (%s)" % (r["stats_off"], cc["chunks"], s["size"], v))
+                                       "the %d runs at N=%d (%s)" % (r["stats_off"], cc.get("stats_chunks", 0),
+                                                                     s["size"], v))
+                    if r.get("stats_on"):
+                        bpf_bad.append("something switched `kernel.bpf_stats_enabled` on during %d of "
+                                       "the %d timed runs at N=%d (%s): its ratios include the statistics" % (
+                                           r["stats_on"], cc["chunks"], s["size"], v))
         w("")
         w("Chunk-to-chunk spread of the outside runs (interquartile range / median), the noise a")
         w("ratio has to be read against: " + "; ".join(
@@ -1997,10 +2175,16 @@ def main():
     env = environment()
     results = {}
     t_all = time.monotonic()
+    sections = (("launch", launch_cost), ("connect", connect_cost),
+                ("audit", audit_throughput), ("many", many_sandboxes),
+                ("backstop", backstop_cost))
+    if SUMMARY:
+        sections = (("launch", lambda: launch_cost(SUMMARY_KEYS, SUMMARY_ROUNDS, detail=False)),
+                    ("connect", lambda: connect_cost(SUMMARY_SIZES, ("outside", "launch-exact", "launch-cidr",
+                                                                      "empty-seccomp"),
+                                                     SUMMARY_CHUNKS, 0, SUMMARY_CONNECTS, startup_cost=False)))
     try:
-        for key, fn in (("launch", launch_cost), ("connect", connect_cost),
-                        ("audit", audit_throughput), ("many", many_sandboxes),
-                        ("backstop", backstop_cost)):
+        for key, fn in sections:
             if ONLY and key not in ONLY:
                 continue
             t0 = time.monotonic()
@@ -2014,8 +2198,10 @@ def main():
     env["load_end"] = "%.2f %.2f %.2f" % os.getloadavg()
     with open(os.path.join(WORK, "results.json"), "w") as f:
         json.dump({"env": env, "results": results}, f, indent=1, default=str)
-    text = report(env, results)
-    if QUICK or ONLY:
+    text = summary_report(env, results) if SUMMARY else report(env, results)
+    if SUMMARY:
+        out = os.path.join(WORK, "summary.md")
+    elif QUICK or ONLY:
         out = os.path.join(WORK, "benchmarks.md")
     else:
         out = REPORT

@@ -12,7 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
@@ -23,6 +26,11 @@
 /* The flood looks at the clock once per this many attempts, so the clock costs nothing. */
 #define NETBENCH_CLOCK_EVERY   64
 #define NETBENCH_PACE_SLEEP_NS 50000L
+/*
+ * getppid() calls per connect in `all`: a call costs a two-hundredth of a connect, and the
+ * loop must last long enough for the clock and the scheduler not to count.
+ */
+#define NETBENCH_SYSCALLS_PER_CONNECT 20
 
 static const char USAGE[] =
 	"usage: netbench [--cgroup DIR] [--hold] MODE ...\n"
@@ -32,8 +40,8 @@ static const char USAGE[] =
 	"  tcp ADDR PORT COUNT           COUNT blocking connect()s, each on a new socket closed\n"
 	"                                with a reset (no TIME_WAIT)\n"
 	"  udp ADDR PORT COUNT           COUNT sendto()s of one byte on one unconnected socket\n"
-	"  all ADDR PORT COUNT           tcp, udp, then COUNT getppid() system calls (the cost of\n"
-	"                                any per-syscall filter, such as seccomp)\n"
+	"  all ADDR PORT COUNT           tcp, udp, then 20 x COUNT getppid() system calls (the\n"
+	"                                cost of any per-syscall filter, such as seccomp)\n"
 	"  bulk ADDR PORT MBYTES         one TCP connection to a receiver thread of its own\n"
 	"                                listening at ADDR PORT: MBYTES MiB sent in 64 KiB writes\n"
 	"                                (both ends in the caller's sandbox, if any)\n"
@@ -41,10 +49,14 @@ static const char USAGE[] =
 	"                                connect()s that the sandbox refuses, from one thread per\n"
 	"                                core, as fast as possible or at RATE per second in all\n"
 	"  --cgroup DIR                  join this cgroup v2 folder first (the nftables peer)\n"
+	"  --seccomp                     install a filter that allows every call first (the floor\n"
+	"                                of any seccomp filter: the kernel's slow system call "
+	"entry)\n"
 	"  --hold                        after the result line, wait for EOF on stdin (so that "
 	"the\n"
 	"                                caller can read the sandbox's BPF statistics)\n"
-	"Prints a line per loop: MODE attempts=N ok=N eperm=N other=N ns=N.\n";
+	"Prints a line per loop: MODE attempts=N ok=N eperm=N other=N ns=N [cpu_ns=N] (wall time,\n"
+	"and the thread's CPU time for tcp, udp and the getppid() loop, \"sys\").\n";
 
 struct netbench_target {
 	struct sockaddr_storage addr;
@@ -127,11 +139,28 @@ static void netbench_count(struct netbench_tally *tally, int err)
 	}
 }
 
+/*
+ * The calling thread's CPU time. On loopback a connect or a send does all its work in the
+ * caller's context (the softirqs run there when it re-enables them), so this is the call's
+ * cost; unlike wall time, it does not depend on the share the scheduler gives the caller's
+ * cgroup on a busy machine.
+ */
+static uint64_t netbench_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* cpu_ns: the thread's CPU time over the loop, or 0 when not measured. */
 static void netbench_print(const char *mode, const struct netbench_tally *tally,
-			   unsigned long long attempts, uint64_t ns)
+			   unsigned long long attempts, uint64_t ns, uint64_t cpu_ns)
 {
 	printf("%s attempts=%llu ok=%llu eperm=%llu other=%llu ns=%llu", mode, attempts, tally->ok,
 	       tally->eperm, tally->other, (unsigned long long)ns);
+	if (cpu_ns)
+		printf(" cpu_ns=%llu", (unsigned long long)cpu_ns);
 	if (tally->other)
 		printf(" first_error=%s", strerrorname_np(tally->first_other) ?: "?");
 	printf("\n");
@@ -210,7 +239,7 @@ static int netbench_tcp(const struct netbench_target *target, unsigned long long
 {
 	struct linger reset = { .l_onoff = 1, .l_linger = 0 };
 	struct netbench_tally tally = { 0 };
-	uint64_t start = netbench_now_ns();
+	uint64_t start = netbench_now_ns(), cpu = netbench_cpu_ns();
 
 	for (unsigned long long i = 0; i < count; i++) {
 		int fd = socket(target->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -229,7 +258,7 @@ static int netbench_tcp(const struct netbench_target *target, unsigned long long
 		close(fd);
 		netbench_count(&tally, err);
 	}
-	netbench_print("tcp", &tally, count, netbench_now_ns() - start);
+	netbench_print("tcp", &tally, count, netbench_now_ns() - start, netbench_cpu_ns() - cpu);
 	return 0;
 }
 
@@ -237,12 +266,13 @@ static int netbench_udp(const struct netbench_target *target, unsigned long long
 {
 	struct netbench_tally tally = { 0 };
 	_cleanup_close_ int fd = -1;
-	uint64_t start;
+	uint64_t start, cpu;
 
 	fd = socket(target->addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	start = netbench_now_ns();
+	cpu = netbench_cpu_ns();
 	for (unsigned long long i = 0; i < count; i++) {
 		int err = 0;
 
@@ -250,19 +280,19 @@ static int netbench_udp(const struct netbench_target *target, unsigned long long
 			err = errno;
 		netbench_count(&tally, err);
 	}
-	netbench_print("udp", &tally, count, netbench_now_ns() - start);
+	netbench_print("udp", &tally, count, netbench_now_ns() - start, netbench_cpu_ns() - cpu);
 	return 0;
 }
 
 static int netbench_syscalls(unsigned long long count)
 {
 	struct netbench_tally tally = { 0 };
-	uint64_t start = netbench_now_ns();
+	uint64_t start = netbench_now_ns(), cpu = netbench_cpu_ns();
 
 	/* syscall(2), not getppid(3): nothing may cache the answer. */
 	for (unsigned long long i = 0; i < count; i++)
 		netbench_count(&tally, syscall(SYS_getppid) < 0 ? errno : 0);
-	netbench_print("sys", &tally, count, netbench_now_ns() - start);
+	netbench_print("sys", &tally, count, netbench_now_ns() - start, netbench_cpu_ns() - cpu);
 	return 0;
 }
 
@@ -343,7 +373,7 @@ static int netbench_flood(const struct netbench_target *target, unsigned long lo
 		total.other += floods[i].tally.other;
 	}
 	netbench_print("flood", &total, total.ok + total.eperm + total.other,
-		       netbench_now_ns() - start);
+		       netbench_now_ns() - start, 0);
 	return 0;
 }
 
@@ -436,17 +466,35 @@ static int netbench_bulk(const struct netbench_target *target, unsigned long lon
 	return 0;
 }
 
+/*
+ * One instruction, "allow": the kernel answers every call from its constant-action cache
+ * and never runs it, so what remains is the cost of having a filter at all.
+ */
+static int netbench_seccomp_allow(void)
+{
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog prog = { .len = 1, .filter = &allow };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_SPEC_ALLOW, &prog) <
+		    0)
+		return -errno;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct netbench_target target;
 	unsigned long long count = 0, rate = 0;
 	const char *cgroup = NULL, *mode;
-	bool hold = false;
+	bool hold = false, seccomp = false;
 	int i = 1, r;
 
 	for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
 		if (strcmp(argv[i], "--hold") == 0)
 			hold = true;
+		else if (strcmp(argv[i], "--seccomp") == 0)
+			seccomp = true;
 		else if (strcmp(argv[i], "--cgroup") == 0 && i + 1 < argc)
 			cgroup = argv[++i];
 		else
@@ -484,6 +532,14 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (seccomp) {
+		r = netbench_seccomp_allow();
+		if (r < 0) {
+			fprintf(stderr, "netbench: cannot install a seccomp filter: %s\n",
+				strerror(-r));
+			return 1;
+		}
+	}
 	if (strcmp(mode, "listen") == 0) {
 		r = netbench_listen(&target);
 	} else if (strcmp(mode, "flood") == 0) {
@@ -497,7 +553,7 @@ int main(int argc, char **argv)
 		if (r >= 0 && strcmp(mode, "tcp") != 0)
 			r = netbench_udp(&target, count);
 		if (r >= 0 && strcmp(mode, "all") == 0)
-			r = netbench_syscalls(count);
+			r = netbench_syscalls(count * NETBENCH_SYSCALLS_PER_CONNECT);
 	}
 	if (r < 0) {
 		fprintf(stderr, "netbench %s: %s\n", mode, strerror(-r));
