@@ -118,9 +118,16 @@ WHAT_WOULD_FIX = [
     "  target: an open-addressing table in an array map, probed in the program (one cache",
     "  miss instead of two), or per-attachment cookies for cgroup programs (not in this",
     "  kernel) to make the sandbox lookup free.",
-    "- **UDP sends (not a target).** The cgroup sendmsg hook takes the socket lock on every",
-    "  unconnected send, and the job's seccomp filter puts every system call on the slow entry",
-    "  path (`getppid` 1.2x): both are inherent to the hooks used.",
+    "- **Per call (TCP connect and UDP send ≤ 1.03×, `getppid` ≤ 1.02×).** The kernel answers",
+    "  the job's seccomp filter from its constant-action cache for every call but the seven",
+    "  that need their arguments (docs/design.md); what every system call still pays is",
+    "  seccomp's slow entry path, which any filter costs (the `empty-seccomp` row) and only",
+    "  removing the filter would remove: its checks have no other hook here (BPF LSM programs",
+    "  do not load on this fleet's kernels). A UDP send also pays the sendmsg hook's socket",
+    "  lock and two program runs (sendmsg4, egress); a TCP connect about eight (sock_create,",
+    "  connect4, setsockopt, egress for three packets, ingress), mostly the kernel's own cost",
+    "  per hook. Ratios are judged on a quiet machine: the chunk-to-chunk noise above says",
+    "  how far to trust them.",
 ]
 
 def log(msg):
