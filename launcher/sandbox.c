@@ -2,6 +2,7 @@
 /* One sandbox's life: cgroup, BPF programs, the job, the audit log, and the teardown. */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,8 @@ static const int FORWARDED_SIGNALS[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUS
  * notification. A fork bomb stopped at its pids limit is killed within this.
  */
 #define LIMIT_POLL_MS 100
+/* One line on why a step failed, a path in it. */
+#define SANDBOX_WHY_MAX (PATH_MAX + 256)
 
 struct sandbox {
 	struct sandbox_cgroup cgroup;
@@ -65,6 +68,20 @@ struct sandbox {
 	long long exe_read_ms;
 	char exe[PATH_MAX];
 	bool exe_known;
+	/* The lifecycle's own state, each step's resources above. */
+	int lock_fd;		    /* held from the first step to the last */
+	char cgroup_path[PATH_MAX]; /* as recorded in the lock file */
+	sigset_t old_mask;	    /* restored once the signal descriptor is closed */
+	long long started_ms;	    /* for the exit line's duration */
+	bool started;		    /* init was told to start the job: an exit line is due */
+	bool reaped;		    /* init's status is in init_info */
+	siginfo_t init_info;
+	int exit_status;	   /* launch's, until the job's replaces it */
+	unsigned long long denied; /* every refusal, for the exit line and main */
+	unsigned long long lost;   /* refusals the kernel's ring had no room for */
+	int error;		   /* the first failure, negative errno; 0: none */
+	char *errbuf;		   /* its one line, for main */
+	size_t errlen;
 };
 
 /*
@@ -474,10 +491,481 @@ static int sandbox_setup_signals(struct sandbox *sandbox, sigset_t *ret_old)
 	return sandbox_watch(sandbox, sandbox->signal_fd);
 }
 
+/*
+ * Records why the sandbox failed, once: the first failure is the one main prints, and what
+ * teardown meets after it only adds to the damage. Returns r, for `return sandbox_fail(...)`.
+ */
+static int __attribute__((format(printf, 3, 4)))
+sandbox_fail(struct sandbox *sandbox, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (sandbox->error < 0)
+		return r;
+	sandbox->error = r;
+	va_start(ap, fmt);
+	vsnprintf(sandbox->errbuf, sandbox->errlen, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* Taken before anything of the sandbox exists: `launch gc` leaves it alone. */
+static int sandbox_lock(struct sandbox *sandbox)
+{
+	const char *id = sandbox->options->id;
+
+	sandbox->lock_fd = gc_lock(id);
+	if (sandbox->lock_fd < 0)
+		return sandbox_fail(
+			sandbox, sandbox->lock_fd, "cannot lock %s/%s.lock: %s%s", GC_LOCK_DIR, id,
+			strerror(-sandbox->lock_fd),
+			sandbox->lock_fd == -EEXIST ? " (a sandbox of that name is running)" : "");
+	return 0;
+}
+
+static int sandbox_open_audit(struct sandbox *sandbox, const struct rules *rules)
+{
+	const struct sandbox_options *options = sandbox->options;
+	struct audit_log *log = sandbox->log;
+	int r;
+
+	r = audit_open(log, options->audit_path, options->id, rules->names,
+		       options->audit_stall_ms);
+	if (r == -ENXIO && options->audit_continue) {
+		/* A sink that accepts nothing, like any other failure: every line is counted. */
+		log->error = r;
+	} else if (r < 0) {
+		return sandbox_fail(sandbox, r, "audit log %s: %s", options->audit_path,
+				    audit_strerror(r));
+	}
+	audit_set_schema(log, options->audit_format);
+	log->observer = options->audit_observer;
+	log->observer_ctx = options->audit_observer_ctx;
+	log->policies = rules->policies;
+	log->npolicies = rules->npolicies;
+	log->audit_only = options->audit_only;
+	return 0;
+}
+
+/* The programs every sandbox shares: found attached to their holder, or loaded now. */
+static int sandbox_find_programs(struct sandbox *sandbox)
+{
+	int r = loader_shared_get(sandbox->options->cgroup_parent, &sandbox->shared);
+
+	if (r < 0)
+		return sandbox_fail(sandbox, r,
+				    "cannot load the BPF programs: %s (run with -v for the "
+				    "verifier's log)",
+				    strerror(-r));
+	/* Before 6.7 nothing can see AF_UNIX connects: a way out unless accepted. */
+	if (!sandbox->shared.unix_hooks && !sandbox->options->allow_unix_unfiltered)
+		return sandbox_fail(sandbox, -EOPNOTSUPP,
+				    "this kernel has no AF_UNIX cgroup hooks (6.7+), so the job "
+				    "could reach any local socket: refusing to start "
+				    "(--allow-unix-unfiltered accepts that)");
+	return 0;
+}
+
+/*
+ * The sandbox's cgroup, with its limits on before anything runs in it: the job never runs
+ * with less than asked. Its path is recorded in the lock file before it exists, so that a
+ * sweep after our death, at any moment, removes exactly this cgroup (and its v1 mirrors,
+ * found from its path).
+ */
+static int sandbox_make_cgroup(struct sandbox *sandbox)
+{
+	const struct sandbox_options *options = sandbox->options;
+	char *path = sandbox->cgroup_path, why[SANDBOX_WHY_MAX];
+	int r;
+
+	r = mkdir(options->cgroup_parent, 0755) < 0 && errno != EEXIST ? -errno : 0;
+	if (r == 0 && !realpath(options->cgroup_parent, path))
+		r = -errno;
+	if (r == 0 && strlen(path) + strlen(options->id) + 2 > sizeof(sandbox->cgroup_path))
+		r = -ENAMETOOLONG;
+	if (r == 0) {
+		strcat(path, "/");
+		strcat(path, options->id);
+		r = gc_record(sandbox->lock_fd, path);
+	}
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot record the cgroup in %s/%s.lock: %s",
+				    GC_LOCK_DIR, options->id, strerror(-r));
+	r = cgroup_create(options->cgroup_parent, options->id, &sandbox->cgroup);
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot create cgroup %s/%s: %s%s",
+				    options->cgroup_parent, options->id, strerror(-r),
+				    r == -EEXIST ? " (a sandbox of that name is running)" : "");
+	r = cglimit_setup(&sandbox->limits, &options->limits, sandbox->cgroup.dir_fd, path, why,
+			  sizeof(why));
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "%s", why);
+	if (sandbox->limits.warning[0])
+		fprintf(stderr,
+			"launch: warning: no cgroup controller for the default %s here: the job "
+			"runs without it\n",
+			sandbox->limits.warning);
+	return 0;
+}
+
+/*
+ * The supervisor's event loop, with the signals it forwards blocked before the clone (one that
+ * arrives while the job starts is queued), and its timers.
+ */
+static int sandbox_setup_events(struct sandbox *sandbox)
+{
+	int r;
+
+	sandbox->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	r = sandbox->epoll_fd < 0 ? -errno : sandbox_setup_signals(sandbox, &sandbox->old_mask);
+	if (r >= 0 && sandbox->options->timeout_s > 0)
+		r = sandbox_arm_timeout(sandbox, sandbox->options->timeout_s);
+	if (r >= 0)
+		r = sandbox_arm_limits(sandbox);
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot set up the event loop: %s", strerror(-r));
+	return 0;
+}
+
+/*
+ * Init is cloned into the cgroup now, and sets up the job's namespaces while the launcher
+ * confines the cgroup; it starts the job only when child_start tells it to. Until then the
+ * cgroup's storage says slot 0, which refuses everything. Init joins the v1 cgroups now, long
+ * before it forks the job.
+ */
+static int sandbox_spawn_init(struct sandbox *sandbox)
+{
+	struct child_config config = sandbox->options->child;
+	char why[SANDBOX_WHY_MAX];
+	int r;
+
+	config.cgroup_fd = sandbox->cgroup.dir_fd;
+	r = child_spawn(&config, &sandbox->child);
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot start the job: %s", strerror(-r));
+	r = sandbox_watch(sandbox, sandbox->child.pidfd);
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot watch the job: %s", strerror(-r));
+	r = cglimit_join(&sandbox->limits, &sandbox->options->limits, sandbox->child.pid, why,
+			 sizeof(why));
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "%s", why);
+	return 0;
+}
+
+/* After the clone: the job's init is not a copy of a process with two threads. */
+static int sandbox_start_audit_writer(struct sandbox *sandbox)
+{
+	int r = audit_start_writer(sandbox->log);
+
+	if (r == 0 && audit_event_fd(sandbox->log) >= 0)
+		r = sandbox_watch(sandbox, audit_event_fd(sandbox->log));
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot start the audit log's writer: %s",
+				    strerror(-r));
+	return 0;
+}
+
+/* The sandbox's slot: its maps filled from the rules, and the ring its refusals come by. */
+static int sandbox_make_maps(struct sandbox *sandbox, const struct rules *rules)
+{
+	int r;
+
+	r = loader_sandbox_new(&sandbox->shared, rules, sandbox->options->dns_proxy, &sandbox->bpf);
+	if (r < 0)
+		return sandbox_fail(
+			sandbox, r, "cannot make the sandbox's maps: %s%s", strerror(-r),
+			r == -EUSERS ? " (every slot is taken: too many sandboxes at once)" : "");
+	/* Written to the kernel with the rest of the settings, at attach. */
+	if (sandbox->options->audit_only)
+		sandbox->bpf.cfg.flags |= CFG_AUDIT_ONLY;
+	sandbox->ringbuf = ring_buffer__new(loader_sandbox_events_fd(&sandbox->bpf),
+					    sandbox_on_event, sandbox, NULL);
+	r = sandbox->ringbuf ? sandbox_watch(sandbox, ring_buffer__epoll_fd(sandbox->ringbuf))
+			     : -errno;
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot open the event ring buffer: %s",
+				    strerror(-r));
+	return 0;
+}
+
+/* Before attach: the job's first look-up must already find the proxy. */
+static int sandbox_start_dns(struct sandbox *sandbox, const struct rules *rules)
+{
+	const struct sandbox_options *options = sandbox->options;
+	int r;
+
+	r = dnsproxy_new(&options->dns, rules, &dnsbpf_ops, &sandbox->bpf, sandbox->log,
+			 &sandbox->dns);
+	if (r == 0)
+		dnsproxy_set_pid_finder(sandbox->dns, sandbox_dns_pid, sandbox);
+	if (r == 0 && options->dns_proxy) {
+		struct dnsproxy_ports ports;
+
+		r = dnsproxy_listen(sandbox->dns, &ports);
+		if (r == 0)
+			dnsbpf_configure(&sandbox->bpf, &ports);
+	}
+	if (r == 0 && dnsproxy_fd(sandbox->dns) >= 0)
+		r = sandbox_watch(sandbox, dnsproxy_fd(sandbox->dns));
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot start the DNS proxy: %s", strerror(-r));
+	return 0;
+}
+
+static int sandbox_attach(struct sandbox *sandbox)
+{
+	const char *failed_prog = NULL;
+	int r;
+
+	r = loader_sandbox_attach(&sandbox->bpf, sandbox->cgroup.dir_fd, sandbox->cgroup.id,
+				  &failed_prog);
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot attach %s to %s: %s", failed_prog,
+				    sandbox->cgroup.path, strerror(-r));
+	return 0;
+}
+
+/* Confined: from now on its policy may be replaced (launch update). */
+static int sandbox_listen_update(struct sandbox *sandbox)
+{
+	int r = update_listen(sandbox->options->id, &sandbox->update);
+
+	if (r == 0)
+		r = sandbox_watch(sandbox, update_fd(sandbox->update));
+	if (r < 0)
+		return sandbox_fail(sandbox, r,
+				    "cannot make the control socket for launch update: %s",
+				    strerror(-r));
+	return 0;
+}
+
+/* The cgroup is confined: init may start the job, and the log says so. */
+static int sandbox_start_job(struct sandbox *sandbox, const struct rules *rules)
+{
+	const struct child_config *config = &sandbox->options->child;
+	struct audit_job job = {
+		.uid = config->set_user ? config->uid : getuid(),
+		.gid = config->set_user ? config->gid : getgid(),
+		.landlock_abi = config->landlock_abi,
+		.fs_write = (char *const *)config->fs_write,
+	};
+	char hostname[256] = "", line[AUDIT_LINE_MAX];
+	int r, n;
+
+	r = child_start(&sandbox->child);
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot start the job: %s", strerror(-r));
+	sandbox->started = true;
+	gethostname(hostname, sizeof(hostname) - 1);
+	n = audit_format_start(sandbox->log, config->argv, sandbox->child.pid, &job,
+			       rules->list->nexact + rules->list->nprefixes, hostname, line,
+			       sizeof(line));
+	if (n > 0)
+		audit_append(sandbox->log, line, (size_t)n);
+	if (audit_flush(sandbox->log) < 0 && !sandbox->audit_continue)
+		return sandbox_fail(sandbox, sandbox->log->error, "audit log %s: %s; job stopped",
+				    sandbox->options->audit_path,
+				    audit_strerror(sandbox->log->error));
+	return 0;
+}
+
+/*
+ * The job hands over its seccomp listener before exec, init reports the exec after. A job
+ * that never ran exits as env(1) would: 127 for not found, 126 when it cannot run.
+ */
+static int sandbox_wait_exec(struct sandbox *sandbox)
+{
+	const char *argv0 = sandbox->options->child.argv[0];
+	struct child_msg msg;
+	int r;
+
+	do
+		r = child_read_msg(&sandbox->child, &msg);
+	while (r == 0 && msg.type == CHILD_MSG_SECCOMP);
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "the sandbox's init died before the job started");
+	if (msg.type != CHILD_MSG_EXEC_OK) {
+		if (msg.stage == CHILD_STAGE_EXEC)
+			sandbox->exit_status =
+				msg.error == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+		return sandbox_fail(sandbox, msg.error ? -msg.error : -EPROTO, "%s: %s: %s", argv0,
+				    child_stage_name(msg.stage), strerror(msg.error));
+	}
+	if (sandbox->child.seccomp_fd < 0)
+		return sandbox_fail(sandbox, -EPROTO, "the job started without its seccomp filter");
+	/*
+	 * Init's mounts are made: its /tmp is the job's. Without it, only the record of a full
+	 * /tmp is lost; tmpfs enforces the size.
+	 */
+	cglimit_watch_tmp(&sandbox->limits, sandbox->child.pid);
+	r = sandbox_watch(sandbox, sandbox->child.seccomp_fd);
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot watch the seccomp listener: %s",
+				    strerror(-r));
+	return 0;
+}
+
+static int sandbox_run_job(struct sandbox *sandbox)
+{
+	int r = sandbox_supervise(sandbox, &sandbox->init_info);
+
+	if (r == 0)
+		sandbox->reaped = true;
+	else if (sandbox->audit_failed)
+		sandbox_fail(sandbox, r, "audit log %s: %s; job stopped",
+			     sandbox->options->audit_path, audit_strerror(r));
+	else
+		sandbox_fail(sandbox, r, "supervisor: %s; job stopped", strerror(-r));
+	return r;
+}
+
+/* Nothing of the job may outlive the sandbox: every process killed, init reaped. */
+static void sandbox_kill(struct sandbox *sandbox)
+{
+	if (cgroup_kill(&sandbox->cgroup, CGROUP_KILL_TIMEOUT_MS) < 0)
+		sandbox_fail(sandbox, -EBUSY, "cannot kill every process of cgroup %s",
+			     sandbox->cgroup.path);
+	if (sandbox->child.pid > 0 && !sandbox->reaped)
+		waitid(P_PIDFD, (id_t)sandbox->child.pidfd, &sandbox->init_info, WEXITED);
+}
+
+/* The exit line of a job that was started: its status, and every refusal accounted for. */
+static void sandbox_log_exit(struct sandbox *sandbox)
+{
+	struct audit_log *log = sandbox->log;
+	struct audit_exit exit = { .duration_ms = monotonic_ms() - sandbox->started_ms };
+	struct sandbox_counters kernel;
+	struct audit_counts counts;
+	char line[AUDIT_LINE_MAX];
+	int n;
+
+	/* The last refusals, made by processes now dead, are still in the ring. */
+	ring_buffer__consume(sandbox->ringbuf);
+	sandbox_report_lost(sandbox);
+	loader_sandbox_counters(&sandbox->bpf, &sandbox->denied, &sandbox->lost);
+	sandbox->denied += sandbox->seccomp_denied;
+	exit.packet_dropped = loader_sandbox_packet_dropped(&sandbox->bpf);
+	loader_sandbox_sum_counters(&sandbox->bpf, &kernel);
+	exit.would_deny = kernel.would_deny;
+	exit.would_deny_lost = kernel.would_deny_lost;
+	exit.allowed = kernel.allowed;
+	exit.allowed_lost = kernel.allowed_lost;
+	/* What killed the job's last processes, if a limit did, is on record too. */
+	sandbox_check_limits(sandbox);
+	if (sandbox->dns) {
+		struct dnsproxy_stats dns_stats;
+
+		/* Look-ups the proxy refused are refusals too. */
+		dnsproxy_get_stats(sandbox->dns, &dns_stats);
+		sandbox->denied += dns_stats.denied;
+		exit.would_deny += dns_stats.would_deny;
+	}
+	if (sandbox->reaped)
+		sandbox->exit_status =
+			sandbox_exit_status(sandbox, &sandbox->init_info, &exit.exit_code);
+	else
+		exit.exit_code = sandbox->exit_status;
+	if (sandbox->reaped && sandbox->limit_stopped && !sandbox->timed_out)
+		sandbox->exit_status = EXIT_LIMIT;
+	/* What the queue still holds after a stall will not be written either. */
+	audit_drain(log);
+	audit_get_counts(log, &counts);
+	exit.denied = sandbox->denied;
+	exit.lost = sandbox->lost;
+	exit.unwritten = counts.unwritten_denied + (log->error ? counts.queued_denied : 0);
+	exit.log_failed = counts.unwritten_lines + (log->error ? counts.queued_lines : 0);
+	n = audit_format_exit(log, &exit, line, sizeof(line));
+	if (n > 0)
+		audit_append(log, line, (size_t)n);
+}
+
+/*
+ * Everything else, in reverse order of making. The slot is emptied before rmdir: the cgroup
+ * is closed (refuses all) even if it cannot be removed.
+ */
+static void sandbox_release(struct sandbox *sandbox)
+{
+	ring_buffer__free(sandbox->ringbuf);
+	dnsproxy_free(sandbox->dns);
+	if (loader_sandbox_close(&sandbox->bpf) < 0)
+		sandbox_fail(sandbox, -EBUSY, "cannot empty the sandbox's BPF slot");
+	loader_shared_close(&sandbox->shared);
+	if (cgroup_destroy(&sandbox->cgroup) < 0)
+		sandbox_fail(sandbox, -EBUSY, "cannot remove cgroup %s", sandbox->cgroup.path);
+	if (cglimit_destroy(&sandbox->limits) < 0)
+		sandbox_fail(sandbox, -EBUSY, "cannot remove the job's cgroup v1 limits");
+	child_close(&sandbox->child);
+	if (sandbox->signal_fd >= 0) {
+		close(sandbox->signal_fd);
+		sigprocmask(SIG_SETMASK, &sandbox->old_mask, NULL);
+	}
+	if (sandbox->timer_fd >= 0)
+		close(sandbox->timer_fd);
+	if (sandbox->limits_timer_fd >= 0)
+		close(sandbox->limits_timer_fd);
+	if (sandbox->epoll_fd >= 0)
+		close(sandbox->epoll_fd);
+}
+
+/* Closes the log; what it could not write goes to main, for one line on stderr. */
+static void sandbox_close_audit(struct sandbox *sandbox)
+{
+	struct sandbox_audit_result *result = sandbox->options->audit_out;
+	struct audit_log *log = sandbox->log;
+	struct audit_counts counts;
+
+	audit_close(log);
+	/* Last: the log and the DNS proxy pointed into the policies it took. */
+	update_server_free(sandbox->update);
+	audit_get_counts(log, &counts);
+	if (!result || (!counts.unwritten_lines && !log->error))
+		return;
+	result->incomplete = true;
+	result->error = log->error;
+	result->denied = sandbox->denied;
+	result->lost = sandbox->lost;
+	result->written = counts.written_denied;
+	result->unwritten = counts.unwritten_denied;
+	result->lines_failed = counts.unwritten_lines;
+}
+
+static void sandbox_teardown(struct sandbox *sandbox)
+{
+	struct audit_log *log = sandbox->log;
+
+	sandbox_kill(sandbox);
+	/* Every process is dead: appends may wait for room now, as long as a stall allows. */
+	log->wait_room = true;
+	if (sandbox->started)
+		sandbox_log_exit(sandbox);
+	audit_drain(log);
+	if (log->error && !sandbox->audit_continue && sandbox->error == 0) {
+		sandbox->exit_status = EXIT_LAUNCH_FAILED;
+		sandbox_fail(sandbox, log->error, "audit log %s: %s", sandbox->options->audit_path,
+			     audit_strerror(log->error));
+	}
+	sandbox_release(sandbox);
+	sandbox_close_audit(sandbox);
+	gc_unlock(sandbox->options->id, sandbox->lock_fd);
+}
+
+/* Microseconds since *since, which moves on to now. */
+static long long sandbox_lap_us(long long *since)
+{
+	long long now = monotonic_us(), lap = now - *since;
+
+	*since = now;
+	return lap;
+}
+
 int sandbox_run(const struct sandbox_options *options, const struct rules *rules,
 		int *ret_exit_status, char *errbuf, size_t errlen)
 {
 	static struct audit_log log; /* 1 MiB queue: kept off the stack */
+	struct sandbox_timing *timing = options->timing_out;
+	long long stage_us = monotonic_us();
+	int r;
 	struct sandbox sandbox = {
 		.cgroup = { .dir_fd = -1 },
 		.bpf = LOADER_SANDBOX_INIT,
@@ -493,377 +981,51 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		.listen = { .ports = &rules->listen,
 			    .unix_allows = rules->unix_allows,
 			    .nunix = rules->nunix },
+		.lock_fd = -1,
+		.exit_status = EXIT_LAUNCH_FAILED,
+		.started_ms = monotonic_ms(),
+		.errbuf = errbuf,
+		.errlen = errlen,
 	};
-	struct child_config child_config = options->child;
-	struct audit_job job = { 0 };
-	struct child_msg msg;
-	long long started_ms = monotonic_ms(), stage_us = monotonic_us();
-	struct sandbox_timing *timing = &options->timing_out[0];
-	unsigned long long denied = 0, lost = 0;
-	struct audit_counts counts;
-	const char *failed_prog = NULL;
-	char hostname[256] = "", line[AUDIT_LINE_MAX];
-	int r, n, audit_code = 0, exit_status = EXIT_LAUNCH_FAILED;
-	bool reaped = false, started = false;
-	char cgroup_path[PATH_MAX];
-	int lock_fd = -1;
-	siginfo_t info;
-	sigset_t old_mask;
-
 	log.fd = -1;
 	log.event_fd = -1;
 	loader_shared_init(&sandbox.shared);
-	/* Locked before anything of the sandbox exists: `launch gc` leaves it alone. */
-	lock_fd = gc_lock(options->id);
-	if (lock_fd < 0) {
-		r = lock_fd;
-		snprintf(errbuf, errlen, "cannot lock %s/%s.lock: %s%s", GC_LOCK_DIR, options->id,
-			 strerror(-r), r == -EEXIST ? " (a sandbox of that name is running)" : "");
-		goto out;
-	}
-	r = audit_open(&log, options->audit_path, options->id, rules->names,
-		       options->audit_stall_ms);
-	if (r == -ENXIO && options->audit_continue) {
-		/* A sink that accepts nothing, like any other failure: every line is counted. */
-		log.error = r;
-		r = 0;
-	} else if (r < 0) {
-		snprintf(errbuf, errlen, "audit log %s: %s", options->audit_path,
-			 audit_strerror(r));
-		goto out;
-	}
-	audit_set_schema(&log, options->audit_format);
-	log.observer = options->audit_observer;
-	log.observer_ctx = options->audit_observer_ctx;
-	log.policies = rules->policies;
-	log.npolicies = rules->npolicies;
-	log.audit_only = options->audit_only;
-	r = loader_shared_get(options->cgroup_parent, &sandbox.shared);
-	if (r < 0) {
-		snprintf(errbuf, errlen,
-			 "cannot load the BPF programs: %s (run with -v for the verifier's log)",
-			 strerror(-r));
-		goto out;
-	}
-	if (!sandbox.shared.unix_hooks && !options->allow_unix_unfiltered) {
-		/* Before 6.7 nothing can see AF_UNIX connects: a way out unless accepted. */
-		r = -EOPNOTSUPP;
-		snprintf(errbuf, errlen,
-			 "this kernel has no AF_UNIX cgroup hooks (6.7+), so the job could "
-			 "reach any local socket: refusing to start (--allow-unix-unfiltered "
-			 "accepts that)");
-		goto out;
-	}
-	timing->bpf_load_us = monotonic_us() - stage_us;
+
+	r = sandbox_lock(&sandbox);
+	if (r == 0)
+		r = sandbox_open_audit(&sandbox, rules);
+	if (r == 0)
+		r = sandbox_find_programs(&sandbox);
+	timing->bpf_load_us = sandbox_lap_us(&stage_us);
 	timing->bpf_loaded = sandbox.shared.loaded_now;
-	stage_us = monotonic_us();
-	/*
-	 * Recorded before the cgroup exists, so that a sweep after our death, at any moment,
-	 * removes exactly this cgroup (and its v1 mirrors, found from its path).
-	 */
-	r = mkdir(options->cgroup_parent, 0755) < 0 && errno != EEXIST ? -errno : 0;
-	if (r == 0 && !realpath(options->cgroup_parent, cgroup_path))
-		r = -errno;
-	if (r == 0 && strlen(cgroup_path) + strlen(options->id) + 2 > sizeof(cgroup_path))
-		r = -ENAMETOOLONG;
-	if (r == 0) {
-		strcat(cgroup_path, "/");
-		strcat(cgroup_path, options->id);
-		r = gc_record(lock_fd, cgroup_path);
-	}
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot record the cgroup in %s/%s.lock: %s", GC_LOCK_DIR,
-			 options->id, strerror(-r));
-		goto out;
-	}
-	r = cgroup_create(options->cgroup_parent, options->id, &sandbox.cgroup);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot create cgroup %s/%s: %s%s", options->cgroup_parent,
-			 options->id, strerror(-r),
-			 r == -EEXIST ? " (a sandbox of that name is running)" : "");
-		goto out;
-	}
-	/* Before anything runs in it: the job never runs with less than asked. */
-	r = cglimit_setup(&sandbox.limits, &options->limits, sandbox.cgroup.dir_fd, cgroup_path,
-			  errbuf, errlen);
-	if (r < 0)
-		goto out;
-	if (sandbox.limits.warning[0])
-		fprintf(stderr,
-			"launch: warning: no cgroup controller for the default %s here: the job "
-			"runs without it\n",
-			sandbox.limits.warning);
-	/*
-	 * Init is cloned into the cgroup now, and sets up the job's namespaces while the cgroup is
-	 * confined; it starts the job only when child_start tells it to. Until then the cgroup's
-	 * storage says slot 0, which refuses everything.
-	 */
-	sandbox.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (sandbox.epoll_fd < 0) {
-		r = -errno;
-		snprintf(errbuf, errlen, "epoll: %s", strerror(-r));
-		goto out;
-	}
-	r = sandbox_setup_signals(&sandbox, &old_mask);
-	if (r >= 0 && options->timeout_s > 0)
-		r = sandbox_arm_timeout(&sandbox, options->timeout_s);
-	if (r >= 0)
-		r = sandbox_arm_limits(&sandbox);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot set up the event loop: %s", strerror(-r));
-		goto out;
-	}
-	child_config.cgroup_fd = sandbox.cgroup.dir_fd;
-	r = child_spawn(&child_config, &sandbox.child);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot start the job: %s", strerror(-r));
-		goto out;
-	}
-	r = sandbox_watch(&sandbox, sandbox.child.pidfd);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot watch the job: %s", strerror(-r));
-		goto out;
-	}
-	/* Init joins the v1 cgroups now, long before it forks the job. */
-	r = cglimit_join(&sandbox.limits, &options->limits, sandbox.child.pid, errbuf, errlen);
-	if (r < 0)
-		goto out;
-	/* After the clone: the job's init is not a copy of a process with two threads. */
-	r = audit_start_writer(&log);
-	if (r == 0 && audit_event_fd(&log) >= 0)
-		r = sandbox_watch(&sandbox, audit_event_fd(&log));
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot start the audit log's writer: %s", strerror(-r));
-		goto out;
-	}
-	r = loader_sandbox_new(&sandbox.shared, rules, options->dns_proxy, &sandbox.bpf);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot make the sandbox's maps: %s%s", strerror(-r),
-			 r == -EUSERS ? " (every slot is taken: too many sandboxes at once)" : "");
-		goto out;
-	}
-	/* Written to the kernel with the rest of the settings, at attach. */
-	if (options->audit_only)
-		sandbox.bpf.cfg.flags |= CFG_AUDIT_ONLY;
-	sandbox.ringbuf = ring_buffer__new(loader_sandbox_events_fd(&sandbox.bpf), sandbox_on_event,
-					   &sandbox, NULL);
-	if (!sandbox.ringbuf) {
-		r = -errno;
-		snprintf(errbuf, errlen, "cannot open the event ring buffer: %s", strerror(-r));
-		goto out;
-	}
-	r = sandbox_watch(&sandbox, ring_buffer__epoll_fd(sandbox.ringbuf));
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot set up the event loop: %s", strerror(-r));
-		goto out;
-	}
-	/* Before attach: the job's first look-up must already find the proxy. */
-	r = dnsproxy_new(&options->dns, rules, &dnsbpf_ops, &sandbox.bpf, &log, &sandbox.dns);
 	if (r == 0)
-		dnsproxy_set_pid_finder(sandbox.dns, sandbox_dns_pid, &sandbox);
-	if (r == 0 && options->dns_proxy) {
-		struct dnsproxy_ports ports;
-
-		r = dnsproxy_listen(sandbox.dns, &ports);
-		if (r == 0)
-			dnsbpf_configure(&sandbox.bpf, &ports);
-	}
-	if (r == 0 && dnsproxy_fd(sandbox.dns) >= 0)
-		r = sandbox_watch(&sandbox, dnsproxy_fd(sandbox.dns));
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot start the DNS proxy: %s", strerror(-r));
-		goto out;
-	}
-	r = loader_sandbox_attach(&sandbox.bpf, sandbox.cgroup.dir_fd, sandbox.cgroup.id,
-				  &failed_prog);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot attach %s to %s: %s", failed_prog,
-			 sandbox.cgroup.path, strerror(-r));
-		goto out;
-	}
-
-	/* Confined: from now on its policy may be replaced (launch update). */
-	r = update_listen(options->id, &sandbox.update);
+		r = sandbox_make_cgroup(&sandbox);
 	if (r == 0)
-		r = sandbox_watch(&sandbox, update_fd(sandbox.update));
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot make the control socket for launch update: %s",
-			 strerror(-r));
-		goto out;
-	}
+		r = sandbox_setup_events(&sandbox);
+	if (r == 0)
+		r = sandbox_spawn_init(&sandbox);
+	if (r == 0)
+		r = sandbox_start_audit_writer(&sandbox);
+	if (r == 0)
+		r = sandbox_make_maps(&sandbox, rules);
+	if (r == 0)
+		r = sandbox_start_dns(&sandbox, rules);
+	if (r == 0)
+		r = sandbox_attach(&sandbox);
+	if (r == 0)
+		r = sandbox_listen_update(&sandbox);
+	timing->attach_us = sandbox_lap_us(&stage_us);
+	if (r == 0)
+		r = sandbox_start_job(&sandbox, rules);
+	if (r == 0)
+		r = sandbox_wait_exec(&sandbox);
+	timing->exec_us = sandbox_lap_us(&stage_us);
+	if (r == 0)
+		sandbox_run_job(&sandbox);
+	timing->job_us = sandbox_lap_us(&stage_us);
 
-	timing->attach_us = monotonic_us() - stage_us;
-	stage_us = monotonic_us();
-	/* The cgroup is confined: init may start the job. */
-	r = child_start(&sandbox.child);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot start the job: %s", strerror(-r));
-		goto out;
-	}
-	started = true;
-	gethostname(hostname, sizeof(hostname) - 1);
-	job.uid = child_config.set_user ? child_config.uid : getuid();
-	job.gid = child_config.set_user ? child_config.gid : getgid();
-	job.landlock_abi = child_config.landlock_abi;
-	job.fs_write = (char *const *)child_config.fs_write;
-	n = audit_format_start(&log, child_config.argv, sandbox.child.pid, &job,
-			       rules->list->nexact + rules->list->nprefixes, hostname, line,
-			       sizeof(line));
-	if (n > 0)
-		audit_append(&log, line, (size_t)n);
-	if (audit_flush(&log) < 0 && !sandbox.audit_continue) {
-		r = log.error;
-		snprintf(errbuf, errlen, "audit log %s: %s; job stopped", options->audit_path,
-			 audit_strerror(r));
-		goto out;
-	}
-
-	/* The job hands over its seccomp listener before exec, init reports the exec after. */
-	do
-		r = child_read_msg(&sandbox.child, &msg);
-	while (r == 0 && msg.type == CHILD_MSG_SECCOMP);
-	if (r == 0 && msg.type == CHILD_MSG_EXEC_OK && sandbox.child.seccomp_fd < 0) {
-		r = -EPROTO;
-		snprintf(errbuf, errlen, "the job started without its seccomp filter");
-	} else if (r == 0 && msg.type == CHILD_MSG_EXEC_OK) {
-		/* Init's mounts are made: its /tmp is the job's. Without it, only the record of a
-		 * full /tmp is lost; tmpfs enforces the size. */
-		cglimit_watch_tmp(&sandbox.limits, sandbox.child.pid);
-		r = sandbox_watch(&sandbox, sandbox.child.seccomp_fd);
-		if (r < 0)
-			snprintf(errbuf, errlen, "cannot watch the seccomp listener: %s",
-				 strerror(-r));
-	} else if (r < 0 || msg.type != CHILD_MSG_EXEC_OK) {
-		if (r < 0)
-			snprintf(errbuf, errlen, "the sandbox's init died before the job started");
-		else
-			snprintf(errbuf, errlen, "%s: %s: %s", child_config.argv[0],
-				 child_stage_name(msg.stage), strerror(msg.error));
-		/* The job never ran: as env(1), 127 for not found, 126 when it cannot run. */
-		if (r == 0 && msg.stage == CHILD_STAGE_EXEC)
-			exit_status = msg.error == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
-		r = r < 0 ? r : -msg.error;
-	}
-	timing->exec_us = monotonic_us() - stage_us;
-	stage_us = monotonic_us();
-	if (r == 0) {
-		r = sandbox_supervise(&sandbox, &info);
-		timing->job_us = monotonic_us() - stage_us;
-		if (r == 0)
-			reaped = true;
-		else if (sandbox.audit_failed)
-			snprintf(errbuf, errlen, "audit log %s: %s; job stopped",
-				 options->audit_path, audit_strerror(r));
-		else
-			snprintf(errbuf, errlen, "supervisor: %s; job stopped", strerror(-r));
-	}
-
-out:
-	stage_us = monotonic_us();
-	/* Teardown, in reverse: nothing of the sandbox may outlive this function. */
-	if (cgroup_kill(&sandbox.cgroup, CGROUP_KILL_TIMEOUT_MS) < 0 && r == 0) {
-		r = -EBUSY;
-		snprintf(errbuf, errlen, "cannot kill every process of cgroup %s",
-			 sandbox.cgroup.path);
-	}
-	if (sandbox.child.pid > 0 && !reaped)
-		waitid(P_PIDFD, (id_t)sandbox.child.pidfd, &info, WEXITED);
-	/* Every process is dead: appends may wait for room now, as long as a stall allows. */
-	log.wait_room = true;
-	if (started) {
-		struct audit_exit exit = { .duration_ms = monotonic_ms() - started_ms };
-		struct sandbox_counters kernel;
-
-		/* The last refusals, made by processes now dead, are still in the ring. */
-		ring_buffer__consume(sandbox.ringbuf);
-		sandbox_report_lost(&sandbox);
-		loader_sandbox_counters(&sandbox.bpf, &denied, &lost);
-		denied += sandbox.seccomp_denied;
-		exit.packet_dropped = loader_sandbox_packet_dropped(&sandbox.bpf);
-		loader_sandbox_sum_counters(&sandbox.bpf, &kernel);
-		exit.would_deny = kernel.would_deny;
-		exit.would_deny_lost = kernel.would_deny_lost;
-		exit.allowed = kernel.allowed;
-		exit.allowed_lost = kernel.allowed_lost;
-		/* What killed the job's last processes, if a limit did, is on record too. */
-		sandbox_check_limits(&sandbox);
-		if (sandbox.dns) {
-			struct dnsproxy_stats dns_stats;
-
-			/* Look-ups the proxy refused are refusals too. */
-			dnsproxy_get_stats(sandbox.dns, &dns_stats);
-			denied += dns_stats.denied;
-			exit.would_deny += dns_stats.would_deny;
-		}
-		if (reaped)
-			exit_status = sandbox_exit_status(&sandbox, &info, &audit_code);
-		else
-			audit_code = exit_status;
-		if (reaped && sandbox.limit_stopped && !sandbox.timed_out)
-			exit_status = EXIT_LIMIT;
-		/* What the queue still holds after a stall will not be written either. */
-		audit_drain(&log);
-		audit_get_counts(&log, &counts);
-		exit.exit_code = audit_code;
-		exit.denied = denied;
-		exit.lost = lost;
-		exit.unwritten = counts.unwritten_denied + (log.error ? counts.queued_denied : 0);
-		exit.log_failed = counts.unwritten_lines + (log.error ? counts.queued_lines : 0);
-		n = audit_format_exit(&log, &exit, line, sizeof(line));
-		if (n > 0)
-			audit_append(&log, line, (size_t)n);
-	}
-	audit_drain(&log);
-	if (log.error && r == 0 && !sandbox.audit_continue) {
-		r = log.error;
-		exit_status = EXIT_LAUNCH_FAILED;
-		snprintf(errbuf, errlen, "audit log %s: %s", options->audit_path,
-			 audit_strerror(r));
-	}
-	ring_buffer__free(sandbox.ringbuf);
-	dnsproxy_free(sandbox.dns);
-	/* Before rmdir: the cgroup is closed (refuses all) even if it cannot be removed. */
-	if (loader_sandbox_close(&sandbox.bpf) < 0 && r == 0) {
-		r = -EBUSY;
-		snprintf(errbuf, errlen, "cannot empty the sandbox's BPF slot");
-	}
-	loader_shared_close(&sandbox.shared);
-	if (cgroup_destroy(&sandbox.cgroup) < 0 && r == 0) {
-		r = -EBUSY;
-		snprintf(errbuf, errlen, "cannot remove cgroup %s", sandbox.cgroup.path);
-	}
-	if (cglimit_destroy(&sandbox.limits) < 0 && r == 0) {
-		r = -EBUSY;
-		snprintf(errbuf, errlen, "cannot remove the job's cgroup v1 limits");
-	}
-	child_close(&sandbox.child);
-	if (sandbox.signal_fd >= 0) {
-		close(sandbox.signal_fd);
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
-	}
-	if (sandbox.timer_fd >= 0)
-		close(sandbox.timer_fd);
-	if (sandbox.limits_timer_fd >= 0)
-		close(sandbox.limits_timer_fd);
-	if (sandbox.epoll_fd >= 0)
-		close(sandbox.epoll_fd);
-	audit_close(&log);
-	/* Last: the log and the DNS proxy pointed into the policies it took. */
-	update_server_free(sandbox.update);
-	audit_get_counts(&log, &counts);
-	if (options->audit_out && (counts.unwritten_lines || log.error)) {
-		struct sandbox_audit_result *result = options->audit_out;
-
-		result->incomplete = true;
-		result->error = log.error;
-		result->denied = denied;
-		result->lost = lost;
-		result->written = counts.written_denied;
-		result->unwritten = counts.unwritten_denied;
-		result->lines_failed = counts.unwritten_lines;
-	}
-	gc_unlock(options->id, lock_fd);
-	timing->teardown_us = monotonic_us() - stage_us;
-	*ret_exit_status = exit_status;
-	return r;
+	sandbox_teardown(&sandbox);
+	timing->teardown_us = sandbox_lap_us(&stage_us);
+	*ret_exit_status = sandbox.exit_status;
+	return sandbox.error;
 }
