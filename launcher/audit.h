@@ -130,24 +130,30 @@ struct audit_log {
 	struct audit_counts counts;
 	int error; /* first failure, negative errno (-ETIMEDOUT: a stall); 0 when none */
 	bool torn; /* writer only: a line fragment could not be cut off the file */
-	/* Records: an enum audit_kind byte, then the line with its '\n'. */
-	char queue[AUDIT_QUEUE_BYTES];
-	char out[AUDIT_WRITE_BYTES]; /* writer only: the lines of one write() */
 	/* Sees every line as it is queued (--notify-denials); NULL: none. Supervisor only. */
 	void (*observer)(const char *line, size_t len, void *ctx);
 	void *observer_ctx;
-	/*
-	 * Writer only, syslog: one message, framed. Its header and structured data hold at
-	 * most 16 values of at most 128 bytes (256 with ']' escaped): under 5 KiB.
-	 */
-	char message[AUDIT_LINE_MAX + 5120];
 	/*
 	 * --audit-format: lines are turned into its documents as they are queued, or for
 	 * syslog as they are sent (the structured data comes from launch's own line). Used by
 	 * one thread only: the supervisor's appends, or the syslog writer.
 	 */
 	struct audit_schema_ctx schema;
-	char document[AUDIT_LINE_MAX]; /* the document being made */
+
+	/*
+	 * The buffers, last: audit_open zeroes only what is above them. Zeroing the queue
+	 * would fault in its 256 pages at every start (and copy them again, on write, once
+	 * init is forked), for contents that head and tail say are not there.
+	 */
+	/* Records: an enum audit_kind byte, then the line with its '\n'. */
+	char queue[AUDIT_QUEUE_BYTES];
+	char out[AUDIT_WRITE_BYTES]; /* writer only: the lines of one write() */
+	/*
+	 * Writer only, syslog: one message, framed. Its header and structured data hold at
+	 * most 16 values of at most 128 bytes (256 with ']' escaped): under 5 KiB.
+	 */
+	char message[AUDIT_LINE_MAX + 5120];
+	char document[AUDIT_LINE_MAX]; /* --audit-format: the document being made */
 };
 
 /*

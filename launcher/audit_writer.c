@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* The audit log's writer: a bounded queue of whole lines, written by a thread of its own. */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
@@ -624,7 +625,7 @@ int audit_open(struct audit_log *log, const char *path, const char *sandbox, con
 	struct stat st;
 	int r;
 
-	memset(log, 0, sizeof(*log));
+	memset(log, 0, offsetof(struct audit_log, queue));
 	log->fd = -1;
 	log->event_fd = -1;
 	log->stall_timeout_ms = stall_timeout_ms;

@@ -21,9 +21,10 @@
 
 /* Where launch's own time goes, in microseconds: printed by -v. */
 struct sandbox_timing {
+	long long spawn_us;    /* lock, cgroup and its limits, event loop, init cloned into it */
 	long long bpf_load_us; /* audit log open; finding the shared programs (or loading them) */
-	long long attach_us;   /* cgroup, slot, maps made and filled, attach, event loop */
-	long long exec_us;     /* clone3 to the job's exec, namespaces and mounts included */
+	long long attach_us;   /* audit writer, slot, maps made and filled, DNS proxy, attach */
+	long long exec_us;     /* init's namespaces and mounts left to make, the job's exec */
 	long long job_us;      /* the job's run, from its exec to its init's exit */
 	long long teardown_us; /* kill, drain, slot emptied, rmdir */
 	bool bpf_loaded;       /* the programs were loaded (verified) by this launch */
