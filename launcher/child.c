@@ -69,6 +69,8 @@ const char *child_stage_name(int stage)
 		return "cannot execute";
 	case CHILD_STAGE_LANDLOCK:
 		return "cannot confine the job's file writes with Landlock";
+	case CHILD_STAGE_GO:
+		return "the launcher went away before the sandbox was confined";
 	default:
 		return "cannot start the job";
 	}
@@ -513,12 +515,17 @@ static int child_setup_mounts(const struct child_config *config)
 	return child_readonly_view(config);
 }
 
-/* Runs in the job's process, forked by init. Never returns. */
+/*
+ * Runs in the job's process, forked by init. Never returns. Everything but the exec is done
+ * before the launcher says the cgroup is confined: only the exec waits for it, and no code of
+ * the job's runs before.
+ */
 static _Noreturn void child_exec_job(const struct child_config *config, int exec_fd, int ruleset_fd)
 {
-	struct child_msg seccomp_msg = { .type = CHILD_MSG_SECCOMP };
+	struct child_msg seccomp_msg = { .type = CHILD_MSG_SECCOMP }, go;
 	sigset_t none;
 	int listener;
+	ssize_t n;
 
 	sigemptyset(&none);
 	for (int sig = 1; sig < NSIG; sig++)
@@ -565,6 +572,12 @@ static _Noreturn void child_exec_job(const struct child_config *config, int exec
 	/* Everything above 2 goes at exec; a failed exec still reports through exec_fd. */
 	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		child_fail(exec_fd, CHILD_STAGE_FDS, errno);
+	/* The status socket's one message for this side; nothing else reads it. */
+	do
+		n = read(INIT_STATUS_FD, &go, sizeof(go));
+	while (n < 0 && errno == EINTR);
+	if (n != sizeof(go) || go.type != CHILD_MSG_GO)
+		child_fail(exec_fd, CHILD_STAGE_GO, n < 0 ? errno : EPIPE);
 	execvp(config->argv[0], config->argv);
 	child_fail(exec_fd, CHILD_STAGE_EXEC, errno);
 }
@@ -660,13 +673,20 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	/* Nothing privileged is left to do that the bounding set would stop. */
 	if (child_drop_bounding_set() < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_CAPS, errno);
-	/* Set up while the launcher confines the cgroup: the job starts only once it is. */
+	/*
+	 * The job inherits init's v1 cgroups, OOM score and RLIMIT_NOFILE: a job forked before
+	 * the launcher set them would run outside its limits.
+	 */
 	do
 		n = read(INIT_STATUS_FD, &msg, sizeof(msg));
 	while (n < 0 && errno == EINTR);
-	if (n != sizeof(msg) || msg.type != CHILD_MSG_GO)
+	if (n != sizeof(msg) || msg.type != CHILD_MSG_JOINED)
 		_exit(125);
 
+	/*
+	 * Forked, its privileges dropped and its filters installed, while the launcher
+	 * confines the cgroup: the job waits for that only to exec.
+	 */
 	if (pipe2(exec_pipe, O_CLOEXEC) < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_FORK, errno);
 	job = fork();
@@ -740,9 +760,10 @@ int child_spawn(const struct child_config *config, struct child *ret_child)
 	return 0;
 }
 
-int child_start(struct child *child)
+/* One message to init, or to the job; a dead reader has said why already. */
+static int child_tell(struct child *child, int type)
 {
-	const struct child_msg msg = { .type = CHILD_MSG_GO };
+	const struct child_msg msg = { .type = type };
 	ssize_t n;
 
 	do
@@ -751,6 +772,16 @@ int child_start(struct child *child)
 	if (n < 0 && errno != EPIPE && errno != ECONNRESET)
 		return -errno;
 	return 0;
+}
+
+int child_joined(struct child *child)
+{
+	return child_tell(child, CHILD_MSG_JOINED);
+}
+
+int child_start(struct child *child)
+{
+	return child_tell(child, CHILD_MSG_GO);
 }
 
 int child_read_msg(struct child *child, struct child_msg *ret_msg)

@@ -49,6 +49,7 @@ enum child_stage {
 	CHILD_STAGE_SECCOMP,
 	CHILD_STAGE_EXEC,
 	CHILD_STAGE_LANDLOCK,
+	CHILD_STAGE_GO, /* the launcher went away before the cgroup was confined */
 };
 
 /* Messages between the launcher and the sandbox's init, on the status socket. */
@@ -57,7 +58,8 @@ enum child_msg_type {
 	CHILD_MSG_FAILED,      /* stage and error say why it does not */
 	CHILD_MSG_EXITED,      /* the job ended with wait status `status` */
 	CHILD_MSG_SECCOMP,     /* from the job itself: its seccomp listener, as SCM_RIGHTS */
-	CHILD_MSG_GO,	       /* from the launcher: the cgroup is confined, start the job */
+	CHILD_MSG_GO,	       /* from the launcher: the cgroup is confined, the job may exec */
+	CHILD_MSG_JOINED,      /* from the launcher: init is in its limits, it may fork the job */
 };
 
 struct child_msg {
@@ -84,12 +86,18 @@ struct child {
 /*
  * Starts the sandbox's init inside the cgroup (clone3 CLONE_INTO_CGROUP, so no code runs
  * outside it) in new PID and mount namespaces. Init hides the cgroup and BPF file systems
- * from the job, then waits for child_start before it forks the job, drops its privileges
- * and passes on signals. The caller must have blocked the signals it forwards.
+ * from the job and forks it; the job drops its privileges, installs its filters and waits
+ * for child_start to exec. Init then passes on signals. The caller must have blocked the
+ * signals it forwards.
  */
 int child_spawn(const struct child_config *config, struct child *ret_child);
 /*
- * Tells init to start the job: call once the cgroup is confined. An init that died already
+ * Tells init that it is in all of its limits (cgroup v1 hierarchies, OOM score, RLIMIT_NOFILE),
+ * which the job inherits: init forks it only then.
+ */
+int child_joined(struct child *child);
+/*
+ * Tells the job to exec: call once the cgroup is confined. A job or init that failed already
  * has said why on the status socket, which child_read_msg reads next.
  */
 int child_start(struct child *child);

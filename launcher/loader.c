@@ -660,7 +660,7 @@ int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgr
 	int r;
 
 	/*
-	 * Attached before the job exists (init, already in the cgroup, waits for child_start),
+	 * Attached before the job runs (it waits in the cgroup for child_start to exec),
 	 * without BPF_F_ALLOW_MULTI, so nothing below can add to them, and with no link: they go
 	 * only with the cgroup, whatever happens to the launcher. Its storage starts zeroed
 	 * (slot 0): everything is refused until the end of this function.

@@ -629,9 +629,8 @@ static int sandbox_setup_events(struct sandbox *sandbox)
 
 /*
  * Init is cloned into the cgroup now, and sets up the job's namespaces while the launcher
- * confines the cgroup; it starts the job only when child_start tells it to. Until then the
- * cgroup's storage says slot 0, which refuses everything. Init joins the v1 cgroups now, long
- * before it forks the job.
+ * confines the cgroup; the job execs only when child_start tells it to. Init is put in its
+ * limits now, beside its first mounts, and forks the job once it is (the job inherits them).
  */
 static int sandbox_spawn_init(struct sandbox *sandbox)
 {
@@ -650,6 +649,10 @@ static int sandbox_spawn_init(struct sandbox *sandbox)
 			 sizeof(why));
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "%s", why);
+	r = child_joined(&sandbox->child);
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot start the job: %s", strerror(-r));
+
 	return 0;
 }
 
