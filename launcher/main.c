@@ -1044,9 +1044,10 @@ static int cmd_run(int argc, char **argv)
 	r = sandbox_run(&options, rules, &status, errbuf, sizeof(errbuf));
 	if (arg.verbose)
 		fprintf(stderr,
-			"launch: timing: policy %.2f ms, spawn %.2f ms, bpf %s %.2f ms, "
-			"attach %.2f ms, exec %.2f ms, job %.2f ms, teardown %.2f ms\n",
-			policy_us / 1000.0, timing.spawn_us / 1000.0,
+			"launch: timing: policy %.2f ms, spawn %.2f ms, limits %.2f ms, "
+			"bpf %s %.2f ms, attach %.2f ms, exec %.2f ms, job %.2f ms, "
+			"teardown %.2f ms\n",
+			policy_us / 1000.0, timing.spawn_us / 1000.0, timing.limits_us / 1000.0,
 			timing.bpf_loaded ? "load" : "reuse", timing.bpf_load_us / 1000.0,
 			timing.attach_us / 1000.0, timing.exec_us / 1000.0, timing.job_us / 1000.0,
 			timing.teardown_us / 1000.0);

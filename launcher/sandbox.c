@@ -567,15 +567,14 @@ static int sandbox_find_programs(struct sandbox *sandbox)
 }
 
 /*
- * The sandbox's cgroup, with its limits on before anything runs in it: the job never runs
- * with less than asked. Its path is recorded in the lock file before it exists, so that a
+ * The sandbox's cgroup. Its path is recorded in the lock file before it exists, so that a
  * sweep after our death, at any moment, removes exactly this cgroup (and its v1 mirrors,
  * found from its path).
  */
 static int sandbox_make_cgroup(struct sandbox *sandbox)
 {
 	const struct sandbox_options *options = sandbox->options;
-	char *path = sandbox->cgroup_path, why[SANDBOX_WHY_MAX];
+	char *path = sandbox->cgroup_path;
 	int r;
 
 	r = mkdir(options->cgroup_parent, 0755) < 0 && errno != EEXIST ? -errno : 0;
@@ -596,15 +595,6 @@ static int sandbox_make_cgroup(struct sandbox *sandbox)
 		return sandbox_fail(sandbox, r, "cannot create cgroup %s/%s: %s%s",
 				    options->cgroup_parent, options->id, strerror(-r),
 				    r == -EEXIST ? " (a sandbox of that name is running)" : "");
-	r = cglimit_setup(&sandbox->limits, &options->limits, sandbox->cgroup.dir_fd, path, why,
-			  sizeof(why));
-	if (r < 0)
-		return sandbox_fail(sandbox, r, "%s", why);
-	if (sandbox->limits.warning[0])
-		fprintf(stderr,
-			"launch: warning: no cgroup controller for the default %s here: the job "
-			"runs without it\n",
-			sandbox->limits.warning);
 	return 0;
 }
 
@@ -628,14 +618,13 @@ static int sandbox_setup_events(struct sandbox *sandbox)
 }
 
 /*
- * Init is cloned into the cgroup now, and sets up the job's namespaces while the launcher
- * confines the cgroup; the job execs only when child_start tells it to. Init is put in its
- * limits now, beside its first mounts, and forks the job once it is (the job inherits them).
+ * Init is cloned into the cgroup as soon as it exists, and sets up the job's namespaces while
+ * the launcher puts on the limits and confines the cgroup; the job execs only when
+ * child_start tells it to.
  */
 static int sandbox_spawn_init(struct sandbox *sandbox)
 {
 	struct child_config config = sandbox->options->child;
-	char why[SANDBOX_WHY_MAX];
 	int r;
 
 	config.cgroup_fd = sandbox->cgroup.dir_fd;
@@ -645,14 +634,36 @@ static int sandbox_spawn_init(struct sandbox *sandbox)
 	r = sandbox_watch(sandbox, sandbox->child.pidfd);
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "cannot watch the job: %s", strerror(-r));
-	r = cglimit_join(&sandbox->limits, &sandbox->options->limits, sandbox->child.pid, why,
-			 sizeof(why));
+	return 0;
+}
+
+/*
+ * The limits, on before the job exists: the job never runs with less than asked. Init, the
+ * launcher's own code, forks it only once they are set and it is in them (the job inherits
+ * them); meanwhile the v1 cgroups' making and moves (each move waits for an RCU grace period)
+ * overlap init's mounts.
+ */
+static int sandbox_limit_init(struct sandbox *sandbox)
+{
+	const struct sandbox_options *options = sandbox->options;
+	char why[SANDBOX_WHY_MAX];
+	int r;
+
+	r = cglimit_setup(&sandbox->limits, &options->limits, sandbox->cgroup.dir_fd,
+			  sandbox->cgroup_path, why, sizeof(why));
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "%s", why);
+	if (sandbox->limits.warning[0])
+		fprintf(stderr,
+			"launch: warning: no cgroup controller for the default %s here: the job "
+			"runs without it\n",
+			sandbox->limits.warning);
+	r = cglimit_join(&sandbox->limits, &options->limits, sandbox->child.pid, why, sizeof(why));
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "%s", why);
 	r = child_joined(&sandbox->child);
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "cannot start the job: %s", strerror(-r));
-
 	return 0;
 }
 
@@ -1007,6 +1018,9 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	if (r == 0)
 		r = sandbox_spawn_init(&sandbox);
 	timing->spawn_us = sandbox_lap_us(&stage_us);
+	if (r == 0)
+		r = sandbox_limit_init(&sandbox);
+	timing->limits_us = sandbox_lap_us(&stage_us);
 	if (r == 0)
 		r = sandbox_open_audit(&sandbox, rules);
 	if (r == 0)
