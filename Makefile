@@ -77,6 +77,8 @@ DEB_PKGS := clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-
 # and a throwaway CA. Debian's npm only when no npm is there: NodeSource's nodejs carries its
 # own and conflicts with Debian's.
 DEB_PKGS += nodejs openssl $(if $(shell command -v npm),,npm)
+# The start-up peer that make bench and docs/design.md measure launch against.
+DEB_PKGS += bubblewrap
 
 # Compiler-made dependency files: editing any header rebuilds what includes it.
 DEPFILES := $(wildcard $(BUILD)/obj/*.d $(BUILD)/bpf/*.d $(BUILD)/unit/obj/*.d \
