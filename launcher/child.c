@@ -32,9 +32,10 @@
 #include "seccomp.h"
 #include "util.h"
 
-/* Init keeps these two descriptors, and nothing else of the launcher's. */
+/* Init keeps these three descriptors, and nothing else of the launcher's. */
 #define INIT_STATUS_FD 3
 #define INIT_LIFE_FD   4
+#define INIT_EXEC_FD   5 /* the job's: its exec closes it, which tells the launcher */
 
 #define CHILD_CGROUP_HOME "/sys/fs/cgroup"
 
@@ -623,24 +624,26 @@ static _Noreturn void child_init_loop(pid_t job)
 }
 
 /* The sandbox's init: PID 1 of the job's namespace, inside the cgroup. Never returns. */
-static _Noreturn void child_init(const struct child_config *config, int status_fd, int life_fd)
+static _Noreturn void child_init(const struct child_config *config, int status_fd, int life_fd,
+				 int exec_fd)
 {
-	struct child_msg msg = { .type = CHILD_MSG_EXEC_OK };
+	struct child_msg msg;
 	struct pollfd life = { .fd = INIT_LIFE_FD, .events = POLLIN };
-	int exec_pipe[2], r, ruleset_fd = -1;
+	int r, ruleset_fd = -1;
 	sigset_t set;
 	ssize_t n;
 	pid_t job;
 
 	/*
 	 * First of all, shed the launcher's descriptors: BPF maps, the audit log, sockets. The
-	 * two pipes move out of the way first, so that neither dup2 closes the other.
+	 * three move out of the way first, so that no dup2 closes another.
 	 */
 	status_fd = fcntl(status_fd, F_DUPFD, 10);
 	life_fd = fcntl(life_fd, F_DUPFD, 10);
-	if (status_fd < 0 || life_fd < 0 || dup2(status_fd, INIT_STATUS_FD) < 0 ||
-	    dup2(life_fd, INIT_LIFE_FD) < 0 ||
-	    syscall(SYS_close_range, INIT_LIFE_FD + 1, ~0U, 0) < 0)
+	exec_fd = fcntl(exec_fd, F_DUPFD, 10);
+	if (status_fd < 0 || life_fd < 0 || exec_fd < 0 || dup2(status_fd, INIT_STATUS_FD) < 0 ||
+	    dup2(life_fd, INIT_LIFE_FD) < 0 || dup2(exec_fd, INIT_EXEC_FD) < 0 ||
+	    syscall(SYS_close_range, INIT_EXEC_FD + 1, ~0U, 0) < 0)
 		_exit(125);
 	/* Blocked before the job exists, so that no SIGCHLD escapes sigwaitinfo. */
 	child_init_signals(&set);
@@ -687,16 +690,13 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	 * Forked, its privileges dropped and its filters installed, while the launcher
 	 * confines the cgroup: the job waits for that only to exec.
 	 */
-	if (pipe2(exec_pipe, O_CLOEXEC) < 0)
-		child_fail(INIT_STATUS_FD, CHILD_STAGE_FORK, errno);
 	job = fork();
 	if (job < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_FORK, errno);
-	if (job == 0) {
-		close(exec_pipe[0]);
-		child_exec_job(config, exec_pipe[1], ruleset_fd);
-	}
-	close(exec_pipe[1]);
+	if (job == 0)
+		child_exec_job(config, INIT_EXEC_FD, ruleset_fd);
+	/* The job's alone: its exec (or death) is the pipe's end. */
+	close(INIT_EXEC_FD);
 	if (ruleset_fd >= 0)
 		close(ruleset_fd);
 
@@ -706,21 +706,12 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	 */
 	child_keep_kill_cap();
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-
-	/* EOF: the job's exec closed the pipe. Data: why it failed. */
-	do
-		n = read(exec_pipe[0], &msg, sizeof(msg));
-	while (n < 0 && errno == EINTR);
-	close(exec_pipe[0]);
-	if (n <= 0)
-		msg = (struct child_msg){ .type = CHILD_MSG_EXEC_OK };
-	child_send(INIT_STATUS_FD, &msg);
 	child_init_loop(job);
 }
 
 int child_spawn(const struct child_config *config, struct child *ret_child)
 {
-	int status_pipe[2], life_pipe[2], pidfd = -1;
+	int status_pipe[2], life_pipe[2], exec_pipe[2], pidfd = -1;
 	struct clone_args args = {
 		.flags = CLONE_INTO_CGROUP | CLONE_PIDFD | CLONE_NEWPID | CLONE_NEWNS,
 		.pidfd = (uint64_t)(uintptr_t)&pidfd,
@@ -739,17 +730,28 @@ int child_spawn(const struct child_config *config, struct child *ret_child)
 		close(status_pipe[1]);
 		return r;
 	}
+	if (pipe2(exec_pipe, O_CLOEXEC) < 0) {
+		int r = -errno;
+
+		close(status_pipe[0]);
+		close(status_pipe[1]);
+		close(life_pipe[0]);
+		close(life_pipe[1]);
+		return r;
+	}
 	fflush(NULL);
 	pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid == 0)
-		child_init(config, status_pipe[1], life_pipe[0]);
+		child_init(config, status_pipe[1], life_pipe[0], exec_pipe[1]);
 	close(status_pipe[1]);
 	close(life_pipe[0]);
+	close(exec_pipe[1]);
 	if (pid < 0) {
 		int r = -errno;
 
 		close(status_pipe[0]);
 		close(life_pipe[1]);
+		close(exec_pipe[0]);
 		return r;
 	}
 	ret_child->pid = (pid_t)pid;
@@ -757,6 +759,7 @@ int child_spawn(const struct child_config *config, struct child *ret_child)
 	ret_child->status_fd = status_pipe[0];
 	ret_child->seccomp_fd = -1;
 	ret_child->life_fd = life_pipe[1];
+	ret_child->exec_fd = exec_pipe[0];
 	return 0;
 }
 
@@ -821,6 +824,35 @@ int child_read_msg(struct child *child, struct child_msg *ret_msg)
 	return 0;
 }
 
+int child_wait_exec(struct child *child, struct child_msg *ret_msg)
+{
+	ssize_t n;
+	int r;
+
+	do
+		n = read(child->exec_fd, ret_msg, sizeof(*ret_msg));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	/* Data: the job's why; it never exec'd. */
+	if (n == sizeof(*ret_msg))
+		return 0;
+	/*
+	 * The end: the job exec'd, having sent its listener before, or no job ever ran (init
+	 * failed: its why is on the status socket) or the job died before its exec (init says
+	 * so when it reaps it).
+	 */
+	r = child_read_msg(child, ret_msg);
+	if (r < 0)
+		return r;
+	if (ret_msg->type == CHILD_MSG_FAILED)
+		return 0;
+	if (ret_msg->type != CHILD_MSG_SECCOMP || child->seccomp_fd < 0)
+		return -EPROTO;
+	ret_msg->type = CHILD_MSG_EXEC_OK;
+	return 0;
+}
+
 void child_close(struct child *child)
 {
 	if (child->pidfd >= 0)
@@ -831,5 +863,8 @@ void child_close(struct child *child)
 		close(child->life_fd);
 	if (child->seccomp_fd >= 0)
 		close(child->seccomp_fd);
+	if (child->exec_fd >= 0)
+		close(child->exec_fd);
 	child->pidfd = child->status_fd = child->life_fd = child->seccomp_fd = -1;
+	child->exec_fd = -1;
 }

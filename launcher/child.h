@@ -75,12 +75,14 @@ struct child {
 	int status_fd;	/* the launcher's end of the status socket (SOCK_SEQPACKET) */
 	int seccomp_fd; /* the job's seccomp listener, once received */
 	int life_fd;	/* write end of the life pipe: init dies when it closes */
+	int exec_fd;	/* read end of the exec pipe: EOF at the job's exec, or why it failed */
 };
 
 /* Nothing open yet: what child_close may be given before child_spawn ran, or after it failed. */
-#define CHILD_INIT                                                                       \
-	{                                                                                \
-		.pid = -1, .pidfd = -1, .status_fd = -1, .seccomp_fd = -1, .life_fd = -1 \
+#define CHILD_INIT                                                                        \
+	{                                                                                 \
+		.pid = -1, .pidfd = -1, .status_fd = -1, .seccomp_fd = -1, .life_fd = -1, \
+		.exec_fd = -1                                                             \
 	}
 
 /*
@@ -101,6 +103,14 @@ int child_joined(struct child *child);
  * has said why on the status socket, which child_read_msg reads next.
  */
 int child_start(struct child *child);
+/*
+ * Waits for the job's exec, told by the job itself (its end of the exec pipe closes at exec)
+ * rather than by init, which is one wake-up less before the job runs. ret_msg says
+ * CHILD_MSG_EXEC_OK once the job's seccomp listener is in child->seccomp_fd, else why the
+ * start failed (CHILD_MSG_FAILED, from init or the job). -EPIPE when init died without a
+ * word, -EPROTO when the job exec'd without handing over its listener.
+ */
+int child_wait_exec(struct child *child, struct child_msg *ret_msg);
 /*
  * Reads one message from init (or the job); -EPIPE when init died without one. A seccomp
  * listener that comes with it is kept in child->seccomp_fd.

@@ -785,8 +785,8 @@ static int sandbox_start_job(struct sandbox *sandbox, const struct rules *rules)
 }
 
 /*
- * The job hands over its seccomp listener before exec, init reports the exec after. A job
- * that never ran exits as env(1) would: 127 for not found, 126 when it cannot run.
+ * The job hands over its seccomp listener, then execs. A job that never ran exits as env(1)
+ * would: 127 for not found, 126 when it cannot run.
  */
 static int sandbox_wait_exec(struct sandbox *sandbox)
 {
@@ -794,9 +794,9 @@ static int sandbox_wait_exec(struct sandbox *sandbox)
 	struct child_msg msg;
 	int r;
 
-	do
-		r = child_read_msg(&sandbox->child, &msg);
-	while (r == 0 && msg.type == CHILD_MSG_SECCOMP);
+	r = child_wait_exec(&sandbox->child, &msg);
+	if (r == -EPROTO)
+		return sandbox_fail(sandbox, r, "the job started without its seccomp filter");
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "the sandbox's init died before the job started");
 	if (msg.type != CHILD_MSG_EXEC_OK) {
@@ -806,8 +806,6 @@ static int sandbox_wait_exec(struct sandbox *sandbox)
 		return sandbox_fail(sandbox, msg.error ? -msg.error : -EPROTO, "%s: %s: %s", argv0,
 				    child_stage_name(msg.stage), strerror(msg.error));
 	}
-	if (sandbox->child.seccomp_fd < 0)
-		return sandbox_fail(sandbox, -EPROTO, "the job started without its seccomp filter");
 	/*
 	 * Init's mounts are made: its /tmp is the job's. Without it, only the record of a full
 	 * /tmp is lost; tmpfs enforces the size.
