@@ -1006,9 +1006,12 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	/*
 	 * Init is cloned as early as its cgroup allows: its namespace set-up (a mount detach
 	 * waits for an RCU grace period) then runs beside the launcher's own work, from the
-	 * audit log to the attach, instead of after it.
+	 * limits to the attach, instead of after it.
 	 */
 	r = sandbox_lock(&sandbox);
+	/* Before init: it hides the log from the job, so the log (and its folder) must exist. */
+	if (r == 0)
+		r = sandbox_open_audit(&sandbox, rules);
 	if (r == 0)
 		r = sandbox_make_cgroup(&sandbox);
 	if (r == 0)
@@ -1019,8 +1022,6 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	if (r == 0)
 		r = sandbox_limit_init(&sandbox);
 	timing->limits_us = sandbox_lap_us(&stage_us);
-	if (r == 0)
-		r = sandbox_open_audit(&sandbox, rules);
 	if (r == 0)
 		r = sandbox_find_programs(&sandbox);
 	timing->bpf_load_us = sandbox_lap_us(&stage_us);

@@ -119,6 +119,31 @@ test_fs_proc_masked() {
 	inside --policy "$p" -- "${specs_in[@]}"
 }
 
+# The audit log, which a uid-0 job would own, is /dev/null in the job's view, also when this
+# launch makes it (launch opens it before the job's init hides it): outside, root without
+# any capability appends to a log like it; inside, the job reads nothing and appends nowhere.
+test_fs_audit_log_hidden() {
+	local p log scratch=$T_DIR/scratch.jsonl
+
+	: >"$scratch" && chmod 0640 "$scratch" || fail "cannot make $scratch" || return 1
+	setpriv --securebits +noroot,+noroot_locked,+no_setuid_fixup --bounding-set -all \
+		--inh-caps -all --ambient-caps -all -- /bin/sh -c 'echo forged >>"$1"' sh "$scratch"
+	expect_eq "outside, root without capabilities appends to a 0640 log" forged \
+		"$(cat "$scratch")" || return 1
+	p=$(policy fs "$FS_POLICY")
+	launch_next_names
+	log=$L_AUDIT
+	[ ! -e "$log" ] || fail "internal: $log exists before the launch" || return 1
+	# shellcheck disable=SC2016
+	# The line is put together in the job, so that the start line's argv does not hold it.
+	launch_job --user root --policy "$p" -- /bin/sh -c 'printf "%s%s\n" for ged >>"$1"
+		wc -c <"$1"' sh "$log"
+	expect_rc "job" 0 || return 1
+	expect_eq "the audit log's size in the job's view" 0 "$L_OUT" || return 1
+	audit_check || return 1
+	! grep -q forged "$log" || fail "the job's line is in the audit log" || return 1
+}
+
 # Without --user, a job started outside sudo runs as nobody; launch's own uid is 0.
 test_fs_default_user_nobody() {
 	local p
