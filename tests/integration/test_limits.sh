@@ -67,6 +67,24 @@ l_expect_cgroup_value() {
 	expect_eq "$ctrl limit of the running sandbox" "$want" "$got"
 }
 
+# Waits at most $2 seconds for the running sandbox ($L_NAME) to hold $1 tasks or more.
+l_wait_tasks() {
+	local want=$1 deadline file m got
+
+	file=$IT_CG2/launch/$L_NAME/pids.current
+	if [ ! -e "$file" ]; then
+		m=$(l_v1_mount pids)
+		file=$m/launch/$L_NAME/pids.current
+	fi
+	deadline=$(($(date +%s%N) / 1000000 + $2 * 1000))
+	while [ $(($(date +%s%N) / 1000000)) -lt "$deadline" ]; do
+		got=$(cat "$file" 2>/dev/null)
+		[ "${got:-0}" -ge "$want" ] && return 0
+		sleep 0.01
+	done
+	return 0
+}
+
 # A uid-0 fork bomb (every process forks until the deadline) under the given options: it is
 # stopped at its pids limit (exit 137, a "limit" event), `launch check` answers within 200 ms
 # meanwhile, and nothing is left.
@@ -76,7 +94,9 @@ l_forkbomb() {
 	shift
 	p=$(policy limits "$LIMITS_POLICY")
 	launch_bg --timeout 60 --policy "$p" "$@" -- "$IT_PROBE" forkbomb 45
-	sleep 0.3
+	# From the moment the bomb forks (init, the bomb and a child in the sandbox), however
+	# long launch took to start it.
+	l_wait_tasks 3 10
 	l_check_alongside "$p" 300 || return 1
 	launch_bg_wait 60 || return 1
 	expect_rc "fork bomb" 137 || return 1
