@@ -128,6 +128,26 @@ s = r.structuredContent;
 check('refusal at the end listed', s?.exit_status === 3 && s.stdout === 'last\nend EPERM\n' &&
       has('connect', '127.0.5.3:443'), brief(s));
 
+// Every refusal of the code's last moments, a burst of them, is in the result: before
+// answering, the server has launch write out what its ring buffer holds (--audit-sync-fd),
+// however long a loaded machine takes for it. The code exits as its last refusal comes back.
+{
+	const n = 200;
+	r = await call(client, `
+import net from 'node:net';
+let left = ${n};
+for (let port = 20001; port <= ${20000 + n}; port++)
+	net.connect(port, '127.0.5.3').on('error', () => { if (--left === 0) process.exit(5); });
+`);
+	s = r.structuredContent;
+	let missing = 0;
+	for (let port = 20001; port <= 20000 + n; port++)
+		if (!has('connect', `127.0.5.3:${port}`))
+			missing++;
+	check('every refusal at the end listed', s?.exit_status === 5 && missing === 0,
+	      `${missing} of ${n} missing: ${brief({ ...s, refused: s?.refused?.length })}`);
+}
+
 // Malformed calls through the SDK: clear errors, and the server stays up.
 let e = await rpcError(client.request({ method: 'no/such/method', params: {} }, EmptyResultSchema));
 check('unknown method -32601', e?.code === -32601, brief(e?.message ?? 'no error'));
