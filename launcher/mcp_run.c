@@ -730,8 +730,9 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 		 * the code left behind) is in the server's log, not in the result.
 		 */
 		if (mcp_sandbox_sync(&sandbox) < 0)
-			fprintf(stderr, "launch mcp: call %u: launch did not confirm its audit log "
-					"in %d ms: its refusals may be incomplete\n",
+			fprintf(stderr,
+				"launch mcp: call %u: launch did not confirm its audit log "
+				"in %d ms: its refusals may be incomplete\n",
 				sandbox.n, MCP_RUN_SYNC_TIMEOUT_MS);
 		mcp_sandbox_kill(runner, &sandbox);
 		ret_result->exit_status = sandbox.done_status;
