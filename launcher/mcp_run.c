@@ -44,43 +44,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
  * (a link to --modules), where Node finds tsx, the SDK and the warm runner's imports.
  */
 static const char MCP_RUN_SCRIPT[] = "cd \"$1\" && shift && exec \"$@\"";
-/*
- * A prepared sandbox's program: tsx's loader and the SDK imported, then it waits for the end
- * of its standard input (a socket), the server's "go", and imports the call's main.mts. When
- * the event loop is empty or the code exits, it writes the exit code back on that socket:
- * the server answers then, without waiting for Node's own exit (hundreds of ms with tsx).
- * stdout and stderr are pipes, which Node writes synchronously: they hold all by then.
- */
-static const char MCP_RUN_WARM_RUNNER[] =
-	"import { register } from 'tsx/esm/api';\n"
-	"import { pathToFileURL } from 'node:url';\n"
-	"import { pbkdf2 } from 'node:crypto';\n"
-	"import { createSecureContext } from 'node:tls';\n"
-	"import { readSync, writeSync } from 'node:fs';\n"
-	"register();\n"
-	"for (const name of (process.env.LAUNCH_MCP_PRELOAD ?? '').split(',').filter(Boolean))\n"
-	"\tawait import(name);\n"
-	"delete process.env.LAUNCH_MCP_PRELOAD;\n"
-	/*
-	 * What the first call would pay for: esbuild's service, libuv's threads (a look-up would
-	 * start them too, but glibc connects UDP sockets to sort its answers: refusals), the CA
-	 * store.
-	 */
-	"await import(new URL('./warmup.mts', import.meta.url).href);\n"
-	"await new Promise((done) => pbkdf2('', '', 1, 8, 'sha256', done));\n"
-	"createSecureContext();\n"
-	"writeSync(0, 'ready\\n');\n"
-	"const buf = Buffer.alloc(64);\n"
-	"while (readSync(0, buf) > 0);\n"
-	"let told = false;\n"
-	"const tell = (code) => {\n"
-	"\tif (told) return;\n"
-	"\ttold = true;\n"
-	"\ttry { writeSync(0, `done ${code ?? 0}\\n`); } catch {}\n"
-	"};\n"
-	"process.on('beforeExit', () => tell(process.exitCode));\n"
-	"process.on('exit', tell);\n"
-	"await import(pathToFileURL(process.cwd() + '/main.mts').href);\n";
+/* A prepared sandbox's program, MCP_RUN_WARM_RUNNER: launcher/mcp_runner.mjs. */
+#include "mcp_runner.h"
 /* Transformed by tsx ahead of the call, so that esbuild is started already. */
 static const char MCP_RUN_WARMUP[] = "const warm: number = 1;\nexport default warm;\n";
 /* Imported by a prepared sandbox before its call when they are in --modules. */
@@ -104,6 +69,7 @@ struct mcp_sandbox {
 	int done_status;
 	int in_fd;   /* warm: the runner's standard input, a socket: shut for "go", then its end */
 	int sync_fd; /* warm: launch's --audit-sync-fd */
+	off_t audit_from; /* where the call's own lines start in its audit log */
 	char report[32]; /* what the runner wrote back, up to its next newline */
 	size_t report_len;
 	struct mcp_stream out, err;
@@ -231,10 +197,11 @@ static _Noreturn void mcp_run_exec(char *const *argv, int in_fd, int out_fd, int
 }
 
 /*
- * Reads the call's audit log: its refusals and the job's own exit into result (when given);
- * copies it to the server's (when copy).
+ * Reads the call's audit log: its refusals from byte from on (those before are the prepared
+ * runner's own) and the job's own exit into result (when given); copies all of it to the
+ * server's (when copy).
  */
-static int mcp_run_audit(const struct mcp_runner *runner, const char *path,
+static int mcp_run_audit(const struct mcp_runner *runner, const char *path, off_t from,
 			 struct mcp_result *result, bool copy)
 {
 	_cleanup_free_ char *text = NULL;
@@ -257,7 +224,8 @@ static int mcp_run_audit(const struct mcp_runner *runner, const char *path,
 		len += (size_t)n;
 	}
 	text[len] = '\0';
-	for (char *line = text, *nl; result && line < text + len; line = nl + 1) {
+	for (char *line = text + ((size_t)from < len ? (size_t)from : len), *nl;
+	     result && line < text + len; line = nl + 1) {
 		struct refusal refusal;
 
 		nl = strchr(line, '\n');
@@ -646,6 +614,27 @@ static int mcp_sandbox_take(struct mcp_runner *runner, const char *code,
 	}
 }
 
+/*
+ * Waits until a prepared runner is ready (one taken before it was), at most until deadline.
+ * What it was refused while it prepared (glibc tries nscd's socket at its first look-up) is
+ * not the code's: the call's result starts after it.
+ */
+static void mcp_sandbox_wait_ready(struct mcp_sandbox *sandbox, long long deadline)
+{
+	struct stat st;
+
+	while (!sandbox->ready && sandbox->in_fd >= 0) {
+		struct pollfd pfd = { .fd = sandbox->in_fd, .events = POLLIN };
+		long long left = deadline - monotonic_ms();
+
+		if (left <= 0 || (poll(&pfd, 1, (int)left) < 0 && errno != EINTR))
+			return;
+		mcp_sandbox_read_report(sandbox);
+	}
+	if (sandbox->ready && mcp_sandbox_sync(sandbox) == 0 && stat(sandbox->audit, &st) == 0)
+		sandbox->audit_from = st.st_size;
+}
+
 /* Reaps the launches of sandboxes killed after their call; block: waits for all of them. */
 static void mcp_dying_reap(struct mcp_runner *runner, bool block)
 {
@@ -662,7 +651,7 @@ static void mcp_dying_reap(struct mcp_runner *runner, bool block)
 			continue;
 		sandbox->pid = 0;
 		/* The whole log, the lines of the teardown too, goes to the server's. */
-		if (mcp_run_audit(runner, sandbox->audit, NULL, true) < 0)
+		if (mcp_run_audit(runner, sandbox->audit, 0, NULL, true) < 0)
 			fprintf(stderr, "launch mcp: audit log %s: cannot copy call %u's lines\n",
 				runner->config->audit_path, sandbox->n);
 		mcp_sandbox_free(runner, sandbox);
@@ -713,6 +702,9 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 	r = mcp_sandbox_take(runner, code, &sandbox);
 	if (r < 0)
 		return r;
+	if (sandbox.warm)
+		mcp_sandbox_wait_ready(&sandbox,
+				       monotonic_ms() + (long long)(config->timeout_s * 1000));
 	started = monotonic_ms();
 	/* The end of its input is the prepared runner's signal to import main.mts. */
 	if (sandbox.in_fd >= 0 && shutdown(sandbox.in_fd, SHUT_WR) < 0)
@@ -746,7 +738,7 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 			   ret_result->duration_ms >= (long long)(config->timeout_s * 1000));
 	if (ret_result->timed_out)
 		ret_result->exit_status = 124;
-	r = mcp_run_audit(runner, sandbox.audit, ret_result, !sandbox.done);
+	r = mcp_run_audit(runner, sandbox.audit, sandbox.audit_from, ret_result, !sandbox.done);
 	if (r < 0) {
 		fprintf(stderr, "launch mcp: audit log %s: %s\n", config->audit_path, strerror(-r));
 		goto out;
