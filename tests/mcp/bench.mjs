@@ -10,8 +10,8 @@
 // usage: node mcp_bench.mjs LAUNCH MODULES_DIR POLICY RESOLVER
 // Prints a Markdown table: median and p95 per variant, in ms.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, writeFileSync, mkdtempSync, rmSync,
-	 symlinkSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmdirSync,
+	 writeFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -67,6 +67,27 @@ async function mcp(pool, between) {
 // code's end. Timed from the go to the done; started a gap before, as the pool's are.
 const RUNNER = new URL('../../launcher/mcp_runner.mjs', import.meta.url);
 
+// launch puts each job in a CPU group of its own (cgroup v2's cpu controller, else v1's),
+// where it competes as one task: on a loaded machine that is worth more than a bare process
+// gets among every other task. The bare runner gets one too, so that only the sandbox's own
+// work differs. The folder of that controller, or null.
+function cpuControllerRoot() {
+	for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+		const [before, after] = line.split(' - ');
+		if (!after)
+			continue;
+		const mountPoint = before.split(' ')[4];
+		const [type, , options] = after.split(' ');
+		if (type === 'cgroup' && options.split(',').includes('cpu'))
+			return mountPoint;
+		if (type === 'cgroup2' && existsSync(`${mountPoint}/cgroup.subtree_control`) &&
+		    readFileSync(`${mountPoint}/cgroup.subtree_control`, 'utf8').split(/\s/).includes('cpu'))
+			return mountPoint;
+	}
+	return null;
+}
+const CPU_ROOT = cpuControllerRoot();
+
 function lineFrom(socket, prefix) {
 	return new Promise((resolve, reject) => {
 		let text = '';
@@ -100,6 +121,11 @@ async function bareRunner(state, i) {
 	let out = '';
 	child.stdout.setEncoding('utf8').on('data', (chunk) => { out += chunk; });
 	const exited = new Promise((resolve) => child.once('exit', resolve));
+	const group = CPU_ROOT && `${CPU_ROOT}/launch-mcp-bench-${process.pid}-${i}`;
+	if (group) {
+		mkdirSync(group);
+		writeFileSync(`${group}/cgroup.procs`, String(child.pid));
+	}
 	end.destroy();
 	server.close();
 	await ready;
@@ -112,6 +138,8 @@ async function bareRunner(state, i) {
 	const ms = performance.now() - t0;
 	child.kill('SIGKILL');
 	await exited;
+	if (group)
+		rmdirSync(group);
 	if (line !== 'done 0' || out !== '2\n')
 		throw new Error(`bare runner: ${line}, stdout ${JSON.stringify(out)}`);
 	return ms;
