@@ -88,6 +88,24 @@ function cpuControllerRoot() {
 }
 const CPU_ROOT = cpuControllerRoot();
 
+// The runner's children (esbuild's service) outlive it: killed, then the group goes.
+async function removeGroup(group) {
+	for (let tries = 0; ; tries++) {
+		for (const pid of readFileSync(`${group}/cgroup.procs`, 'utf8').split('\n').filter(Boolean))
+			try {
+				process.kill(Number(pid), 'SIGKILL');
+			} catch {}
+		try {
+			rmdirSync(group);
+			return;
+		} catch (e) {
+			if (e.code !== 'EBUSY' || tries === 100)
+				throw e;
+		}
+		await sleep(20);
+	}
+}
+
 function lineFrom(socket, prefix) {
 	return new Promise((resolve, reject) => {
 		let text = '';
@@ -139,7 +157,7 @@ async function bareRunner(state, i) {
 	child.kill('SIGKILL');
 	await exited;
 	if (group)
-		rmdirSync(group);
+		await removeGroup(group);
 	if (line !== 'done 0' || out !== '2\n')
 		throw new Error(`bare runner: ${line}, stdout ${JSON.stringify(out)}`);
 	return ms;
