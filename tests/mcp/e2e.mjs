@@ -159,6 +159,17 @@ process.exit(5);
 	      missing === 0, `${missing} of ${n} missing: ${brief({ ...s, refused: s?.refused?.length })}`);
 }
 
+// An uncaught error: Node reports it after the 'exit' handlers, after the runner's "done";
+// the runner reports it first, with its stack mapped to main.mts, and the call exits 1.
+r = await call(client, `
+console.log('before');
+const line: number = 4;
+throw new Error('thrown at line ' + line);
+`);
+s = r.structuredContent;
+check('uncaught error reported', r.isError && s?.exit_status === 1 && s.stdout === 'before\n' &&
+      s.stderr.includes('Error: thrown at line 4') && /main\.mts:4:\d+/.test(s.stderr), brief(s));
+
 // Malformed calls through the SDK: clear errors, and the server stays up.
 let e = await rpcError(client.request({ method: 'no/such/method', params: {} }, EmptyResultSchema));
 check('unknown method -32601', e?.code === -32601, brief(e?.message ?? 'no error'));
