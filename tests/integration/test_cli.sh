@@ -46,7 +46,7 @@ test_audit_sync_fd_bad() {
 	expect_rc "--audit-sync-fd 2" 125 || return 1
 	expect_match "message" '^launch: --audit-sync-fd: "2" is not a descriptor N >= 3' "$L_ERR" ||
 		return 1
-	launch_raw --audit-sync-fd 9 --policy "$p" -- /bin/true 9<"$p"
+	launch_raw --audit-sync-fd 9 --policy "$p" -- /bin/true 9</dev/null
 	expect_rc "--audit-sync-fd on a file" 125 || return 1
 	expect_match "message" 'descriptor 9 is not an open socket' "$L_ERR" || return 1
 	launch_raw --audit-sync-fd 9 --policy "$p" -- /bin/true
