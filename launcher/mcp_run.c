@@ -18,7 +18,6 @@
 #include <unistd.h>
 #include <cjson/cJSON.h>
 
-#include "child.h"
 #include "mcp.h"
 #include "mcp_run.h"
 #include "util.h"
@@ -47,6 +46,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 static const char MCP_RUN_SCRIPT[] = "cd \"$1\" && shift && exec \"$@\"";
 /* A prepared sandbox's program, MCP_RUN_WARM_RUNNER: launcher/mcp_runner.mjs. */
 #include "mcp_runner.h"
+/* Transformed by tsx ahead of the call, so that esbuild is started already. */
+static const char MCP_RUN_WARMUP[] = "const warm: number = 1;\nexport default warm;\n";
 /* Imported by a prepared sandbox before its call when they are in --modules. */
 static const char *const MCP_RUN_SDKS[] = { "stripe", "openai", "@anthropic-ai/sdk" };
 
@@ -81,9 +82,6 @@ struct mcp_runner {
 	unsigned int calls;
 	int audit_fd;	   /* the server's audit log, where each call's lines go; -1: none */
 	char preload[256]; /* the SDKs a prepared sandbox imports ahead */
-	bool job_user_known;
-	uid_t job_uid; /* --user's: owns a prepared sandbox's main.mjs */
-	gid_t job_gid;
 	struct mcp_sandbox pool[MCP_RUN_POOL_MAX];
 	struct mcp_sandbox dying[MCP_RUN_DYING_MAX];
 };
@@ -467,22 +465,6 @@ static void mcp_sandbox_free(const struct mcp_runner *runner, struct mcp_sandbox
 }
 
 /*
- * The one file of its folder a prepared runner may write: main.mjs, the call's code as
- * esbuild transforms it, imported from there so that its imports resolve as main.mts's.
- */
-static int mcp_sandbox_main_js(const struct mcp_runner *runner, const struct mcp_sandbox *sandbox)
-{
-	char path[sizeof(sandbox->dir) + 16];
-	_cleanup_close_ int fd = -1;
-
-	snprintf(path, sizeof(path), "%s/main.mjs", sandbox->dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0 || fchown(fd, runner->job_uid, runner->job_gid) < 0)
-		return -errno;
-	return 0;
-}
-
-/*
  * Starts a sandbox: warm, a prepared runner waiting for its code; cold, with the code in its
  * folder already.
  */
@@ -515,8 +497,6 @@ static int mcp_sandbox_start(struct mcp_runner *runner, const char *code,
 		return -errno;
 	if (code)
 		r = write_file(file, code, 0644);
-	else if (runner->job_user_known)
-		(void)mcp_sandbox_main_js(runner, sandbox); /* without it: tsx's loader */
 	if (r == 0 &&
 	    ((sandbox->warm && (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pipe) < 0 ||
 				socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync_pair) < 0 ||
@@ -805,6 +785,10 @@ static int mcp_run_state_dir(struct mcp_runner *runner)
 	r = write_file(path, MCP_RUN_WARM_RUNNER, 0644);
 	if (r < 0)
 		return r;
+	snprintf(path, sizeof(path), "%s/warmup.mts", runner->state_dir);
+	r = write_file(path, MCP_RUN_WARMUP, 0644);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(MCP_RUN_SDKS); i++) {
 		snprintf(path, sizeof(path), "%s/%s/package.json", runner->config->modules,
 			 MCP_RUN_SDKS[i]);
@@ -820,7 +804,6 @@ int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, ch
 		  size_t errlen)
 {
 	struct mcp_runner runner = { .config = config, .audit_fd = -1 };
-	struct child_config job = { 0 };
 	const struct mcp_ops ops = { .run = mcp_run_call, .idle = mcp_run_idle, .ctx = &runner };
 	struct mcp_server server = { .ops = &ops,
 				     .policy = config->policy,
@@ -839,12 +822,6 @@ int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, ch
 				 strerror(-r));
 			return r;
 		}
-	}
-	/* Unknown here, launch says so for each call; the runner then uses tsx's loader. */
-	if (child_lookup_user(config->user, &job) == 0) {
-		runner.job_user_known = true;
-		runner.job_uid = job.uid;
-		runner.job_gid = job.gid;
 	}
 	r = mcp_run_state_dir(&runner);
 	if (r < 0) {

@@ -216,9 +216,10 @@ const row = (name, s) => {
 	rows.push([name, s]);
 	console.error(`mcp_bench: ${name}: median ${s.median.toFixed(1)} ms, p95 ${s.p95.toFixed(1)} ms`);
 };
-// The bare runner's folder: as the server's, with the runner and node_modules.
+// The bare runner's folder: as the server's, with the runner, tsx's warm-up and node_modules.
 const state = mkdtempSync('/var/tmp/launch-mcp-bench.');
 copyFileSync(RUNNER, `${state}/runner.mjs`);
+writeFileSync(`${state}/warmup.mts`, 'const warm: number = 1;\nexport default warm;\n');
 symlinkSync(modules, `${state}/node_modules`);
 // MCP_BENCH_ONLY=warm (or cold, bare, ...): one variant, for a quick look.
 const only = process.env.MCP_BENCH_ONLY;
