@@ -134,8 +134,10 @@ check('refusal at the end listed', s?.exit_status === 3 && s.stdout === 'last\ne
 // Every refusal of the code's last moments, a burst of them, is in the result: before
 // answering, the server has launch write out what its ring buffer holds (--audit-sync-fd),
 // however long a loaded machine takes for it. The connects are made synchronously (libuv's
-// handle under net.Socket) right before process.exit, so that the launcher is still behind
-// when the code ends (with a fixed wait of 10 ms instead, loaded runs lost all 200).
+// handle under net.Socket) right before the code's end, so that the launcher is still behind
+// when it comes (with a fixed wait of 10 ms instead, loaded runs lost all 200). The end is an
+// uncaught error: Node reports it after the 'exit' handlers, after the runner's "done"; the
+// runner reports it first (its stack names main.mts's line), and the call exits 1.
 {
 	const n = 200;
 	r = await call(client, `
@@ -147,7 +149,7 @@ for (let port = 20001; port <= ${20000 + n}; port++) {
 	handle.close();
 }
 console.log([...errors].join(','));
-process.exit(5);
+throw new Error('thrown at line ' + (10 as number));
 `);
 	s = r.structuredContent;
 	let missing = 0;
@@ -155,20 +157,11 @@ process.exit(5);
 		if (!has('connect', `127.0.5.3:${port}`))
 			missing++;
 	// -1: UV_EPERM, every connect refused.
-	check('every refusal at the end listed', s?.exit_status === 5 && s.stdout === '-1\n' &&
+	check('every refusal at the end listed', s?.exit_status === 1 && s.stdout === '-1\n' &&
 	      missing === 0, `${missing} of ${n} missing: ${brief({ ...s, refused: s?.refused?.length })}`);
+	check('uncaught error reported', r.isError && s?.stderr?.includes('Error: thrown at line 10') &&
+	      /main\.mts:10:\d+/.test(s.stderr), brief({ ...s, refused: s?.refused?.length }));
 }
-
-// An uncaught error: Node reports it after the 'exit' handlers, after the runner's "done";
-// the runner reports it first, with its stack mapped to main.mts, and the call exits 1.
-r = await call(client, `
-console.log('before');
-const line: number = 4;
-throw new Error('thrown at line ' + line);
-`);
-s = r.structuredContent;
-check('uncaught error reported', r.isError && s?.exit_status === 1 && s.stdout === 'before\n' &&
-      s.stderr.includes('Error: thrown at line 4') && /main\.mts:4:\d+/.test(s.stderr), brief(s));
 
 // Malformed calls through the SDK: clear errors, and the server stays up.
 let e = await rpcError(client.request({ method: 'no/such/method', params: {} }, EmptyResultSchema));
