@@ -136,8 +136,15 @@ $(BUILD)/syscall_names.h: Makefile | $(BUILD)
 			END { print "};" }' || exit 1; \
 	done > $@.tmp && mv $@.tmp $@
 
+# launch mcp's prepared runner, a JavaScript file, as a C string (MCP_RUN_WARM_RUNNER).
+$(BUILD)/mcp_runner.h: launcher/mcp_runner.mjs | $(BUILD)
+	{ echo 'static const char MCP_RUN_WARM_RUNNER[] ='; \
+		sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/' $<; \
+		echo '\t;'; } > $@.tmp && mv $@.tmp $@
+
 # The generated headers come first (order only: the .d files name who includes them).
-$(BUILD)/obj/%.o: launcher/%.c | $(BUILD)/obj $(SKELS) $(BUILD)/syscall_names.h
+$(BUILD)/obj/%.o: launcher/%.c | $(BUILD)/obj $(SKELS) $(BUILD)/syscall_names.h \
+		$(BUILD)/mcp_runner.h
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
 $(BUILD)/launch: $(OBJS)

@@ -45,6 +45,7 @@ static struct {
 	char *policies[MAX_POLICIES];
 	size_t npolicies;
 	const char *audit_path;
+	int audit_sync_fd; /* --audit-sync-fd; -1: none */
 	const char *resolver;
 	const char *cgroup_parent;
 	const char *user;
@@ -62,6 +63,7 @@ static struct {
 	bool notify_denials;
 	struct job_limits limits; /* --pids-max and the others; LIMIT_UNSET when not given */
 } arg = { .audit_path = AUDIT_DEFAULT_PATH,
+	  .audit_sync_fd = -1,
 	  .audit_stall_s = AUDIT_STALL_TIMEOUT_MS_DEFAULT / 1000.0 };
 
 static const char USAGE[] =
@@ -97,6 +99,9 @@ static const char USAGE[] =
 	"      --audit-format=json|ocsf|ecs\n"
 	"                           the audit log's lines: launch's JSON (default), OCSF 1.3.0\n"
 	"                           events or Elastic Common Schema 8.11 documents\n"
+	"      --audit-sync-fd N    descriptor N (>= 3) is a socket: for each byte read from\n"
+	"                           it, launch writes every refusal made until then to the\n"
+	"                           audit log, then writes the byte back (for a supervisor)\n"
 	"      --audit-stall-timeout SECONDS\n"
 	"                           an audit log that accepts nothing for this long (a FIFO\n"
 	"                           nobody reads, a full pipe) has failed (default 5)\n"
@@ -305,6 +310,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		OPT_NOFILE,
 		OPT_AUDIT_STALL_TIMEOUT,
 		OPT_AUDIT_FORMAT,
+		OPT_AUDIT_SYNC_FD,
 		OPT_VERSION,
 		OPT_AUDIT_ONLY,
 	};
@@ -340,6 +346,7 @@ static int parse_options(int argc, char **argv, bool need_policy)
 		{ "audit-stall-timeout", required_argument, NULL, OPT_AUDIT_STALL_TIMEOUT },
 		{ "audit-format", required_argument, NULL, OPT_AUDIT_FORMAT },
 		{ "audit-only", no_argument, NULL, OPT_AUDIT_ONLY },
+		{ "audit-sync-fd", required_argument, NULL, OPT_AUDIT_SYNC_FD },
 		{},
 	};
 	char *end;
@@ -501,6 +508,18 @@ static int parse_options(int argc, char **argv, bool need_policy)
 				return -1;
 			}
 			break;
+		case OPT_AUDIT_SYNC_FD: {
+			unsigned int fd;
+
+			if (parse_uint(optarg, INT_MAX, &fd) < 0 || fd < 3) {
+				fail("--audit-sync-fd: \"%s\" is not a descriptor N >= 3 (0-2 are "
+				     "the job's)",
+				     optarg);
+				return -1;
+			}
+			arg.audit_sync_fd = (int)fd;
+			break;
+		}
 		case OPT_NOFILE:
 			if (limit_parse_nofile(optarg, &arg.limits.nofile) < 0) {
 				fail("--nofile: \"%s\" is not a number of descriptors (3-%u)",
@@ -1014,6 +1033,7 @@ static int cmd_run(int argc, char **argv)
 	options.id = id;
 	options.cgroup_parent = parent;
 	options.audit_path = arg.audit_path;
+	options.audit_sync_fd = arg.audit_sync_fd;
 	options.timeout_s = arg.timeout_s;
 	options.audit_continue = arg.audit_continue;
 	options.audit_format = arg.audit_format;
@@ -1110,6 +1130,10 @@ static int cmd_mcp(int argc, char **argv)
 	if (first < argc) {
 		fail("mcp: \"%s\" is not an option (the code comes in run_typescript calls)",
 		     argv[first]);
+		return EXIT_LAUNCH_FAILED;
+	}
+	if (arg.audit_sync_fd >= 0) {
+		fail("--audit-sync-fd: not for launch mcp, which sets it for each call's launch");
 		return EXIT_LAUNCH_FAILED;
 	}
 	if (runtime && !*runtime) {

@@ -388,7 +388,11 @@ static int mcp_answer(struct mcp_server *server, int out_fd, const char *line, s
 	if (!reply)
 		return 0;
 	r = write_all(out_fd, reply, strlen(reply));
-	return r < 0 ? r : write_all(out_fd, "\n", 1);
+	if (r == 0)
+		r = write_all(out_fd, "\n", 1);
+	if (r == 0 && server->ops->idle)
+		server->ops->idle(server->ops->ctx);
+	return r;
 }
 
 int mcp_serve(struct mcp_server *server, int in_fd, int out_fd)

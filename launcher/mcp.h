@@ -43,6 +43,8 @@ void mcp_result_free(struct mcp_result *result);
 struct mcp_ops {
 	/* Runs code; returns 0 and fills ret_result, or a negative errno (an internal error). */
 	int (*run)(void *ctx, const char *code, struct mcp_result *ret_result);
+	/* Called after each reply is written (may be NULL): work the answer need not wait for. */
+	void (*idle)(void *ctx);
 	void *ctx;
 };
 

@@ -30,10 +30,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 /* A prepared sandbox waits at most this long for its call; then launch stops it. */
 #define MCP_RUN_POOL_IDLE_S 86400
 /*
- * After a prepared runner reports its code's end, the time launch gets to write the
- * refusals the ring buffer still holds before the call's audit log is read (see mcp.md).
+ * After a prepared runner reports its code's end, launch is asked (--audit-sync-fd) to write
+ * every refusal made until then; a launch that has not answered in this time (its log
+ * stalled) leaves the result with what the log holds.
  */
-#define MCP_RUN_AUDIT_GRACE_MS 10
+#define MCP_RUN_SYNC_TIMEOUT_MS 2000
+/* The descriptor a prepared sandbox's launch gets its sync socket on. */
+#define MCP_RUN_SYNC_FD 3
 /* Sandboxes killed after their call whose launch has not been reaped yet. */
 #define MCP_RUN_DYING_MAX (2 * MCP_RUN_POOL_MAX)
 /*
@@ -41,42 +44,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
  * (a link to --modules), where Node finds tsx, the SDK and the warm runner's imports.
  */
 static const char MCP_RUN_SCRIPT[] = "cd \"$1\" && shift && exec \"$@\"";
-/*
- * A prepared sandbox's program: tsx's loader and the SDK imported, then it waits for the end
- * of its standard input (a socket), the server's "go", and imports the call's main.mts. When
- * the event loop is empty or the code exits, it writes the exit code back on that socket:
- * the server answers then, without waiting for Node's own exit (hundreds of ms with tsx).
- * stdout and stderr are pipes, which Node writes synchronously: they hold all by then.
- */
-static const char MCP_RUN_WARM_RUNNER[] =
-	"import { register } from 'tsx/esm/api';\n"
-	"import { pathToFileURL } from 'node:url';\n"
-	"import { pbkdf2 } from 'node:crypto';\n"
-	"import { createSecureContext } from 'node:tls';\n"
-	"import { readSync, writeSync } from 'node:fs';\n"
-	"register();\n"
-	"for (const name of (process.env.LAUNCH_MCP_PRELOAD ?? '').split(',').filter(Boolean))\n"
-	"\tawait import(name);\n"
-	"delete process.env.LAUNCH_MCP_PRELOAD;\n"
-	/*
-	 * What the first call would pay for: esbuild's service, libuv's threads (a look-up would
-	 * start them too, but glibc connects UDP sockets to sort its answers: refusals), the CA
-	 * store.
-	 */
-	"await import(new URL('./warmup.mts', import.meta.url).href);\n"
-	"await new Promise((done) => pbkdf2('', '', 1, 8, 'sha256', done));\n"
-	"createSecureContext();\n"
-	"const buf = Buffer.alloc(64);\n"
-	"while (readSync(0, buf) > 0);\n"
-	"let told = false;\n"
-	"const tell = (code) => {\n"
-	"\tif (told) return;\n"
-	"\ttold = true;\n"
-	"\ttry { writeSync(0, `done ${code ?? 0}\\n`); } catch {}\n"
-	"};\n"
-	"process.on('beforeExit', () => tell(process.exitCode));\n"
-	"process.on('exit', tell);\n"
-	"await import(pathToFileURL(process.cwd() + '/main.mts').href);\n";
+/* A prepared sandbox's program, MCP_RUN_WARM_RUNNER: launcher/mcp_runner.mjs. */
+#include "mcp_runner.h"
 /* Transformed by tsx ahead of the call, so that esbuild is started already. */
 static const char MCP_RUN_WARMUP[] = "const warm: number = 1;\nexport default warm;\n";
 /* Imported by a prepared sandbox before its call when they are in --modules. */
@@ -95,11 +64,14 @@ struct mcp_sandbox {
 	pid_t pid; /* the child launch; 0: none */
 	unsigned int n;
 	bool warm;
-	bool done; /* the runner reported its code's end: launch is not reaped yet */
+	bool ready; /* the runner reported that it waits for its code */
+	bool done;  /* the runner reported its code's end: launch is not reaped yet */
 	int done_status;
-	int in_fd; /* warm: the runner's standard input, a socket: shut for "go", then its end */
-	char done_buf[32];
-	size_t done_len;
+	int in_fd;   /* warm: the runner's standard input, a socket: shut for "go", then its end */
+	int sync_fd; /* warm: launch's --audit-sync-fd */
+	off_t audit_from; /* where the call's own lines start in its audit log */
+	char report[32];  /* what the runner wrote back, up to its next newline */
+	size_t report_len;
 	struct mcp_stream out, err;
 	char dir[96], audit[96], name[64];
 };
@@ -119,6 +91,13 @@ static void mcp_fd_close(int *fd)
 {
 	closep(fd);
 	*fd = -1;
+}
+
+/* An empty sandbox slot: no launch, no descriptors. */
+static void mcp_sandbox_reset(struct mcp_sandbox *sandbox)
+{
+	memset(sandbox, 0, sizeof(*sandbox));
+	sandbox->in_fd = sandbox->sync_fd = sandbox->out.fd = sandbox->err.fd = -1;
 }
 
 static long long monotonic_ms(void)
@@ -192,7 +171,8 @@ static int mcp_stream_read(struct mcp_stream *stream, size_t cap)
 }
 
 /* Runs in the forked child: the launcher of one call, with its streams and limits. */
-static _Noreturn void mcp_run_exec(char *const *argv, int in_fd, int out_fd, int err_fd)
+static _Noreturn void mcp_run_exec(char *const *argv, int in_fd, int out_fd, int err_fd,
+				   int sync_fd)
 {
 	/* No core files of the job (or of launch) left behind; at most 64 MiB per file. */
 	const struct rlimit core = { 0, 0 }, fsize = { 64 << 20, 64 << 20 };
@@ -204,6 +184,10 @@ static _Noreturn void mcp_run_exec(char *const *argv, int in_fd, int out_fd, int
 	if (in_fd < 0 || dup2(in_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
 	    dup2(err_fd, STDERR_FILENO) < 0)
 		_exit(125);
+	/* dup2 onto itself would keep close-on-exec. */
+	if (sync_fd >= 0 && (sync_fd == MCP_RUN_SYNC_FD ? fcntl(sync_fd, F_SETFD, 0)
+							: dup2(sync_fd, MCP_RUN_SYNC_FD)) < 0)
+		_exit(125);
 	setrlimit(RLIMIT_CORE, &core);
 	setrlimit(RLIMIT_FSIZE, &fsize);
 	signal(SIGPIPE, SIG_DFL);
@@ -213,10 +197,11 @@ static _Noreturn void mcp_run_exec(char *const *argv, int in_fd, int out_fd, int
 }
 
 /*
- * Reads the call's audit log: its refusals and the job's own exit into result (when given);
- * copies it to the server's (when copy).
+ * Reads the call's audit log: its refusals from byte from on (those before are the prepared
+ * runner's own) and the job's own exit into result (when given); copies all of it to the
+ * server's (when copy).
  */
-static int mcp_run_audit(const struct mcp_runner *runner, const char *path,
+static int mcp_run_audit(const struct mcp_runner *runner, const char *path, off_t from,
 			 struct mcp_result *result, bool copy)
 {
 	_cleanup_free_ char *text = NULL;
@@ -239,7 +224,8 @@ static int mcp_run_audit(const struct mcp_runner *runner, const char *path,
 		len += (size_t)n;
 	}
 	text[len] = '\0';
-	for (char *line = text, *nl; result && line < text + len; line = nl + 1) {
+	for (char *line = text + ((size_t)from < len ? (size_t)from : len), *nl;
+	     result && line < text + len; line = nl + 1) {
 		struct refusal refusal;
 
 		nl = strchr(line, '\n');
@@ -307,13 +293,14 @@ static void mcp_sandbox_kill(const struct mcp_runner *runner, const struct mcp_s
 }
 
 /*
- * Reads what a prepared runner writes back on its standard input: "done CODE\n" once its
- * code has ended. Anything else (the code may write there too) ends the reading.
+ * Reads what a prepared runner writes back on its standard input: "ready\n" once it waits for
+ * its code, "done CODE\n" once its code has ended. Anything else (the code may write there
+ * too) ends the reading.
  */
-static void mcp_sandbox_read_done(struct mcp_sandbox *sandbox)
+static void mcp_sandbox_read_report(struct mcp_sandbox *sandbox)
 {
-	size_t room = sizeof(sandbox->done_buf) - 1 - sandbox->done_len;
-	ssize_t n = room ? read(sandbox->in_fd, sandbox->done_buf + sandbox->done_len, room) : 0;
+	size_t room = sizeof(sandbox->report) - 1 - sandbox->report_len;
+	ssize_t n = room ? read(sandbox->in_fd, sandbox->report + sandbox->report_len, room) : 0;
 	char *nl, *end;
 	long code;
 
@@ -322,16 +309,21 @@ static void mcp_sandbox_read_done(struct mcp_sandbox *sandbox)
 	/* A socket error is no report: the call then ends with the job's output. */
 	if (n < 0)
 		n = 0;
-	sandbox->done_len += (size_t)n;
-	sandbox->done_buf[sandbox->done_len] = '\0';
-	nl = strchr(sandbox->done_buf, '\n');
+	sandbox->report_len += (size_t)n;
+	sandbox->report[sandbox->report_len] = '\0';
+	while ((nl = strchr(sandbox->report, '\n')) && !sandbox->ready &&
+	       strncmp(sandbox->report, "ready\n", 6) == 0) {
+		sandbox->ready = true;
+		sandbox->report_len -= 6;
+		memmove(sandbox->report, sandbox->report + 6, sandbox->report_len + 1);
+	}
 	if (n > 0 && !nl)
 		return;
 	mcp_fd_close(&sandbox->in_fd);
-	if (!nl || strncmp(sandbox->done_buf, "done ", 5) != 0)
+	if (!nl || strncmp(sandbox->report, "done ", 5) != 0)
 		return;
 	errno = 0;
-	code = strtol(sandbox->done_buf + 5, &end, 10);
+	code = strtol(sandbox->report + 5, &end, 10);
 	if (errno || end != nl || code < 0 || code > 255)
 		return;
 	sandbox->done = true;
@@ -402,7 +394,7 @@ static int mcp_sandbox_collect(const struct mcp_runner *runner, struct mcp_sandb
 		if (fds[1].revents && (r = mcp_stream_read(&sandbox->err, cap)) < 0)
 			return r;
 		if (fds[2].revents)
-			mcp_sandbox_read_done(sandbox);
+			mcp_sandbox_read_report(sandbox);
 		if (sandbox->done) {
 			/* Output written before the report is in the pipes already. */
 			*ret_killed = false;
@@ -418,6 +410,36 @@ static int mcp_sandbox_collect(const struct mcp_runner *runner, struct mcp_sandb
 	return 0;
 }
 
+/*
+ * Asks the sandbox's launch to write every refusal made until now to the call's audit log,
+ * and waits until it has (or has exited, its log whole), at most MCP_RUN_SYNC_TIMEOUT_MS.
+ * Returns 0, or -ETIMEDOUT.
+ */
+static int mcp_sandbox_sync(struct mcp_sandbox *sandbox)
+{
+	long long deadline = monotonic_ms() + MCP_RUN_SYNC_TIMEOUT_MS;
+	char answer;
+
+	if (sandbox->sync_fd < 0)
+		return 0;
+	if (send(sandbox->sync_fd, "s", 1, MSG_NOSIGNAL) != 1)
+		return 0; /* launch is gone: its log is whole */
+	for (;;) {
+		struct pollfd pfd = { .fd = sandbox->sync_fd, .events = POLLIN };
+		long long left = deadline - monotonic_ms();
+		int r;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = poll(&pfd, 1, (int)left);
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		/* The byte back, or the end: either way every refusal so far is written. */
+		if (r > 0 && (read(sandbox->sync_fd, &answer, 1) >= 0 || errno != EINTR))
+			return 0;
+	}
+}
+
 /* Removes what a sandbox left: its launch (killed if it still runs), folder, log, streams. */
 static void mcp_sandbox_free(const struct mcp_runner *runner, struct mcp_sandbox *sandbox)
 {
@@ -430,6 +452,7 @@ static void mcp_sandbox_free(const struct mcp_runner *runner, struct mcp_sandbox
 			;
 	}
 	mcp_fd_close(&sandbox->in_fd);
+	mcp_fd_close(&sandbox->sync_fd);
 	mcp_fd_close(&sandbox->out.fd);
 	mcp_fd_close(&sandbox->err.fd);
 	free(sandbox->out.text);
@@ -438,8 +461,7 @@ static void mcp_sandbox_free(const struct mcp_runner *runner, struct mcp_sandbox
 		remove_tree(sandbox->dir);
 	if (sandbox->audit[0])
 		unlink(sandbox->audit);
-	memset(sandbox, 0, sizeof(*sandbox));
-	sandbox->in_fd = sandbox->out.fd = sandbox->err.fd = -1;
+	mcp_sandbox_reset(sandbox);
 }
 
 /*
@@ -453,11 +475,11 @@ static int mcp_sandbox_start(struct mcp_runner *runner, const char *code,
 	char file[sizeof(sandbox->dir) + 16], timeout[32], runner_path[96], preload[300];
 	const char *argv[MCP_RUN_ARGS_MAX + 32];
 	int in_pipe[2] = { -1, -1 }, out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
+	int sync_pair[2] = { -1, -1 };
 	size_t argc = 0;
 	int r = 0;
 
-	memset(sandbox, 0, sizeof(*sandbox));
-	sandbox->in_fd = sandbox->out.fd = sandbox->err.fd = -1;
+	mcp_sandbox_reset(sandbox);
 	sandbox->warm = !code;
 	sandbox->n = ++runner->calls;
 	snprintf(sandbox->dir, sizeof(sandbox->dir), "%s/call-%u", runner->state_dir, sandbox->n);
@@ -476,7 +498,9 @@ static int mcp_sandbox_start(struct mcp_runner *runner, const char *code,
 	if (code)
 		r = write_file(file, code, 0644);
 	if (r == 0 &&
-	    ((sandbox->warm && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pipe) < 0) ||
+	    ((sandbox->warm && (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pipe) < 0 ||
+				socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync_pair) < 0 ||
+				fcntl(in_pipe[1], F_SETFL, O_NONBLOCK) < 0)) ||
 	     pipe2(out_pipe, O_CLOEXEC) < 0 || pipe2(err_pipe, O_CLOEXEC) < 0))
 		r = -errno;
 	if (r < 0)
@@ -487,8 +511,10 @@ static int mcp_sandbox_start(struct mcp_runner *runner, const char *code,
 	argv[argc++] = "--clearenv";
 	argv[argc++] = "--setenv=PATH=/usr/local/bin:/usr/bin:/bin";
 	argv[argc++] = "--setenv=HOME=/tmp";
-	if (sandbox->warm)
+	if (sandbox->warm) {
 		argv[argc++] = preload;
+		argv[argc++] = "--audit-sync-fd=" STRINGIFY(MCP_RUN_SYNC_FD);
+	}
 	for (size_t i = 0; i < config->nlaunch_args && i < MCP_RUN_ARGS_MAX; i++)
 		argv[argc++] = config->launch_args[i];
 	/* Last, so that they win over the same options among the server's. */
@@ -523,13 +549,16 @@ static int mcp_sandbox_start(struct mcp_runner *runner, const char *code,
 		goto out;
 	}
 	if (sandbox->pid == 0)
-		mcp_run_exec((char *const *)argv, in_pipe[0], out_pipe[1], err_pipe[1]);
+		mcp_run_exec((char *const *)argv, in_pipe[0], out_pipe[1], err_pipe[1],
+			     sync_pair[0]);
 	sandbox->in_fd = TAKE_FD(in_pipe[1]);
+	sandbox->sync_fd = TAKE_FD(sync_pair[1]);
 	sandbox->out.fd = TAKE_FD(out_pipe[0]);
 	sandbox->err.fd = TAKE_FD(err_pipe[0]);
 out:
 	for (int i = 0; i < 2; i++) {
 		closep(&in_pipe[i]);
+		closep(&sync_pair[i]);
 		closep(&out_pipe[i]);
 		closep(&err_pipe[i]);
 	}
@@ -538,35 +567,72 @@ out:
 	return r;
 }
 
-/* A prepared sandbox for the next call, or a cold one with the code when none is ready. */
+/*
+ * The prepared sandbox for the next call: a ready one, else the oldest (the nearest to ready);
+ * a cold one with the code when none is left.
+ */
 static int mcp_sandbox_take(struct mcp_runner *runner, const char *code,
 			    struct mcp_sandbox *ret_sandbox)
 {
 	char file[sizeof(ret_sandbox->dir) + 16];
 
-	for (size_t i = 0; i < runner->config->pool; i++) {
-		struct mcp_sandbox *sandbox = &runner->pool[i];
-		int status;
+	for (;;) {
+		struct mcp_sandbox *best = NULL;
 
-		if (sandbox->pid <= 0)
-			continue;
-		/* One that died while it waited (launch failed, the runner crashed) is dropped. */
-		if (waitpid(sandbox->pid, &status, WNOHANG) != 0) {
-			sandbox->pid = 0;
-			mcp_sandbox_free(runner, sandbox);
-			continue;
+		for (size_t i = 0; i < runner->config->pool; i++) {
+			struct mcp_sandbox *sandbox = &runner->pool[i];
+			int status;
+
+			if (sandbox->pid <= 0)
+				continue;
+			/* One that died while it waited (launch failed, the runner crashed). */
+			if (waitpid(sandbox->pid, &status, WNOHANG) != 0) {
+				sandbox->pid = 0;
+				mcp_sandbox_free(runner, sandbox);
+				continue;
+			}
+			if (!sandbox->ready && sandbox->in_fd >= 0)
+				mcp_sandbox_read_report(sandbox);
+			if (sandbox->in_fd < 0) {
+				mcp_sandbox_free(runner, sandbox); /* it wrote what it should not */
+				continue;
+			}
+			if (!best || (sandbox->ready && !best->ready) ||
+			    (sandbox->ready == best->ready && sandbox->n < best->n))
+				best = sandbox;
 		}
-		snprintf(file, sizeof(file), "%s/main.mts", sandbox->dir);
+		if (!best)
+			return mcp_sandbox_start(runner, code, ret_sandbox);
+		snprintf(file, sizeof(file), "%s/main.mts", best->dir);
 		if (write_file(file, code, 0644) < 0) {
-			mcp_sandbox_free(runner, sandbox);
+			mcp_sandbox_free(runner, best);
 			continue;
 		}
-		*ret_sandbox = *sandbox;
-		memset(sandbox, 0, sizeof(*sandbox));
-		sandbox->in_fd = sandbox->out.fd = sandbox->err.fd = -1;
+		*ret_sandbox = *best;
+		mcp_sandbox_reset(best);
 		return 0;
 	}
-	return mcp_sandbox_start(runner, code, ret_sandbox);
+}
+
+/*
+ * Waits until a prepared runner is ready (one taken before it was), at most until deadline.
+ * What it was refused while it prepared (glibc tries nscd's socket at its first look-up) is
+ * not the code's: the call's result starts after it.
+ */
+static void mcp_sandbox_wait_ready(struct mcp_sandbox *sandbox, long long deadline)
+{
+	struct stat st;
+
+	while (!sandbox->ready && sandbox->in_fd >= 0) {
+		struct pollfd pfd = { .fd = sandbox->in_fd, .events = POLLIN };
+		long long left = deadline - monotonic_ms();
+
+		if (left <= 0 || (poll(&pfd, 1, (int)left) < 0 && errno != EINTR))
+			return;
+		mcp_sandbox_read_report(sandbox);
+	}
+	if (sandbox->ready && mcp_sandbox_sync(sandbox) == 0 && stat(sandbox->audit, &st) == 0)
+		sandbox->audit_from = st.st_size;
 }
 
 /* Reaps the launches of sandboxes killed after their call; block: waits for all of them. */
@@ -585,7 +651,7 @@ static void mcp_dying_reap(struct mcp_runner *runner, bool block)
 			continue;
 		sandbox->pid = 0;
 		/* The whole log, the lines of the teardown too, goes to the server's. */
-		if (mcp_run_audit(runner, sandbox->audit, NULL, true) < 0)
+		if (mcp_run_audit(runner, sandbox->audit, 0, NULL, true) < 0)
 			fprintf(stderr, "launch mcp: audit log %s: cannot copy call %u's lines\n",
 				runner->config->audit_path, sandbox->n);
 		mcp_sandbox_free(runner, sandbox);
@@ -600,14 +666,14 @@ static void mcp_dying_add(struct mcp_runner *runner, struct mcp_sandbox *sandbox
 {
 	mcp_sandbox_kill(runner, sandbox);
 	mcp_fd_close(&sandbox->in_fd);
+	mcp_fd_close(&sandbox->sync_fd);
 	mcp_fd_close(&sandbox->out.fd);
 	mcp_fd_close(&sandbox->err.fd);
 	for (;;) {
 		for (size_t i = 0; i < MCP_RUN_DYING_MAX; i++)
 			if (runner->dying[i].pid <= 0) {
 				runner->dying[i] = *sandbox;
-				memset(sandbox, 0, sizeof(*sandbox));
-				sandbox->in_fd = sandbox->out.fd = sandbox->err.fd = -1;
+				mcp_sandbox_reset(sandbox);
 				return;
 			}
 		mcp_dying_reap(runner, true);
@@ -636,6 +702,9 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 	r = mcp_sandbox_take(runner, code, &sandbox);
 	if (r < 0)
 		return r;
+	if (sandbox.warm)
+		mcp_sandbox_wait_ready(&sandbox,
+				       monotonic_ms() + (long long)(config->timeout_s * 1000));
 	started = monotonic_ms();
 	/* The end of its input is the prepared runner's signal to import main.mts. */
 	if (sandbox.in_fd >= 0 && shutdown(sandbox.in_fd, SHUT_WR) < 0)
@@ -648,11 +717,16 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 	if (sandbox.done) {
 		/*
 		 * launch writes a refusal a moment after the kernel made it: a connect refused
-		 * just before the code's end is still on its way. A refusal that comes later
-		 * (a process the code left behind) is in the server's log, not in the result.
+		 * just before the code's end may still be in its ring buffer. The sync makes it
+		 * write them all; then the sandbox goes. A refusal that comes later (a process
+		 * the code left behind) is in the server's log, not in the result.
 		 */
+		if (mcp_sandbox_sync(&sandbox) < 0)
+			fprintf(stderr,
+				"launch mcp: call %u: launch did not confirm its audit log "
+				"in %d ms: its refusals may be incomplete\n",
+				sandbox.n, MCP_RUN_SYNC_TIMEOUT_MS);
 		mcp_sandbox_kill(runner, &sandbox);
-		usleep(MCP_RUN_AUDIT_GRACE_MS * 1000);
 		ret_result->exit_status = sandbox.done_status;
 	} else if (WIFEXITED(wait_status))
 		ret_result->exit_status = WEXITSTATUS(wait_status);
@@ -664,7 +738,7 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 			   ret_result->duration_ms >= (long long)(config->timeout_s * 1000));
 	if (ret_result->timed_out)
 		ret_result->exit_status = 124;
-	r = mcp_run_audit(runner, sandbox.audit, ret_result, !sandbox.done);
+	r = mcp_run_audit(runner, sandbox.audit, sandbox.audit_from, ret_result, !sandbox.done);
 	if (r < 0) {
 		fprintf(stderr, "launch mcp: audit log %s: %s\n", config->audit_path, strerror(-r));
 		goto out;
@@ -684,9 +758,13 @@ out:
 	if (sandbox.done && sandbox.pid > 0)
 		mcp_dying_add(runner, &sandbox);
 	mcp_sandbox_free(runner, &sandbox);
-	/* The next call's sandbox is prepared while the model reads this one's result. */
-	mcp_pool_fill(runner);
 	return r;
+}
+
+/* After each reply: the next call's sandbox is prepared while the model reads this one's. */
+static void mcp_run_idle(void *ctx)
+{
+	mcp_pool_fill(ctx);
 }
 
 /* The server's folder: node_modules (a link to --modules) and the prepared runner. */
@@ -726,16 +804,16 @@ int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, ch
 		  size_t errlen)
 {
 	struct mcp_runner runner = { .config = config, .audit_fd = -1 };
-	const struct mcp_ops ops = { .run = mcp_run_call, .ctx = &runner };
+	const struct mcp_ops ops = { .run = mcp_run_call, .idle = mcp_run_idle, .ctx = &runner };
 	struct mcp_server server = { .ops = &ops,
 				     .policy = config->policy,
 				     .timeout_s = config->timeout_s };
 	int r;
 
 	for (size_t i = 0; i < MCP_RUN_POOL_MAX; i++)
-		runner.pool[i].in_fd = runner.pool[i].out.fd = runner.pool[i].err.fd = -1;
+		mcp_sandbox_reset(&runner.pool[i]);
 	for (size_t i = 0; i < MCP_RUN_DYING_MAX; i++)
-		runner.dying[i].in_fd = runner.dying[i].out.fd = runner.dying[i].err.fd = -1;
+		mcp_sandbox_reset(&runner.dying[i]);
 	if (config->audit_path) {
 		runner.audit_fd = mcp_run_open_audit(config->audit_path);
 		if (runner.audit_fd < 0) {

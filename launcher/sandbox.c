@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* One sandbox's life: cgroup, BPF programs, the job, the audit log, and the teardown. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,6 +38,8 @@ static const int FORWARDED_SIGNALS[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUS
  * notification. A fork bomb stopped at its pids limit is killed within this.
  */
 #define LIMIT_POLL_MS 100
+/* Sync requests read in one go; more wait in the socket for the next round. */
+#define SANDBOX_SYNC_MAX 64
 /* One line on why a step failed, a path in it. */
 #define SANDBOX_WHY_MAX (PATH_MAX + 256)
 
@@ -63,6 +66,10 @@ struct sandbox {
 	bool limit_stopped;	    /* a pids or memory limit was reached: the job was stopped */
 	unsigned int limits_logged; /* CGLIMIT_HIT_* on record already */
 	bool throttled;		    /* the audit queue is nearly full: new events wait */
+	bool ring_behind; /* the last drain left events in the ring (throttled, queue full) */
+	int sync_fd;	  /* --audit-sync-fd; -1: none, or its peer hung up */
+	char sync_asked[SANDBOX_SYNC_MAX]; /* the bytes read from it, to be written back */
+	size_t nsync_asked;
 	/* The last kernel event's process and its executable, read again after EXE_CACHE_MS. */
 	unsigned int exe_pid;
 	long long exe_read_ms;
@@ -237,6 +244,7 @@ static int sandbox_drain(struct sandbox *sandbox)
 	/* -ENOBUFS: sandbox_on_event stopped, the queue is nearly full. */
 	if (r < 0 && r != -EINTR && r != -ENOBUFS)
 		return r;
+	sandbox->ring_behind = sandbox->throttled || r < 0;
 	sandbox_report_lost(sandbox);
 	audit_flush(sandbox->log);
 	if (sandbox->log->error && !sandbox->audit_continue)
@@ -364,6 +372,67 @@ static int sandbox_arm_limits(struct sandbox *sandbox)
 }
 
 /* Waits for the job to exit, forwarding signals and logging refusals. Returns its status. */
+/* Watches --audit-sync-fd, which must be a socket: the answer goes back on it. */
+static int sandbox_sync_open(struct sandbox *sandbox, int fd)
+{
+	struct stat st;
+	int flags;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
+	    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		return -errno;
+	sandbox->sync_fd = fd;
+	return sandbox_watch(sandbox, fd);
+}
+
+/* Takes the sync requests waiting on --audit-sync-fd; its peer gone, it is watched no more. */
+static void sandbox_sync_read(struct sandbox *sandbox)
+{
+	size_t room = sizeof(sandbox->sync_asked) - sandbox->nsync_asked;
+	ssize_t n;
+
+	if (sandbox->sync_fd < 0 || room == 0)
+		return;
+	n = read(sandbox->sync_fd, sandbox->sync_asked + sandbox->nsync_asked, room);
+	if (n > 0) {
+		sandbox->nsync_asked += (size_t)n;
+		return;
+	}
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	epoll_ctl(sandbox->epoll_fd, EPOLL_CTL_DEL, sandbox->sync_fd, NULL);
+	sandbox->sync_fd = -1;
+}
+
+/*
+ * Answers the sync requests once the ring is drained: a refusal is in the ring before the
+ * call that made it returns, so every refusal that happened before the request was read is
+ * in the log once the queue is written out. A supervisor that saw the job's code end, then
+ * asked, then got its byte back, reads a log that holds every refusal of that code.
+ */
+static void sandbox_sync_answer(struct sandbox *sandbox)
+{
+	if (sandbox->nsync_asked == 0 || sandbox->ring_behind)
+		return;
+	/* A look-up the job sent and did not wait for is a refusal made, too. */
+	if (sandbox->dns)
+		dnsproxy_process(sandbox->dns);
+	/* Bounded by --audit-stall-timeout: a stalled log fails instead. */
+	audit_drain(sandbox->log);
+	if (sandbox->sync_fd >= 0 &&
+	    write(sandbox->sync_fd, sandbox->sync_asked, sandbox->nsync_asked) < 0 &&
+	    errno != EAGAIN) {
+		epoll_ctl(sandbox->epoll_fd, EPOLL_CTL_DEL, sandbox->sync_fd, NULL);
+		sandbox->sync_fd = -1;
+	}
+	sandbox->nsync_asked = 0;
+}
+
 /* launch update: the new policy in force, or the old one still, or (< 0) neither trusted. */
 static int sandbox_update(struct sandbox *sandbox)
 {
@@ -422,6 +491,8 @@ static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 				/* The writer made room: the round's drain takes events again. */
 				if (read(fd, &writes, sizeof(writes)) < 0 && errno != EAGAIN)
 					return -errno;
+			} else if (fd == sandbox->sync_fd) {
+				sandbox_sync_read(sandbox);
 			} else if (fd == sandbox->timer_fd) {
 				sandbox->timed_out = true;
 				r = cgroup_kill(&sandbox->cgroup, CGROUP_KILL_TIMEOUT_MS);
@@ -444,6 +515,7 @@ static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 			sandbox->audit_failed = true;
 			return r;
 		}
+		sandbox_sync_answer(sandbox);
 		memset(ret_info, 0, sizeof(*ret_info));
 		if (waitid(P_PIDFD, (id_t)sandbox->child.pidfd, ret_info, WEXITED | WNOHANG) < 0)
 			return -errno;
@@ -614,6 +686,14 @@ static int sandbox_setup_events(struct sandbox *sandbox)
 		r = sandbox_arm_limits(sandbox);
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "cannot set up the event loop: %s", strerror(-r));
+	if (sandbox->options->audit_sync_fd >= 0) {
+		r = sandbox_sync_open(sandbox, sandbox->options->audit_sync_fd);
+		if (r < 0)
+			return sandbox_fail(
+				sandbox, r,
+				"--audit-sync-fd: descriptor %d is not an open socket: %s",
+				sandbox->options->audit_sync_fd, strerror(-r));
+	}
 	return 0;
 }
 
@@ -952,6 +1032,10 @@ static void sandbox_teardown(struct sandbox *sandbox)
 	if (sandbox->started)
 		sandbox_log_exit(sandbox);
 	audit_drain(log);
+	/* The last requests, and those asked while the job ended: the log is whole now. */
+	sandbox->ring_behind = false;
+	sandbox_sync_read(sandbox);
+	sandbox_sync_answer(sandbox);
 	if (log->error && !sandbox->audit_continue && sandbox->error == 0) {
 		sandbox->exit_status = EXIT_LAUNCH_FAILED;
 		sandbox_fail(sandbox, log->error, "audit log %s: %s", sandbox->options->audit_path,
@@ -990,6 +1074,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		.limits = CGLIMIT_INIT,
 		.options = options,
 		.limits_timer_fd = -1,
+		.sync_fd = -1,
 		.listen = { .ports = &rules->listen,
 			    .unix_allows = rules->unix_allows,
 			    .nunix = rules->nunix },

@@ -48,6 +48,11 @@ struct sandbox_options {
 	const char *audit_path;
 	/* --audit-format: json, ocsf, ecs */
 	enum audit_schema audit_format;
+	/*
+	 * --audit-sync-fd: a socket on which each byte read asks for every refusal reported so
+	 * far to be in the audit log; the byte is written back once it is. -1: none.
+	 */
+	int audit_sync_fd;
 	double timeout_s;	    /* 0: none */
 	bool audit_continue;	    /* --audit-failure=continue */
 	long long audit_stall_ms;   /* --audit-stall-timeout: a sink accepting nothing fails */

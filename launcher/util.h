@@ -44,6 +44,10 @@ static inline void closep(int *fd)
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* A macro's value as a string literal: STRINGIFY(3) is "3". */
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x)  STRINGIFY_(x)
+
 /* Declares a cleanup function for a type whose destructor accepts NULL. */
 #define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func) \
 	static inline void func##p(type *p)     \

@@ -37,6 +37,23 @@ test_env_options() {
 	expect_match "message" '^launch: --pass-env: "A=B"' "$L_ERR"
 }
 
+# --audit-sync-fd: a descriptor launch reads and writes, so a socket of the caller's, >= 3.
+test_audit_sync_fd_bad() {
+	local p
+
+	p=$(policy cli "$CLI_POLICY")
+	launch_raw --audit-sync-fd 2 --policy "$p" -- /bin/true
+	expect_rc "--audit-sync-fd 2" 125 || return 1
+	expect_match "message" '^launch: --audit-sync-fd: "2" is not a descriptor N >= 3' "$L_ERR" ||
+		return 1
+	launch_raw --audit-sync-fd 9 --policy "$p" -- /bin/true 9</dev/null
+	expect_rc "--audit-sync-fd on a file" 125 || return 1
+	expect_match "message" 'descriptor 9 is not an open socket' "$L_ERR" || return 1
+	launch_raw --audit-sync-fd 9 --policy "$p" -- /bin/true
+	expect_rc "--audit-sync-fd closed" 125 || return 1
+	expect_match "message" 'descriptor 9 is not an open socket' "$L_ERR"
+}
+
 test_notify_denials() {
 	local p
 

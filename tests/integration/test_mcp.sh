@@ -96,5 +96,9 @@ test_mcp_bad_options() {
 	expect_rc "no --policy" 125 || return 1
 	launch_raw mcp --policy "$IT_ROOT/policies/stripe.json" --modules "$MCP_MODULES" -- node
 	expect_rc "an operand" 125 || return 1
-	expect_match "message" 'not an option' "$L_ERR"
+	expect_match "message" 'not an option' "$L_ERR" || return 1
+	launch_raw mcp --policy "$IT_ROOT/policies/stripe.json" --modules "$MCP_MODULES" \
+		--audit-sync-fd 3
+	expect_rc "--audit-sync-fd" 125 || return 1
+	expect_match "message" '^launch: --audit-sync-fd: not for launch mcp' "$L_ERR"
 }

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// Warm start: a snippet that lists Stripe customers (against the stand-in), timed five ways in
+// Warm start: a snippet that lists Stripe customers (against the stand-in), timed six ways in
 // one run: tools/call to a launch mcp with prepared sandboxes (warm), the same with --pool 0
-// (cold), `launch -- tsx` and bare `tsx` as processes (what `npx tsx` runs), and the snippet's body in an
-// already-started node with the SDK imported. Run by tests/bench/mcp_bench, which sets up the
-// network namespace, the stand-in and DNS.
+// (cold), `launch -- tsx` and bare `tsx` as processes (what `npx tsx` runs), the snippet run by
+// the prepared sandbox's own runner started bare (an already-started node with tsx and the SDK
+// loaded, outside any sandbox: interleaved with the warm calls, call for call), and the SDK
+// call in an already-started node whose connection is open. Run by tests/bench/mcp_bench,
+// which sets up the network namespace, the stand-in and DNS.
 //
 // usage: node mcp_bench.mjs LAUNCH MODULES_DIR POLICY RESOLVER
 // Prints a Markdown table: median and p95 per variant, in ms.
-import { execFileSync } from 'node:child_process';
-import { chmodSync, writeFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmdirSync,
+	 writeFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -29,10 +33,10 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 function stats(samples) {
 	const sorted = [...samples].sort((a, b) => a - b);
 	const at = (q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
-	return { median: at(0.5), p95: at(0.95), n: sorted.length };
+	return { median: at(0.5), p95: at(0.95), n: sorted.length, samples };
 }
 
-async function mcp(pool) {
+async function mcp(pool, between) {
 	const client = new Client({ name: 'mcp-bench', version: '1' });
 	await client.connect(new StdioClientTransport({
 		command: launch,
@@ -41,6 +45,8 @@ async function mcp(pool) {
 		       '--pool', String(pool), '--audit-log', '/dev/null'],
 		env: { ...process.env }, stderr: 'inherit' }));
 	const samples = [];
+	const ready = []; // per call: its prepared sandbox was ready
+	let waited = 0;
 	await sleep(GAP_MS);
 	for (let i = 0; i < N; i++) {
 		const t0 = performance.now();
@@ -50,10 +56,121 @@ async function mcp(pool) {
 		if (r.structuredContent?.stdout !== '2\n')
 			throw new Error(`pool ${pool}: ${JSON.stringify(r.structuredContent).slice(0, 400)}`);
 		samples.push(ms);
+		// duration_ms runs from the code's start: a prepared sandbox that was not ready yet
+		// (its node still loading, on a loaded machine) shows as time before it.
+		ready.push(!pool || ms - r.structuredContent.duration_ms <= 50);
+		if (!ready.at(-1))
+			waited++;
 		await sleep(GAP_MS);
+		if (between)
+			await between(i);
 	}
 	await client.close();
-	return stats(samples);
+	if (pool)
+		console.error(`mcp_bench: pool ${pool}: ${waited} of ${N} calls waited for their ` +
+			      'prepared sandbox to be ready');
+	return { ...stats(samples), ready };
+}
+
+// The prepared sandbox's runner (launcher/mcp_runner.mjs) as launch mcp starts it, but bare:
+// its standard input a socket, "ready" when loaded, the end of input its "go", "done" at the
+// code's end. Timed from the go to the done; started a gap before, as the pool's are.
+const RUNNER = new URL('../../launcher/mcp_runner.mjs', import.meta.url);
+
+// launch puts each job in a CPU group of its own (cgroup v2's cpu controller, else v1's),
+// where it competes as one task: on a loaded machine that is worth more than a bare process
+// gets among every other task. The bare runner gets one too, so that only the sandbox's own
+// work differs. The folder of that controller, or null.
+function cpuControllerRoot() {
+	for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+		const [before, after] = line.split(' - ');
+		if (!after)
+			continue;
+		const mountPoint = before.split(' ')[4];
+		const [type, , options] = after.split(' ');
+		if (type === 'cgroup' && options.split(',').includes('cpu'))
+			return mountPoint;
+		if (type === 'cgroup2' && existsSync(`${mountPoint}/cgroup.subtree_control`) &&
+		    readFileSync(`${mountPoint}/cgroup.subtree_control`, 'utf8').split(/\s/).includes('cpu'))
+			return mountPoint;
+	}
+	return null;
+}
+const CPU_ROOT = cpuControllerRoot();
+
+// The runner's children (esbuild's service) outlive it: killed, then the group goes.
+async function removeGroup(group) {
+	for (let tries = 0; ; tries++) {
+		for (const pid of readFileSync(`${group}/cgroup.procs`, 'utf8').split('\n').filter(Boolean))
+			try {
+				process.kill(Number(pid), 'SIGKILL');
+			} catch {}
+		try {
+			rmdirSync(group);
+			return;
+		} catch (e) {
+			if (e.code !== 'EBUSY' || tries === 100)
+				throw e;
+		}
+		await sleep(20);
+	}
+}
+
+function lineFrom(socket, prefix) {
+	return new Promise((resolve, reject) => {
+		let text = '';
+		const onData = (chunk) => {
+			text += chunk;
+			for (const line of text.split('\n').slice(0, -1))
+				if (line.startsWith(prefix)) {
+					socket.off('data', onData);
+					resolve(line);
+				}
+		};
+		socket.on('data', onData);
+		socket.once('close', () => reject(new Error(`runner gone before "${prefix}"`)));
+	});
+}
+
+async function bareRunner(state, i) {
+	const dir = `${state}/call-${i}`;
+	const path = `${state}/s${i}`;
+	mkdirSync(dir);
+	const server = net.createServer();
+	await new Promise((resolve) => server.listen(path, resolve));
+	const accepted = new Promise((resolve) => server.once('connection', resolve));
+	const end = net.connect(path);
+	await new Promise((resolve) => end.once('connect', resolve));
+	const peer = await accepted;
+	peer.setEncoding('utf8');
+	const ready = lineFrom(peer, 'ready');
+	const child = spawn(process.execPath, [`${state}/runner.mjs`], { cwd: dir,
+		stdio: [end, 'pipe', 'inherit'], env: { ...process.env, LAUNCH_MCP_PRELOAD: 'stripe' } });
+	let out = '';
+	child.stdout.setEncoding('utf8').on('data', (chunk) => { out += chunk; });
+	const exited = new Promise((resolve) => child.once('exit', resolve));
+	const group = CPU_ROOT && `${CPU_ROOT}/launch-mcp-bench-${process.pid}-${i}`;
+	if (group) {
+		mkdirSync(group);
+		writeFileSync(`${group}/cgroup.procs`, String(child.pid));
+	}
+	end.destroy();
+	server.close();
+	await ready;
+	await sleep(GAP_MS);
+	const t0 = performance.now();
+	writeFileSync(`${dir}/main.mts`, SNIPPET);
+	const done = lineFrom(peer, 'done');
+	peer.end();
+	const line = await done;
+	const ms = performance.now() - t0;
+	child.kill('SIGKILL');
+	await exited;
+	if (group)
+		await removeGroup(group);
+	if (line !== 'done 0' || out !== '2\n')
+		throw new Error(`bare runner: ${line}, stdout ${JSON.stringify(out)}`);
+	return ms;
 }
 
 function processes(argv, dir) {
@@ -101,6 +218,11 @@ const row = (name, s) => {
 	rows.push([name, s]);
 	console.error(`mcp_bench: ${name}: median ${s.median.toFixed(1)} ms, p95 ${s.p95.toFixed(1)} ms`);
 };
+// The bare runner's folder: as the server's, with the runner, tsx's warm-up and node_modules.
+const state = mkdtempSync('/var/tmp/launch-mcp-bench.');
+copyFileSync(RUNNER, `${state}/runner.mjs`);
+writeFileSync(`${state}/warmup.mts`, 'const warm: number = 1;\nexport default warm;\n');
+symlinkSync(modules, `${state}/node_modules`);
 // MCP_BENCH_ONLY=warm (or cold, bare, ...): one variant, for a quick look.
 const only = process.env.MCP_BENCH_ONLY;
 const want = (key) => !only || only === key;
@@ -115,10 +237,35 @@ try {
 			'--resolver', resolver, '--audit-log', '/dev/null', '--', ...npx], dir));
 	if (want('cold'))
 		row('`launch mcp --pool 0` (cold)', await mcp(0));
-	if (want('warm'))
-		row('`launch mcp`, prepared sandbox (warm)', await mcp(2));
+	if (want('warm')) {
+		// Call for call: a warm call, then the same snippet in the bare runner, so that both
+		// see the same load on a shared machine.
+		const bare = [];
+		const warm = await mcp(2, async (i) => bare.push(await bareRunner(state, i)));
+		row('the snippet in an already-started node (the runner, bare)', stats(bare));
+		row('`launch mcp`, prepared sandbox (warm)', warm);
+		// Each warm call against the bare run right after it: the load a shared machine
+		// puts on both is nearly the same within a pair.
+		const pairs = warm.samples.map((ms, i) => ms - bare[i]);
+		const ratios = warm.samples.map((ms, i) => ms / bare[i]);
+		const b = stats(bare);
+		rows.push(['warm less the bare runner, pair by pair', stats(pairs)]);
+		// The calls whose sandbox was ready: what the pool gives when it keeps up.
+		const readyPairs = pairs.filter((_, i) => warm.ready[i]);
+		if (readyPairs.length) {
+			rows.push(['warm, the calls whose sandbox was ready',
+				   stats(warm.samples.filter((_, i) => warm.ready[i]))]);
+			rows.push(['the same less the bare runner, pair by pair', stats(readyPairs)]);
+		}
+		console.error(`mcp_bench: warm - bare runner: medians ${(warm.median - b.median).toFixed(1)} ms ` +
+			      `(ratio ${(warm.median / b.median).toFixed(2)}); pair by pair: median ` +
+			      `${stats(pairs).median.toFixed(1)} ms, ratio ${stats(ratios).median.toFixed(2)}`);
+		console.error(`mcp_bench: warm samples ${warm.samples.map((x) => x.toFixed(0)).join(' ')}; ` +
+			      `bare runner ${bare.map((x) => x.toFixed(0)).join(' ')}`);
+	}
 } finally {
 	rmSync(dir, { recursive: true, force: true });
+	rmSync(state, { recursive: true, force: true });
 }
 console.log('| variant | median ms | p95 ms | runs |');
 console.log('|---|---|---|---|');

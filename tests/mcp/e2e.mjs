@@ -68,6 +68,9 @@ let s = r.structuredContent;
 check('stripe call succeeds', !r.isError && s?.exit_status === 0 &&
       s.stdout.includes('customers: ada@example.com,grace@example.com') &&
       !s.refused.some((x) => x.op === 'connect' || x.op === 'dns'), brief(r));
+// Nothing at all refused: glibc's attempts at nscd's socket are the prepared runner's, made
+// before the call, and left out of its result.
+check('nothing refused in a successful call', s?.refused?.length === 0, brief(s?.refused));
 check('text content', r.content?.[0]?.type === 'text' &&
       r.content[0].text.includes('customers: ada@example.com'), brief(r.content));
 
@@ -127,6 +130,38 @@ net.connect(443, '127.0.5.3').on('error', (e: any) => console.log('end', e.code)
 s = r.structuredContent;
 check('refusal at the end listed', s?.exit_status === 3 && s.stdout === 'last\nend EPERM\n' &&
       has('connect', '127.0.5.3:443'), brief(s));
+
+// Every refusal of the code's last moments, a burst of them, is in the result: before
+// answering, the server has launch write out what its ring buffer holds (--audit-sync-fd),
+// however long a loaded machine takes for it. The connects are made synchronously (libuv's
+// handle under net.Socket) right before the code's end, so that the launcher is still behind
+// when it comes (with a fixed wait of 10 ms instead, loaded runs lost all 200). The end is an
+// uncaught error: Node reports it after the 'exit' handlers, after the runner's "done"; the
+// runner reports it first (its stack names main.mts's line), and the call exits 1.
+{
+	const n = 200;
+	r = await call(client, `
+const { TCP, TCPConnectWrap, constants } = (process as any).binding('tcp_wrap');
+const errors = new Set();
+for (let port = 20001; port <= ${20000 + n}; port++) {
+	const handle = new TCP(constants.SOCKET);
+	errors.add(handle.connect(new TCPConnectWrap(), '127.0.5.3', port));
+	handle.close();
+}
+console.log([...errors].join(','));
+throw new Error('thrown at line ' + (10 as number));
+`);
+	s = r.structuredContent;
+	let missing = 0;
+	for (let port = 20001; port <= 20000 + n; port++)
+		if (!has('connect', `127.0.5.3:${port}`))
+			missing++;
+	// -1: UV_EPERM, every connect refused.
+	check('every refusal at the end listed', s?.exit_status === 1 && s.stdout === '-1\n' &&
+	      missing === 0, `${missing} of ${n} missing: ${brief({ ...s, refused: s?.refused?.length })}`);
+	check('uncaught error reported', r.isError && s?.stderr?.includes('Error: thrown at line 10') &&
+	      /main\.mts:10:\d+/.test(s.stderr), brief({ ...s, refused: s?.refused?.length }));
+}
 
 // Malformed calls through the SDK: clear errors, and the server stays up.
 let e = await rpcError(client.request({ method: 'no/such/method', params: {} }, EmptyResultSchema));

@@ -16,6 +16,7 @@ static struct {
 	char code[256];
 	int fail; /* negative errno to return */
 	int signal;
+	int idles; /* replies after which the idle hook ran */
 } fake;
 
 static int fake_run(void *ctx __attribute__((unused)), const char *code,
@@ -44,7 +45,12 @@ static int fake_run(void *ctx __attribute__((unused)), const char *code,
 	return 0;
 }
 
-static const struct mcp_ops FAKE_OPS = { .run = fake_run };
+static void fake_idle(void *ctx __attribute__((unused)))
+{
+	fake.idles++;
+}
+
+static const struct mcp_ops FAKE_OPS = { .run = fake_run, .idle = fake_idle };
 
 static void server_init(struct mcp_server *server)
 {
@@ -326,6 +332,8 @@ static void test_serve(void)
 			  "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,"
 			  "\"message\":\"Parse error: the message is not JSON\"}}\n"
 			  "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+	/* After each of the three replies, not after the notification or the blank line. */
+	CHECK_EQ_INT(fake.idles, 3);
 	close(in_fds[0]);
 	close(out_fds[0]);
 }
