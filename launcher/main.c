@@ -1110,6 +1110,46 @@ static const char *take_option(int *argc, char **argv, const char *name)
 	return value;
 }
 
+/*
+ * Each call's launch runs in the call's own folder, so a policy the server found by a relative
+ * path is passed on by the absolute path it names here: the k-th --policy (any spelling getopt
+ * takes: --policy V, --policy=V, a prefix such as --pol, -p V, -pV) becomes arg.policies[k].
+ */
+static int mcp_absolute_policies(char **args, int nargs)
+{
+	static char buf[MAX_POLICIES][PATH_MAX + 16];
+	char abs[PATH_MAX];
+	size_t k = 0;
+
+	for (int i = 0; i < nargs; i++) {
+		const char *a = args[i], *eq = strchr(a, '=');
+		size_t name_len = eq ? (size_t)(eq - a) : strlen(a);
+		bool is_long = a[0] == '-' && a[1] == '-' && name_len >= 5 &&
+			       strncmp(a, "--policy", name_len) == 0;
+		bool is_short = a[0] == '-' && a[1] == 'p';
+		int slot;
+
+		if (strcmp(a, "--") == 0)
+			break;
+		if (!is_long && !is_short)
+			continue;
+		if (k == arg.npolicies || !realpath(arg.policies[k], abs)) {
+			fail("--policy: cannot find %s: %s",
+			     k < arg.npolicies ? arg.policies[k] : a, strerror(errno));
+			return -ENOENT;
+		}
+		slot = (is_long && !eq) || (is_short && !a[2]) ? i + 1 : i;
+		if (slot >= nargs)
+			return -EINVAL;
+		snprintf(buf[k], sizeof(buf[k]), "%s%s",
+			 slot == i ? (is_long ? "--policy=" : "-p") : "", abs);
+		args[slot] = buf[k];
+		i = slot;
+		k++;
+	}
+	return 0;
+}
+
 static int cmd_mcp(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
@@ -1134,6 +1174,12 @@ static int cmd_mcp(int argc, char **argv)
 	}
 	if (arg.audit_sync_fd >= 0) {
 		fail("--audit-sync-fd: not for launch mcp, which sets it for each call's launch");
+		return EXIT_LAUNCH_FAILED;
+	}
+	if (arg.audit_format != AUDIT_SCHEMA_JSON) {
+		fail("--audit-format: launch mcp reads each call's refusals from launch's own "
+		     "lines: "
+		     "json only here");
 		return EXIT_LAUNCH_FAILED;
 	}
 	if (runtime && !*runtime) {
@@ -1172,6 +1218,8 @@ static int cmd_mcp(int argc, char **argv)
 	nforward = first - 1;
 	if (nforward > 0 && strcmp(argv[first - 1], "--") == 0)
 		nforward--;
+	if (mcp_absolute_policies(argv + 1, nforward) < 0)
+		return EXIT_LAUNCH_FAILED;
 	config.launch_path = self;
 	config.launch_args = argv + 1;
 	config.nlaunch_args = (size_t)nforward;

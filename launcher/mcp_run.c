@@ -170,9 +170,13 @@ static int mcp_stream_read(struct mcp_stream *stream, size_t cap)
 	return 0;
 }
 
-/* Runs in the forked child: the launcher of one call, with its streams and limits. */
-static _Noreturn void mcp_run_exec(char *const *argv, int in_fd, int out_fd, int err_fd,
-				   int sync_fd)
+/*
+ * Runs in the forked child: the launcher of one call, with its streams and limits. launch runs
+ * in the call's own folder: the job's working directory, the one Landlock lets it write, is
+ * then that folder and never the server's, which earlier and later calls would share.
+ */
+static _Noreturn void mcp_run_exec(char *const *argv, const char *dir, int in_fd, int out_fd,
+				   int err_fd, int sync_fd)
 {
 	/* No core files of the job (or of launch) left behind; at most 64 MiB per file. */
 	const struct rlimit core = { 0, 0 }, fsize = { 64 << 20, 64 << 20 };
@@ -188,6 +192,10 @@ static _Noreturn void mcp_run_exec(char *const *argv, int in_fd, int out_fd, int
 	if (sync_fd >= 0 && (sync_fd == MCP_RUN_SYNC_FD ? fcntl(sync_fd, F_SETFD, 0)
 							: dup2(sync_fd, MCP_RUN_SYNC_FD)) < 0)
 		_exit(125);
+	if (chdir(dir) < 0) {
+		dprintf(STDERR_FILENO, "launch mcp: cannot enter %s: %s\n", dir, strerror(errno));
+		_exit(125);
+	}
 	setrlimit(RLIMIT_CORE, &core);
 	setrlimit(RLIMIT_FSIZE, &fsize);
 	signal(SIGPIPE, SIG_DFL);
@@ -549,8 +557,8 @@ static int mcp_sandbox_start(struct mcp_runner *runner, const char *code,
 		goto out;
 	}
 	if (sandbox->pid == 0)
-		mcp_run_exec((char *const *)argv, in_pipe[0], out_pipe[1], err_pipe[1],
-			     sync_pair[0]);
+		mcp_run_exec((char *const *)argv, sandbox->dir, in_pipe[0], out_pipe[1],
+			     err_pipe[1], sync_pair[0]);
 	sandbox->in_fd = TAKE_FD(in_pipe[1]);
 	sandbox->sync_fd = TAKE_FD(sync_pair[1]);
 	sandbox->out.fd = TAKE_FD(out_pipe[0]);

@@ -100,5 +100,53 @@ test_mcp_bad_options() {
 	launch_raw mcp --policy "$IT_ROOT/policies/stripe.json" --modules "$MCP_MODULES" \
 		--audit-sync-fd 3
 	expect_rc "--audit-sync-fd" 125 || return 1
-	expect_match "message" '^launch: --audit-sync-fd: not for launch mcp' "$L_ERR"
+	expect_match "message" '^launch: --audit-sync-fd: not for launch mcp' "$L_ERR" || return 1
+	launch_raw mcp --policy "$IT_ROOT/policies/stripe.json" --modules "$MCP_MODULES" \
+		--audit-format ocsf
+	expect_rc "--audit-format ocsf" 125 || return 1
+	expect_match "message" '^launch: --audit-format: launch mcp' "$L_ERR"
+}
+
+# A call's code runs in the call's own folder, never the server's: a server started in a
+# folder its calls' user may write leaves nothing there for the next call to find. The
+# server's policy is given by a path relative to that folder, which each call still finds.
+test_mcp_call_folder() {
+	local shared=$IT_TMP/mcp-shared-$BASHPID
+
+	mkdir -p "$shared" && chmod 1777 "$shared" || fail "cannot make $shared" || return 1
+	cp "$IT_ROOT/policies/stripe.json" "$shared/p.json"
+	# Outside: the same code, as nobody, does leave a file in a folder it may write.
+	(cd "$shared" && setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
+		sh -c 'echo x >left-outside') || fail "nobody cannot write $shared outside" || return 1
+	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$shared" >"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+		import json, subprocess, sys
+		launch, modules, shared = sys.argv[1:4]
+		code = ("import { writeFileSync } from 'node:fs';\n"
+		        "console.log('cwd ' + process.cwd());\n"
+		        "try { writeFileSync('left-by-call', 'x'); console.log('wrote'); }\n"
+		        "catch (e) { console.log('write ' + e.code); }\n")
+		msgs = [
+		    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+		        "protocolVersion": "2025-06-18", "capabilities": {},
+		        "clientInfo": {"name": "t", "version": "1"}}},
+		    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+		    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+		     "params": {"name": "run_typescript", "arguments": {"code": code}}},
+		]
+		p = subprocess.run([launch, "mcp", "--policy", "p.json", "--modules", modules,
+		                    "--pool", "0", "--timeout", "60"], cwd=shared,
+		                   input="".join(json.dumps(m) + "\n" for m in msgs),
+		                   capture_output=True, text=True, timeout=80)
+		sys.stderr.write(p.stderr)
+		for line in p.stdout.splitlines():
+		    msg = json.loads(line)
+		    if msg.get("id") == 2:
+		        print(json.dumps(msg))
+	PY
+	cat "$T_DIR/call.out" "$T_DIR/call.err" | head -c 3000
+	grep -q 'cwd /run/launch-mcp\.[^ ]*/call-' "$T_DIR/call.out" ||
+		fail "the call's working directory is not its own folder: $(brief "$(cat "$T_DIR/call.out")")" ||
+		return 1
+	[ ! -e "$shared/left-by-call" ] || fail "a call left a file in the server's folder" || return 1
+	rm -rf "$shared"
 }
