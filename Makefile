@@ -46,9 +46,9 @@ SKELS := $(BUILD)/launch.skel.h $(BUILD)/bpf_version.h $(BUILD)/release.h
 # Modules without libbpf: unit-tested on their own, with ASan/UBSan.
 PURE_SRCS := launcher/policy.c launcher/allowlist.c launcher/resolve.c launcher/dns.c \
 	launcher/audit_writer.c launcher/audit_syslog.c launcher/sha256.c launcher/audit.c \
-	launcher/dnsproxy.c launcher/landlock.c launcher/limit.c launcher/cgplan.c launcher/rules.c launcher/jobenv.c \
-	launcher/refusal.c launcher/mcp.c launcher/syscalls.c launcher/inbound.c \
-	launcher/audit_schema.c launcher/image.c launcher/learn.c launcher/report.c \
+	launcher/dnsproxy.c launcher/hashtable.c launcher/landlock.c launcher/limit.c launcher/cgplan.c \
+	launcher/rules.c launcher/jobenv.c launcher/refusal.c launcher/mcp.c launcher/syscalls.c \
+	launcher/inbound.c launcher/audit_schema.c launcher/image.c launcher/learn.c launcher/report.c \
 	launcher/seccomp.c
 SRCS := $(wildcard launcher/*.c)
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))

@@ -1,266 +1,25 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* The sandbox's DNS proxy: allowed names go upstream and open their addresses, others are refused.
+/*
+ * The DNS proxy's core, without I/O: judges each query, opens the addresses of allowed answers
+ * through the ops table, closes them when their time is over, and remembers their names.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <limits.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/random.h>
-#include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "dnsproxy.h"
+#include "dnsproxy_internal.h"
 
-#define DNS_FLAG_TC 0x0200
-/* Connected UDP sockets to the upstream; each query goes out on one drawn at random. */
-#define DNSPROXY_UPSTREAM_SOCKETS 8
-/* While queries wait or TCP clients are connected, the timer ticks this often. */
-#define DNSPROXY_TICK_MS 100
-#define DNSPROXY_EVENTS	 64
-/* Datagrams or connections handled per descriptor and round, so no one starves the rest. */
-#define DNSPROXY_BATCH 64
-/* Replies queued for a TCP client that does not read; beyond it the connection is closed. */
-#define DNSPROXY_TCP_OUT_MAX (256 * 1024)
 /* (name, address) pairs over all names: wildcards let a job make up names. */
 #define DNSPROXY_MAX_CLAIMS (4 * MAX_DNS_ALLOW_ENTRIES)
-#define DNSPROXY_NEVER	    LLONG_MAX
-/* An OPT record: root name, TYPE, CLASS (the UDP payload size), TTL, RDLENGTH. */
-#define DNS_OPT_LEN 11
-
-/* --- a chained hash table, intrusive: each element starts with a struct hnode ------------- */
-
-struct hnode {
-	struct hnode *next;
-	uint32_t hash;
-};
-
-struct htab {
-	struct hnode **buckets;
-	size_t nbuckets; /* a power of two */
-	size_t n;
-};
-
-static uint32_t hash_bytes(const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
-}
-
-/* Makes room for one more element: the table grows when it would hold more than its buckets. */
-static int htab_reserve(struct htab *t)
-{
-	struct hnode **buckets;
-	size_t nbuckets;
-
-	if (t->n < t->nbuckets)
-		return 0;
-	nbuckets = t->nbuckets ? t->nbuckets * 2 : 64;
-	buckets = calloc(nbuckets, sizeof(*buckets));
-	if (!buckets)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->nbuckets; i++) {
-		struct hnode *node = t->buckets[i], *next;
-
-		for (; node; node = next) {
-			size_t slot = node->hash & (nbuckets - 1);
-
-			next = node->next;
-			node->next = buckets[slot];
-			buckets[slot] = node;
-		}
-	}
-	free(t->buckets);
-	t->buckets = buckets;
-	t->nbuckets = nbuckets;
-	return 0;
-}
-
-/* The caller has called htab_reserve. */
-static void htab_insert(struct htab *t, struct hnode *node, uint32_t hash)
-{
-	size_t slot = hash & (t->nbuckets - 1);
-
-	node->hash = hash;
-	node->next = t->buckets[slot];
-	t->buckets[slot] = node;
-	t->n++;
-}
-
-static struct hnode *htab_chain(const struct htab *t, uint32_t hash)
-{
-	return t->nbuckets ? t->buckets[hash & (t->nbuckets - 1)] : NULL;
-}
-
-static void htab_remove(struct htab *t, struct hnode *node)
-{
-	struct hnode **link = &t->buckets[node->hash & (t->nbuckets - 1)];
-
-	while (*link != node)
-		link = &(*link)->next;
-	*link = node->next;
-	t->n--;
-}
-
-/* --- state ---------------------------------------------------------------------------- */
-
-/* One name holds one address until expires_ms. */
-struct dnsproxy_claim {
-	struct in6_addr addr;
-	long long expires_ms;
-};
-
-/* A name the job looked up and got addresses for. */
-struct dnsproxy_name {
-	struct hnode node;
-	uint32_t set_id; /* the union of the port sets of every rule matching the name */
-	struct dnsproxy_claim *claims; /* oldest answer first */
-	size_t nclaims, cap;
-	char text[];
-};
-
-/* An address open in the kernel: the union of the port sets of the names holding it. */
-struct dnsproxy_addr {
-	struct hnode node;
-	struct in6_addr addr;
-	uint32_t set_id;
-	struct dnsproxy_name **names;
-	size_t nnames, cap;
-};
-
-/* An address's name, for audit lines; kept after the address closed. */
-struct dnsproxy_seen {
-	struct hnode node;
-	struct in6_addr addr;
-	bool from_policy; /* a launch-time address: never forgotten */
-	char *name;
-};
-
-struct dnsproxy_query {
-	unsigned int slot;
-	unsigned long long gen;
-	enum dnsproxy_transport transport; /* how the job asked */
-	bool upstream_tcp;		   /* asking the upstream over TCP */
-	bool would_deny; /* --audit-only: forwarded though the policy refuses it */
-	bool retried;
-	uint16_t client_id, upstream_id;
-	struct dns_question q;
-	size_t client_limit; /* the largest reply the job takes over UDP */
-	uint8_t client_pkt[DNSPROXY_QUERY_MAX_LEN];
-	size_t client_len;
-	uint8_t up[DNS_HEADER_LEN + DNS_NAME_WIRE_MAX + 4 + DNS_OPT_LEN];
-	size_t up_len;
-	long long retry_ms, deadline_ms;
-	/* Where the reply goes: a UDP peer of a listener, or a TCP client. */
-	int client_fd;
-	struct sockaddr_storage client_addr;
-	socklen_t client_addrlen;
-	unsigned int client_slot;
-	unsigned long long client_gen;
-	/* The upstream: one of the UDP sockets, or a TCP connection of its own. */
-	unsigned int up_index;
-	int tcp_fd;
-	uint8_t *tcp_buf;
-	size_t tcp_len, tcp_off;
-	bool tcp_reading;
-};
-
-/* A TCP connection from the job: 2-byte length, message, again (RFC 1035 4.2.2, RFC 7766). */
-struct dnsproxy_client {
-	int fd;
-	unsigned int slot;
-	unsigned long long gen;
-	uint8_t in[2 + DNSPROXY_QUERY_MAX_LEN];
-	size_t in_len;
-	uint8_t *out;
-	size_t out_len, out_off, out_cap;
-	bool want_out;
-	long long last_ms;
-};
-
-enum dnsproxy_kind {
-	KIND_TIMER = 1,
-	KIND_LISTEN,
-	KIND_UPSTREAM_UDP,
-	KIND_UPSTREAM_TCP,
-	KIND_CLIENT,
-};
-
-enum { LISTEN_UDP4, LISTEN_TCP4, LISTEN_UDP6, LISTEN_TCP6, LISTEN_COUNT };
-
-struct dnsproxy {
-	int fatal; /* a closed address the kernel could not forget: -errno */
-	struct dnsproxy_config config;
-	const struct dnsproxy_ops *ops;
-	void *ops_ctx;
-	struct audit_log *log;
-
-	const struct policy_entry **hosts; /* every "host" entry of the policies */
-	size_t nhosts;
-	struct port_set sets[MAX_DNS_PORT_SETS]; /* as written to the kernel, by id */
-	size_t nsets;
-	struct htab names, addrs, seen;
-	size_t nclaims;
-	struct in6_addr *seen_ring; /* answer addresses in the order first seen, for forgetting */
-	size_t seen_head, seen_count;
-	long long next_expiry_ms; /* no claim expires before; DNSPROXY_NEVER when none */
-	struct dns_answer_addr *answer_addrs; /* config.max_ips of them, for one answer */
-	struct in6_addr *opened;	      /* as many: what one answer opened */
-	struct dnsproxy_stats stats;
-	/* The sender of the message being judged (set by the I/O layer), for deny lines. */
-	dnsproxy_pid_fn pid_find;
-	void *pid_ctx;
-	struct sockaddr_storage peer;
-	socklen_t peerlen;
-	/*
-	 * The last sender looked up, for a second: a flood from one socket costs a scan of
-	 * /proc a second, and a port reused later by another process is looked up afresh.
-	 */
-	struct sockaddr_storage pid_peer;
-	socklen_t pid_peerlen;
-	int pid_found;
-	long long pid_found_ms;
-
-	struct dnsproxy_query *queries[DNSPROXY_MAX_PENDING];
-	size_t npending, next_slot;
-	uint16_t id_slot[65536]; /* upstream id -> slot + 1 */
-	uint8_t random[256];
-	size_t random_left;
-	unsigned long long gen;
-
-	int epoll_fd, timer_fd;
-	int listen_fd[LISTEN_COUNT];
-	int up_udp[DNSPROXY_UPSTREAM_SOCKETS];
-	struct dnsproxy_client *clients[DNSPROXY_MAX_TCP_CLIENTS];
-	size_t nclients;
-	long long timer_armed_ms; /* 0: not armed */
-	uint8_t rx[2 + DNS_TCP_MAX_LEN];
-	uint8_t tx[2 + DNS_TCP_MAX_LEN];
-};
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
 
 static uint32_t addr_hash(const struct in6_addr *addr)
 {
-	return hash_bytes(addr, sizeof(*addr));
+	return hashtable_hash_bytes(addr, sizeof(*addr));
 }
 
 /* --- names, port sets, addresses --------------------------------------------------------- */
@@ -372,7 +131,7 @@ static int dnsproxy_addr_set(struct dnsproxy *p, const struct dnsproxy_addr *a, 
 static struct dnsproxy_name *dnsproxy_name_find(const struct dnsproxy *p, const char *text,
 						uint32_t hash)
 {
-	for (struct hnode *n = htab_chain(&p->names, hash); n; n = n->next) {
+	for (struct hashtable_node *n = hashtable_chain(&p->names, hash); n; n = n->next) {
 		struct dnsproxy_name *name = (struct dnsproxy_name *)n;
 
 		if (n->hash == hash && strcmp(name->text, text) == 0)
@@ -383,7 +142,7 @@ static struct dnsproxy_name *dnsproxy_name_find(const struct dnsproxy *p, const 
 
 static int dnsproxy_name_get(struct dnsproxy *p, const char *text, struct dnsproxy_name **ret_name)
 {
-	uint32_t hash = hash_bytes(text, strlen(text));
+	uint32_t hash = hashtable_hash_bytes(text, strlen(text));
 	struct dnsproxy_name *name = dnsproxy_name_find(p, text, hash);
 	int r;
 
@@ -391,7 +150,7 @@ static int dnsproxy_name_get(struct dnsproxy *p, const char *text, struct dnspro
 		*ret_name = name;
 		return 0;
 	}
-	r = htab_reserve(&p->names);
+	r = hashtable_reserve(&p->names);
 	if (r < 0)
 		return r;
 	name = calloc(1, sizeof(*name) + strlen(text) + 1);
@@ -403,14 +162,14 @@ static int dnsproxy_name_get(struct dnsproxy *p, const char *text, struct dnspro
 		free(name);
 		return r;
 	}
-	htab_insert(&p->names, &name->node, hash);
+	hashtable_insert(&p->names, &name->node, hash);
 	*ret_name = name;
 	return 0;
 }
 
 static void dnsproxy_name_free(struct dnsproxy *p, struct dnsproxy_name *name)
 {
-	htab_remove(&p->names, &name->node);
+	hashtable_remove(&p->names, &name->node);
 	free(name->claims);
 	free(name);
 }
@@ -420,7 +179,7 @@ static struct dnsproxy_addr *dnsproxy_addr_find(const struct dnsproxy *p,
 {
 	uint32_t hash = addr_hash(addr);
 
-	for (struct hnode *n = htab_chain(&p->addrs, hash); n; n = n->next) {
+	for (struct hashtable_node *n = hashtable_chain(&p->addrs, hash); n; n = n->next) {
 		struct dnsproxy_addr *a = (struct dnsproxy_addr *)n;
 
 		if (n->hash == hash && memcmp(&a->addr, addr, sizeof(*addr)) == 0)
@@ -434,7 +193,7 @@ static struct dnsproxy_seen *dnsproxy_seen_find(const struct dnsproxy *p,
 {
 	uint32_t hash = addr_hash(addr);
 
-	for (struct hnode *n = htab_chain(&p->seen, hash); n; n = n->next) {
+	for (struct hashtable_node *n = hashtable_chain(&p->seen, hash); n; n = n->next) {
 		struct dnsproxy_seen *s = (struct dnsproxy_seen *)n;
 
 		if (n->hash == hash && memcmp(&s->addr, addr, sizeof(*addr)) == 0)
@@ -445,7 +204,7 @@ static struct dnsproxy_seen *dnsproxy_seen_find(const struct dnsproxy *p,
 
 static void dnsproxy_seen_free(struct dnsproxy *p, struct dnsproxy_seen *s)
 {
-	htab_remove(&p->seen, &s->node);
+	hashtable_remove(&p->seen, &s->node);
 	free(s->name);
 	free(s);
 }
@@ -476,7 +235,7 @@ static int dnsproxy_remember(struct dnsproxy *p, const struct in6_addr *addr, co
 		p->seen_head = (p->seen_head + 1) % DNSPROXY_NAME_HISTORY;
 		p->seen_count--;
 	}
-	r = htab_reserve(&p->seen);
+	r = hashtable_reserve(&p->seen);
 	if (r < 0)
 		return r;
 	s = calloc(1, sizeof(*s));
@@ -489,7 +248,7 @@ static int dnsproxy_remember(struct dnsproxy *p, const struct in6_addr *addr, co
 	s->addr = *addr;
 	s->name = copy;
 	s->from_policy = from_policy;
-	htab_insert(&p->seen, &s->node, addr_hash(addr));
+	hashtable_insert(&p->seen, &s->node, addr_hash(addr));
 	if (!from_policy) {
 		p->seen_ring[(p->seen_head + p->seen_count) % DNSPROXY_NAME_HISTORY] = *addr;
 		p->seen_count++;
@@ -529,7 +288,7 @@ static void dnsproxy_unclaim(struct dnsproxy *p, struct dnsproxy_name *name, siz
 
 			if (r < 0 && !p->fatal)
 				p->fatal = r;
-			htab_remove(&p->addrs, &a->node);
+			hashtable_remove(&p->addrs, &a->node);
 			free(a->names);
 			free(a);
 			p->stats.closed++;
@@ -551,7 +310,7 @@ static void dnsproxy_evict_oldest(struct dnsproxy *p, const struct dnsproxy_name
 	size_t oldest_index = 0;
 
 	for (size_t b = 0; b < p->names.nbuckets; b++) {
-		for (struct hnode *n = p->names.buckets[b]; n; n = n->next) {
+		for (struct hashtable_node *n = p->names.buckets[b]; n; n = n->next) {
 			struct dnsproxy_name *name = (struct dnsproxy_name *)n;
 
 			for (size_t i = 0; i < name->nclaims; i++) {
@@ -570,7 +329,7 @@ static void dnsproxy_evict_oldest(struct dnsproxy *p, const struct dnsproxy_name
 		dnsproxy_name_free(p, oldest);
 }
 
-static int dnsproxy_grow(void **array, size_t *cap, size_t need, size_t size)
+int dnsproxy_grow(void **array, size_t *cap, size_t need, size_t size)
 {
 	void *grown;
 	size_t ncap;
@@ -628,14 +387,14 @@ static int dnsproxy_claim(struct dnsproxy *p, struct dnsproxy_name *name,
 			dnsproxy_evict_oldest(p, name);
 		if (p->addrs.n >= MAX_DNS_ALLOW_ENTRIES)
 			return -ENOSPC;
-		r = htab_reserve(&p->addrs);
+		r = hashtable_reserve(&p->addrs);
 		if (r < 0)
 			return r;
 		a = calloc(1, sizeof(*a));
 		if (!a)
 			return -ENOMEM;
 		a->addr = *addr;
-		htab_insert(&p->addrs, &a->node, addr_hash(addr));
+		hashtable_insert(&p->addrs, &a->node, addr_hash(addr));
 		created = true;
 	}
 	r = dnsproxy_grow((void **)&a->names, &a->cap, a->nnames + 1, sizeof(*a->names));
@@ -649,7 +408,7 @@ static int dnsproxy_claim(struct dnsproxy *p, struct dnsproxy_name *name,
 	}
 	if (r < 0) {
 		if (created) {
-			htab_remove(&p->addrs, &a->node);
+			hashtable_remove(&p->addrs, &a->node);
 			free(a->names);
 			free(a);
 		}
@@ -674,7 +433,7 @@ size_t dnsproxy_expire(struct dnsproxy *p, long long now_ms)
 	if (now_ms < p->next_expiry_ms)
 		return 0;
 	for (size_t b = 0; b < p->names.nbuckets; b++) {
-		struct hnode *n = p->names.buckets[b], *following;
+		struct hashtable_node *n = p->names.buckets[b], *following;
 
 		for (; n; n = following) {
 			struct dnsproxy_name *name = (struct dnsproxy_name *)n;
@@ -811,7 +570,7 @@ static int dnsproxy_error_reply(const uint8_t *pkt, size_t len, uint8_t rcode, u
 	return DNSPROXY_REPLY;
 }
 
-static uint16_t dnsproxy_random16(struct dnsproxy *p)
+uint16_t dnsproxy_random16(struct dnsproxy *p)
 {
 	uint16_t v;
 
@@ -940,7 +699,7 @@ int dnsproxy_query_begin(struct dnsproxy *p, const uint8_t *pkt, size_t len,
 
 		if (transport == DNSPROXY_UDP && edns.udp_size < size)
 			size = edns.udp_size;
-		put16(query->up + query->up_len - DNS_OPT_LEN + 3, size);
+		dnsproxy_put16(query->up + query->up_len - DNS_OPT_LEN + 3, size);
 	}
 	p->queries[slot] = query;
 	p->id_slot[query->upstream_id] = (uint16_t)(slot + 1);
@@ -986,7 +745,7 @@ static void dnsproxy_restore_case(uint8_t *reply, size_t rlen, const uint8_t *qu
 {
 	size_t a, b;
 
-	if (rlen < DNS_HEADER_LEN || get16(reply + 4) != 1)
+	if (rlen < DNS_HEADER_LEN || dnsproxy_get16(reply + 4) != 1)
 		return;
 	a = plain_name_len(reply, rlen, DNS_HEADER_LEN);
 	b = plain_name_len(query, qlen, DNS_HEADER_LEN);
@@ -1057,7 +816,7 @@ int dnsproxy_query_answer(struct dnsproxy *p, struct dnsproxy_query *query, cons
 		return DNSPROXY_REPLY;
 	}
 	memcpy(reply, answer, len);
-	put16(reply, query->client_id);
+	dnsproxy_put16(reply, query->client_id);
 	dnsproxy_restore_case(reply, len, query->client_pkt, query->client_len);
 	*ret_reply_len = len;
 	return DNSPROXY_REPLY;
@@ -1178,11 +937,6 @@ int dnsproxy_new(const struct dnsproxy_config *config, const struct rules *rules
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->epoll_fd = p->timer_fd = -1;
-	for (size_t i = 0; i < LISTEN_COUNT; i++)
-		p->listen_fd[i] = -1;
-	for (size_t i = 0; i < DNSPROXY_UPSTREAM_SOCKETS; i++)
-		p->up_udp[i] = -1;
 	p->config = *config;
 	p->ops = ops;
 	p->ops_ctx = ops_ctx;
@@ -1216,7 +970,23 @@ int dnsproxy_set_rules(struct dnsproxy *p, const struct rules *rules)
 	return p->fatal;
 }
 
-static void dnsproxy_client_close(struct dnsproxy *p, struct dnsproxy_client *c);
+static void dnsproxy_name_node_free(struct hashtable_node *n)
+{
+	free(((struct dnsproxy_name *)n)->claims);
+	free(n);
+}
+
+static void dnsproxy_addr_node_free(struct hashtable_node *n)
+{
+	free(((struct dnsproxy_addr *)n)->names);
+	free(n);
+}
+
+static void dnsproxy_seen_node_free(struct hashtable_node *n)
+{
+	free(((struct dnsproxy_seen *)n)->name);
+	free(n);
+}
 
 void dnsproxy_free(struct dnsproxy *p)
 {
@@ -1224,50 +994,12 @@ void dnsproxy_free(struct dnsproxy *p)
 		return;
 	for (size_t i = 0; i < DNSPROXY_MAX_PENDING; i++)
 		dnsproxy_query_free(p, p->queries[i]);
-	for (size_t i = 0; i < DNSPROXY_MAX_TCP_CLIENTS; i++)
-		if (p->clients[i])
-			dnsproxy_client_close(p, p->clients[i]);
-	for (size_t i = 0; i < DNSPROXY_UPSTREAM_SOCKETS; i++)
-		if (p->up_udp[i] >= 0)
-			close(p->up_udp[i]);
-	for (size_t i = 0; i < LISTEN_COUNT; i++)
-		if (p->listen_fd[i] >= 0)
-			close(p->listen_fd[i]);
-	if (p->timer_fd >= 0)
-		close(p->timer_fd);
-	if (p->epoll_fd >= 0)
-		close(p->epoll_fd);
+	if (p->loop)
+		p->loop_free(p->loop);
 	/* The kernel's maps go with the BPF object: only memory is freed here. */
-	for (size_t b = 0; b < p->names.nbuckets; b++) {
-		struct hnode *n = p->names.buckets[b], *next;
-
-		for (; n; n = next) {
-			next = n->next;
-			free(((struct dnsproxy_name *)n)->claims);
-			free(n);
-		}
-	}
-	for (size_t b = 0; b < p->addrs.nbuckets; b++) {
-		struct hnode *n = p->addrs.buckets[b], *next;
-
-		for (; n; n = next) {
-			next = n->next;
-			free(((struct dnsproxy_addr *)n)->names);
-			free(n);
-		}
-	}
-	for (size_t b = 0; b < p->seen.nbuckets; b++) {
-		struct hnode *n = p->seen.buckets[b], *next;
-
-		for (; n; n = next) {
-			next = n->next;
-			free(((struct dnsproxy_seen *)n)->name);
-			free(n);
-		}
-	}
-	free(p->names.buckets);
-	free(p->addrs.buckets);
-	free(p->seen.buckets);
+	hashtable_clear(&p->names, dnsproxy_name_node_free);
+	hashtable_clear(&p->addrs, dnsproxy_addr_node_free);
+	hashtable_clear(&p->seen, dnsproxy_seen_node_free);
 	free(p->seen_ring);
 	free(p->answer_addrs);
 	free(p->opened);
@@ -1289,600 +1021,4 @@ void dnsproxy_get_stats(const struct dnsproxy *p, struct dnsproxy_stats *ret_sta
 {
 	*ret_stats = p->stats;
 	ret_stats->open_now = p->addrs.n;
-}
-
-/* --- I/O: the listeners, the upstream, the timer ------------------------------------------ */
-
-static long long dnsproxy_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-/* Events carry the kind, a slot and the slot's generation, so a stale event finds nothing. */
-static uint64_t dnsproxy_tag(enum dnsproxy_kind kind, unsigned int index, unsigned long long gen)
-{
-	return (uint64_t)kind << 56 | (gen & 0xffffffffffULL) << 16 | (index & 0xffff);
-}
-
-static int dnsproxy_watch(struct dnsproxy *p, int fd, uint32_t events, uint64_t tag)
-{
-	struct epoll_event ev = { .events = events, .data.u64 = tag };
-
-	return epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
-}
-
-static int dnsproxy_rewatch(struct dnsproxy *p, int fd, uint32_t events, uint64_t tag)
-{
-	struct epoll_event ev = { .events = events, .data.u64 = tag };
-
-	return epoll_ctl(p->epoll_fd, EPOLL_CTL_MOD, fd, &ev) < 0 ? -errno : 0;
-}
-
-static int dnsproxy_bind(int family, int type, uint16_t *ret_port, int *ret_fd)
-{
-	_cleanup_close_ int fd = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	struct sockaddr_storage ss = { 0 };
-	socklen_t len;
-	int one = 1;
-
-	if (fd < 0)
-		return -errno;
-	if (family == AF_INET6) {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-
-		if (setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0)
-			return -errno;
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_addr = in6addr_loopback;
-		len = sizeof(*sin6);
-	} else {
-		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-
-		sin->sin_family = AF_INET;
-		sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		len = sizeof(*sin);
-	}
-	if (bind(fd, (struct sockaddr *)&ss, len) < 0)
-		return -errno;
-	if (type == SOCK_STREAM && listen(fd, DNSPROXY_MAX_TCP_CLIENTS) < 0)
-		return -errno;
-	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
-		return -errno;
-	*ret_port = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-					     : ((struct sockaddr_in *)&ss)->sin_port);
-	*ret_fd = TAKE_FD(fd);
-	return 0;
-}
-
-int dnsproxy_listen(struct dnsproxy *p, struct dnsproxy_ports *ret_ports)
-{
-	struct dnsproxy_ports ports = { 0 };
-	int r;
-
-	p->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (p->epoll_fd < 0)
-		return -errno;
-	p->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (p->timer_fd < 0)
-		return -errno;
-	r = dnsproxy_watch(p, p->timer_fd, EPOLLIN, dnsproxy_tag(KIND_TIMER, 0, 0));
-	if (r < 0)
-		return r;
-
-	r = dnsproxy_bind(AF_INET, SOCK_DGRAM, &ports.udp4, &p->listen_fd[LISTEN_UDP4]);
-	if (r == 0)
-		r = dnsproxy_bind(AF_INET, SOCK_STREAM, &ports.tcp4, &p->listen_fd[LISTEN_TCP4]);
-	if (r < 0)
-		return r;
-	/* No ::1 (IPv6 off): IPv6 sockets are sent to ::ffff:127.0.0.1 instead. */
-	r = dnsproxy_bind(AF_INET6, SOCK_DGRAM, &ports.udp6, &p->listen_fd[LISTEN_UDP6]);
-	if (r == 0)
-		r = dnsproxy_bind(AF_INET6, SOCK_STREAM, &ports.tcp6, &p->listen_fd[LISTEN_TCP6]);
-	if (r < 0) {
-		if (r != -EADDRNOTAVAIL && r != -EAFNOSUPPORT)
-			return r;
-		for (size_t i = LISTEN_UDP6; i <= LISTEN_TCP6; i++) {
-			if (p->listen_fd[i] >= 0)
-				close(p->listen_fd[i]);
-			p->listen_fd[i] = -1;
-		}
-		ports.udp6 = ports.tcp6 = 0;
-	}
-	for (unsigned int i = 0; i < LISTEN_COUNT; i++) {
-		if (p->listen_fd[i] < 0)
-			continue;
-		r = dnsproxy_watch(p, p->listen_fd[i], EPOLLIN, dnsproxy_tag(KIND_LISTEN, i, 0));
-		if (r < 0)
-			return r;
-	}
-	*ret_ports = ports;
-	return 0;
-}
-
-int dnsproxy_fd(const struct dnsproxy *p)
-{
-	return p ? p->epoll_fd : -1;
-}
-
-static void dnsproxy_client_close(struct dnsproxy *p, struct dnsproxy_client *c)
-{
-	close(c->fd);
-	p->clients[c->slot] = NULL;
-	p->nclients--;
-	free(c->out);
-	free(c);
-}
-
-/* Sends a framed message to a TCP client, queueing what the socket does not take now. */
-static bool dnsproxy_client_send(struct dnsproxy *p, struct dnsproxy_client *c, const uint8_t *msg,
-				 size_t len)
-{
-	if (c->out_off == c->out_len) {
-		ssize_t n = send(c->fd, msg, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n < 0 && errno != EAGAIN && errno != EINTR) {
-			dnsproxy_client_close(p, c);
-			return false;
-		}
-		if (n > 0) {
-			msg += n;
-			len -= (size_t)n;
-		}
-		c->out_off = c->out_len = 0;
-	}
-	if (!len)
-		return true;
-	if (c->out_off > 0) {
-		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
-		c->out_len -= c->out_off;
-		c->out_off = 0;
-	}
-	if (c->out_len + len > DNSPROXY_TCP_OUT_MAX ||
-	    dnsproxy_grow((void **)&c->out, &c->out_cap, c->out_len + len, 1) < 0) {
-		dnsproxy_client_close(p, c);
-		return false;
-	}
-	memcpy(c->out + c->out_len, msg, len);
-	c->out_len += len;
-	if (!c->want_out) {
-		c->want_out = true;
-		dnsproxy_rewatch(p, c->fd, EPOLLIN | EPOLLOUT,
-				 dnsproxy_tag(KIND_CLIENT, c->slot, c->gen));
-	}
-	return true;
-}
-
-/* Sends the reply in p->tx + 2 to whoever asked, and forgets the query. */
-static void dnsproxy_deliver(struct dnsproxy *p, struct dnsproxy_query *q, int action, size_t len)
-{
-	if (action == DNSPROXY_REPLY && q->transport == DNSPROXY_UDP) {
-		sendto(q->client_fd, p->tx + 2, len, MSG_DONTWAIT,
-		       (struct sockaddr *)&q->client_addr, q->client_addrlen);
-	} else if (action == DNSPROXY_REPLY) {
-		struct dnsproxy_client *c = p->clients[q->client_slot];
-
-		/* The client may have gone, and its slot been taken by another since. */
-		if (c && c->gen == q->client_gen) {
-			put16(p->tx, (uint16_t)len);
-			dnsproxy_client_send(p, c, p->tx, len + 2);
-		}
-	}
-	dnsproxy_query_free(p, q);
-}
-
-static void dnsproxy_fail(struct dnsproxy *p, struct dnsproxy_query *q)
-{
-	size_t len;
-	int action = dnsproxy_query_fail(p, q, p->tx + 2, sizeof(p->tx) - 2, &len);
-
-	dnsproxy_deliver(p, q, action, len);
-}
-
-static int dnsproxy_upstream_udp(struct dnsproxy *p, unsigned int index)
-{
-	const struct resolver *up = &p->config.upstream;
-	int fd, r;
-
-	if (p->up_udp[index] >= 0)
-		return p->up_udp[index];
-	fd = socket(up->addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	/* Connected: the kernel drops datagrams from anyone but the upstream. */
-	if (connect(fd, (const struct sockaddr *)&up->addr, up->addrlen) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	r = dnsproxy_watch(p, fd, EPOLLIN, dnsproxy_tag(KIND_UPSTREAM_UDP, index, 0));
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
-	p->up_udp[index] = fd;
-	return fd;
-}
-
-static int dnsproxy_send_udp(struct dnsproxy *p, struct dnsproxy_query *q)
-{
-	int fd = dnsproxy_upstream_udp(p, q->up_index);
-
-	if (fd < 0)
-		return fd;
-	if (send(fd, q->up, q->up_len, MSG_DONTWAIT) < 0)
-		return -errno;
-	return 0;
-}
-
-static int dnsproxy_start_tcp(struct dnsproxy *p, struct dnsproxy_query *q, long long now_ms)
-{
-	const struct resolver *up = &p->config.upstream;
-
-	q->upstream_tcp = true;
-	q->deadline_ms = now_ms + DNSPROXY_QUERY_TIMEOUT_MS;
-	q->tcp_fd = socket(up->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (q->tcp_fd < 0)
-		return -errno;
-	if (connect(q->tcp_fd, (const struct sockaddr *)&up->addr, up->addrlen) < 0 &&
-	    errno != EINPROGRESS)
-		return -errno;
-	q->tcp_buf = malloc(2 + DNS_TCP_MAX_LEN);
-	if (!q->tcp_buf)
-		return -ENOMEM;
-	put16(q->tcp_buf, (uint16_t)q->up_len);
-	memcpy(q->tcp_buf + 2, q->up, q->up_len);
-	q->tcp_len = 2 + q->up_len;
-	q->tcp_off = 0;
-	return dnsproxy_watch(p, q->tcp_fd, EPOLLOUT,
-			      dnsproxy_tag(KIND_UPSTREAM_TCP, q->slot, q->gen));
-}
-
-static void dnsproxy_forward(struct dnsproxy *p, struct dnsproxy_query *q, long long now_ms)
-{
-	int r;
-
-	if (q->transport == DNSPROXY_TCP) {
-		r = dnsproxy_start_tcp(p, q, now_ms);
-	} else {
-		q->up_index = dnsproxy_random16(p) % DNSPROXY_UPSTREAM_SOCKETS;
-		r = dnsproxy_send_udp(p, q);
-	}
-	if (r < 0)
-		dnsproxy_fail(p, q);
-}
-
-/* An answer for q: reply, or go on over TCP, or keep waiting (-ENOMSG). */
-static void dnsproxy_on_answer(struct dnsproxy *p, struct dnsproxy_query *q, const uint8_t *answer,
-			       size_t len, long long now_ms)
-{
-	size_t rlen;
-	int action = dnsproxy_query_answer(p, q, answer, len, now_ms, p->tx + 2, sizeof(p->tx) - 2,
-					   &rlen);
-
-	if (action == -ENOMSG) {
-		/* Over UDP someone else's datagram; over TCP the connection carries nothing else.
-		 */
-		if (q->upstream_tcp)
-			dnsproxy_fail(p, q);
-		return;
-	}
-	if (action == DNSPROXY_RETRY_TCP) {
-		if (dnsproxy_start_tcp(p, q, now_ms) < 0)
-			dnsproxy_fail(p, q);
-		return;
-	}
-	dnsproxy_deliver(p, q, action, rlen);
-}
-
-static void dnsproxy_on_upstream_udp(struct dnsproxy *p, unsigned int index, long long now_ms)
-{
-	int fd = p->up_udp[index];
-
-	for (int i = 0; fd >= 0 && i < DNSPROXY_BATCH; i++) {
-		ssize_t n = recv(fd, p->rx, sizeof(p->rx), MSG_DONTWAIT);
-		struct dnsproxy_query *q;
-		uint16_t slot;
-
-		if (n < 0 && errno == EAGAIN)
-			break;
-		/* ECONNREFUSED and friends: an earlier datagram's ICMP; the query times out. */
-		if (n < DNS_HEADER_LEN)
-			continue;
-		slot = p->id_slot[get16(p->rx)];
-		if (!slot)
-			continue;
-		q = p->queries[slot - 1];
-		if (q->upstream_tcp || q->up_index != index)
-			continue;
-		dnsproxy_on_answer(p, q, p->rx, (size_t)n, now_ms);
-	}
-}
-
-static void dnsproxy_on_upstream_tcp(struct dnsproxy *p, struct dnsproxy_query *q, long long now_ms)
-{
-	ssize_t n;
-
-	if (!q->tcp_reading) {
-		int error = 0;
-		socklen_t elen = sizeof(error);
-
-		if (getsockopt(q->tcp_fd, SOL_SOCKET, SO_ERROR, &error, &elen) < 0 || error) {
-			dnsproxy_fail(p, q);
-			return;
-		}
-		n = send(q->tcp_fd, q->tcp_buf + q->tcp_off, q->tcp_len - q->tcp_off,
-			 MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno != EAGAIN) {
-			dnsproxy_fail(p, q);
-			return;
-		}
-		if (n > 0)
-			q->tcp_off += (size_t)n;
-		if (q->tcp_off == q->tcp_len) {
-			q->tcp_reading = true;
-			q->tcp_off = 0;
-			if (dnsproxy_rewatch(p, q->tcp_fd, EPOLLIN,
-					     dnsproxy_tag(KIND_UPSTREAM_TCP, q->slot, q->gen)) < 0)
-				dnsproxy_fail(p, q);
-		}
-		return;
-	}
-	n = recv(q->tcp_fd, q->tcp_buf + q->tcp_off, 2 + DNS_TCP_MAX_LEN - q->tcp_off,
-		 MSG_DONTWAIT);
-	if (n < 0 && errno == EAGAIN)
-		return;
-	if (n <= 0) {
-		dnsproxy_fail(p, q);
-		return;
-	}
-	q->tcp_off += (size_t)n;
-	if (q->tcp_off >= 2 && q->tcp_off >= 2 + (size_t)get16(q->tcp_buf))
-		dnsproxy_on_answer(p, q, q->tcp_buf + 2, get16(q->tcp_buf), now_ms);
-}
-
-/* A query from the job; returns false when it cost the TCP client its connection. */
-static bool dnsproxy_on_query(struct dnsproxy *p, const uint8_t *pkt, size_t len, int fd,
-			      const struct sockaddr_storage *from, socklen_t fromlen,
-			      struct dnsproxy_client *c, long long now_ms)
-{
-	unsigned int slot = c ? c->slot : 0;
-	unsigned long long gen = c ? c->gen : 0;
-	struct dnsproxy_query *q;
-	size_t rlen;
-	int action;
-
-	/* The sender, for a deny line's pid: found only if the message is refused. */
-	p->peerlen = 0;
-	if (from && fromlen <= sizeof(p->peer)) {
-		memcpy(&p->peer, from, fromlen);
-		p->peerlen = fromlen;
-	} else if (c) {
-		socklen_t len = sizeof(p->peer);
-
-		if (getpeername(c->fd, (struct sockaddr *)&p->peer, &len) == 0)
-			p->peerlen = len;
-	}
-	action = dnsproxy_query_begin(p, pkt, len, c ? DNSPROXY_TCP : DNSPROXY_UDP, now_ms, &q,
-				      p->tx + 2, sizeof(p->tx) - 2, &rlen);
-
-	if (action == DNSPROXY_REPLY && !c) {
-		sendto(fd, p->tx + 2, rlen, MSG_DONTWAIT, (const struct sockaddr *)from, fromlen);
-	} else if (action == DNSPROXY_REPLY) {
-		put16(p->tx, (uint16_t)rlen);
-		return dnsproxy_client_send(p, c, p->tx, rlen + 2);
-	} else if (action == DNSPROXY_FORWARD) {
-		if (c) {
-			q->client_slot = c->slot;
-			q->client_gen = c->gen;
-		} else {
-			q->client_fd = fd;
-			memcpy(&q->client_addr, from, fromlen);
-			q->client_addrlen = fromlen;
-		}
-		/* A failure is answered at once, and that may cost the client its connection. */
-		dnsproxy_forward(p, q, now_ms);
-		if (c)
-			return p->clients[slot] && p->clients[slot]->gen == gen;
-	}
-	return true;
-}
-
-static void dnsproxy_on_udp(struct dnsproxy *p, int fd, long long now_ms)
-{
-	for (int i = 0; i < DNSPROXY_BATCH; i++) {
-		struct sockaddr_storage from;
-		socklen_t fromlen = sizeof(from);
-		ssize_t n = recvfrom(fd, p->rx, sizeof(p->rx), MSG_DONTWAIT,
-				     (struct sockaddr *)&from, &fromlen);
-
-		if (n < 0) {
-			if (errno == EAGAIN)
-				break;
-			continue;
-		}
-		dnsproxy_on_query(p, p->rx, (size_t)n, fd, &from, fromlen, NULL, now_ms);
-	}
-}
-
-static void dnsproxy_on_accept(struct dnsproxy *p, int fd, long long now_ms)
-{
-	for (int i = 0; i < DNSPROXY_BATCH; i++) {
-		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		struct dnsproxy_client *c;
-		unsigned int slot;
-
-		if (cfd < 0)
-			break;
-		if (p->nclients == DNSPROXY_MAX_TCP_CLIENTS || !(c = calloc(1, sizeof(*c)))) {
-			close(cfd);
-			continue;
-		}
-		for (slot = 0; p->clients[slot]; slot++)
-			;
-		c->fd = cfd;
-		c->slot = slot;
-		c->gen = ++p->gen;
-		c->last_ms = now_ms;
-		if (dnsproxy_watch(p, cfd, EPOLLIN, dnsproxy_tag(KIND_CLIENT, slot, c->gen)) < 0) {
-			close(cfd);
-			free(c);
-			continue;
-		}
-		p->clients[slot] = c;
-		p->nclients++;
-	}
-}
-
-static void dnsproxy_on_client(struct dnsproxy *p, struct dnsproxy_client *c, uint32_t events,
-			       long long now_ms)
-{
-	if (events & EPOLLOUT) {
-		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n < 0 && errno != EAGAIN) {
-			dnsproxy_client_close(p, c);
-			return;
-		}
-		if (n > 0)
-			c->out_off += (size_t)n;
-		if (c->out_off == c->out_len) {
-			c->out_off = c->out_len = 0;
-			c->want_out = false;
-			dnsproxy_rewatch(p, c->fd, EPOLLIN,
-					 dnsproxy_tag(KIND_CLIENT, c->slot, c->gen));
-		}
-	}
-	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
-		return;
-	for (int i = 0; i < DNSPROXY_BATCH; i++) {
-		ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
-
-		if (n < 0 && errno == EAGAIN)
-			return;
-		if (n <= 0) {
-			dnsproxy_client_close(p, c);
-			return;
-		}
-		c->in_len += (size_t)n;
-		c->last_ms = now_ms;
-		while (c->in_len >= 2) {
-			size_t msglen = get16(c->in);
-
-			/* Longer than any query we take: nothing sensible can follow. */
-			if (msglen > DNSPROXY_QUERY_MAX_LEN) {
-				dnsproxy_client_close(p, c);
-				return;
-			}
-			if (c->in_len < 2 + msglen)
-				break;
-			if (!dnsproxy_on_query(p, c->in + 2, msglen, -1, NULL, 0, c, now_ms))
-				return;
-			memmove(c->in, c->in + 2 + msglen, c->in_len - 2 - msglen);
-			c->in_len -= 2 + msglen;
-		}
-	}
-}
-
-static void dnsproxy_on_timer(struct dnsproxy *p, long long now_ms)
-{
-	uint64_t ticks;
-
-	if (read(p->timer_fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
-		return;
-	p->timer_armed_ms = 0;
-	for (size_t i = 0; i < DNSPROXY_MAX_PENDING; i++) {
-		struct dnsproxy_query *q = p->queries[i];
-
-		if (!q)
-			continue;
-		if (now_ms >= q->deadline_ms) {
-			dnsproxy_fail(p, q);
-		} else if (!q->upstream_tcp && !q->retried && now_ms >= q->retry_ms) {
-			/* Same id, same socket: either answer will do. */
-			q->retried = true;
-			if (dnsproxy_send_udp(p, q) < 0)
-				dnsproxy_fail(p, q);
-		}
-	}
-	for (size_t i = 0; i < DNSPROXY_MAX_TCP_CLIENTS; i++) {
-		struct dnsproxy_client *c = p->clients[i];
-
-		if (c && now_ms - c->last_ms >= DNSPROXY_TCP_IDLE_MS)
-			dnsproxy_client_close(p, c);
-	}
-	dnsproxy_expire(p, now_ms);
-}
-
-/* One timer for everything: the next expiry, or a tick while anything waits. */
-static void dnsproxy_arm_timer(struct dnsproxy *p, long long now_ms)
-{
-	long long want = p->next_expiry_ms;
-	struct itimerspec spec = { 0 };
-
-	if ((p->npending || p->nclients) && now_ms + DNSPROXY_TICK_MS < want)
-		want = now_ms + DNSPROXY_TICK_MS;
-	if (want == DNSPROXY_NEVER)
-		return;
-	/* Armed to fire no later than needed: an early tick does no harm. */
-	if (p->timer_armed_ms > now_ms && p->timer_armed_ms <= want)
-		return;
-	if (want <= now_ms)
-		want = now_ms + 1;
-	spec.it_value.tv_sec = want / 1000;
-	spec.it_value.tv_nsec = (want % 1000) * 1000000;
-	if (timerfd_settime(p->timer_fd, TFD_TIMER_ABSTIME, &spec, NULL) == 0)
-		p->timer_armed_ms = want;
-}
-
-int dnsproxy_process(struct dnsproxy *p)
-{
-	struct epoll_event evs[DNSPROXY_EVENTS];
-	long long now_ms;
-	int n;
-
-	if (p->epoll_fd < 0)
-		return 0;
-	n = epoll_wait(p->epoll_fd, evs, DNSPROXY_EVENTS, 0);
-	if (n < 0)
-		return errno == EINTR ? 0 : -errno;
-	now_ms = dnsproxy_now_ms();
-	for (int i = 0; i < n; i++) {
-		uint64_t tag = evs[i].data.u64;
-		enum dnsproxy_kind kind = (enum dnsproxy_kind)(tag >> 56);
-		unsigned int index = tag & 0xffff;
-		unsigned long long gen = (tag >> 16) & 0xffffffffffULL;
-
-		switch (kind) {
-		case KIND_TIMER:
-			dnsproxy_on_timer(p, now_ms);
-			break;
-		case KIND_LISTEN:
-			if (index == LISTEN_UDP4 || index == LISTEN_UDP6)
-				dnsproxy_on_udp(p, p->listen_fd[index], now_ms);
-			else
-				dnsproxy_on_accept(p, p->listen_fd[index], now_ms);
-			break;
-		case KIND_UPSTREAM_UDP:
-			if (index < DNSPROXY_UPSTREAM_SOCKETS)
-				dnsproxy_on_upstream_udp(p, index, now_ms);
-			break;
-		case KIND_UPSTREAM_TCP:
-			if (index < DNSPROXY_MAX_PENDING && p->queries[index] &&
-			    (p->queries[index]->gen & 0xffffffffffULL) == gen &&
-			    p->queries[index]->tcp_fd >= 0)
-				dnsproxy_on_upstream_tcp(p, p->queries[index], now_ms);
-			break;
-		case KIND_CLIENT:
-			if (index < DNSPROXY_MAX_TCP_CLIENTS && p->clients[index] &&
-			    (p->clients[index]->gen & 0xffffffffffULL) == gen)
-				dnsproxy_on_client(p, p->clients[index], evs[i].events, now_ms);
-			break;
-		}
-	}
-	dnsproxy_arm_timer(p, now_ms);
-	return p->fatal;
 }
