@@ -291,4 +291,13 @@ struct unix_path_key {
 /* AF_UNIX paths under this prefix are the job's own: its /tmp is a private tmpfs. */
 #define UNIX_PRIVATE_PREFIX "/tmp/"
 
+/*
+ * nscd's socket, where glibc asks before every look-up (_PATH_NSCDSOCKET, and the same under
+ * /run): hidden rather than refused. connect() and sendto() get ENOENT, as on a host without
+ * nscd, so glibc falls back to DNS (the proxy) and writes no deny line; the job reaches nscd
+ * no more than before. Any other spelling of the path is refused and logged as ever.
+ */
+#define UNIX_NSCD_SOCKET     "/var/run/nscd/socket"
+#define UNIX_NSCD_SOCKET_RUN "/run/nscd/socket"
+
 #endif /* LAUNCH_H */

@@ -9,6 +9,12 @@
 extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
 
 static const char private_prefix[] = UNIX_PRIVATE_PREFIX;
+static const char nscd_socket[] = UNIX_NSCD_SOCKET;
+static const char nscd_socket_run[] = UNIX_NSCD_SOCKET_RUN;
+
+#ifndef ENOENT
+#define ENOENT 2
+#endif
 
 /* The policies' "unix" entries: each sandbox's own map, at its slot (see common.bpf.h). */
 struct unix_allow_inner {
@@ -63,6 +69,13 @@ static __always_inline bool unix_private_path(const struct unix_path_key *key)
 	return !scan.found;
 }
 
+/* The exact path, its NUL included: a longer or shorter one is another path. */
+static __always_inline bool unix_hidden_path(const struct unix_path_key *key)
+{
+	return bpf_strncmp(key->path, sizeof(nscd_socket), nscd_socket) == 0 ||
+	       bpf_strncmp(key->path, sizeof(nscd_socket_run), nscd_socket_run) == 0;
+}
+
 static __always_inline int unix_judge(struct bpf_sock_addr *ctx, __u16 op)
 {
 	struct bpf_sock_addr_kern *sa = bpf_cast_to_kern_ctx(ctx);
@@ -101,6 +114,11 @@ static __always_inline int unix_judge(struct bpf_sock_addr *ctx, __u16 op)
 	/* Enforcing, an allowed call is not logged. */
 	if (allowed && !(cfg->flags & CFG_AUDIT_ONLY))
 		return 1;
+	if (unix_hidden_path(&key)) {
+		/* Refused all the same (0), with the error of a path that is not there. */
+		bpf_set_retval(-ENOENT);
+		return 0;
+	}
 
 	event = audit_reserve_verdict(cfg, op, AF_UNIX,
 				      allowed ? AUDIT_VERDICT_ALLOW : audit_refusal_verdict(cfg));

@@ -629,12 +629,14 @@ int audit_format_dns_deny(const struct audit_log *log, const struct audit_dns *d
 {
 	struct json_line j = { .buf = buf, .cap = len };
 
-	json_begin(&j, log, realtime_ns(), dns->would_deny ? "would_deny" : "deny");
+	json_begin(&j, log, dns->ts_ns ? dns->ts_ns : realtime_ns(),
+		   dns->would_deny ? "would_deny" : "deny");
 	json_key_str(&j, "op", "dns");
 	if (dns->pid > 0)
 		json_key_u64(&j, "pid", (unsigned int)dns->pid);
 	json_dns_common(&j, dns);
 	json_key_str(&j, "reason", dns->reason);
+	json_key_u64(&j, "repeats", dns->repeats);
 	return json_end(&j);
 }
 

@@ -193,10 +193,12 @@ struct audit_dns {
 	const char *reason;	      /* deny: "name", "qtype", "qclass" or "malformed" */
 	const struct in6_addr *addrs; /* dns_allow: the addresses opened, IPv4 mapped */
 	size_t naddrs;
-	unsigned int ttl_s;  /* dns_allow: the answer's smallest TTL */
-	unsigned int open_s; /* dns_allow: how long its addresses stay open */
-	int pid;	     /* deny: the asking process, when known; 0 when not */
-	bool would_deny;     /* --audit-only: answered all the same, a "would_deny" line */
+	unsigned int ttl_s;	    /* dns_allow: the answer's smallest TTL */
+	unsigned int open_s;	    /* dns_allow: how long its addresses stay open */
+	int pid;		    /* deny: the asking process, when known; 0 when not */
+	int64_t ts_ns;		    /* deny: when the first was refused (CLOCK_REALTIME); 0: now */
+	unsigned long long repeats; /* deny: identical look-ups refused after it, in its window */
+	bool would_deny;	    /* --audit-only: answered all the same, a "would_deny" line */
 };
 int audit_format_dns_deny(const struct audit_log *log, const struct audit_dns *dns, char *buf,
 			  size_t len);

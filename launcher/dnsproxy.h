@@ -4,6 +4,7 @@
 #ifndef LAUNCH_DNSPROXY_H
 #define LAUNCH_DNSPROXY_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,6 +34,11 @@
 #define DNSPROXY_QUERY_MAX_LEN 1232
 /* Addresses remembered with their name, for audit lines, after they were closed. */
 #define DNSPROXY_NAME_HISTORY 16384
+/*
+ * Identical refused look-ups (name in any case, type, reason, protocol, pid) within this
+ * much of the first make one deny line, with the others counted in its "repeats".
+ */
+#define DNSPROXY_REPEAT_WINDOW_MS 1000
 /* Where the system's resolver is read from when --resolver is not given. */
 #define DNSPROXY_RESOLV_CONF "/etc/resolv.conf"
 
@@ -74,6 +80,7 @@ struct dnsproxy_stats {
 	unsigned long long allowed;	    /* forwarded upstream */
 	unsigned long long denied;	    /* refused: name, type or class */
 	unsigned long long would_deny;	    /* --audit-only: forwarded, though the policy refuses */
+	unsigned long long deny_lines;	    /* deny lines written: refusals with their repeats */
 	unsigned long long malformed;	    /* answered FORMERR or NOTIMP, or dropped */
 	unsigned long long upstream_failed; /* answered SERVFAIL */
 	unsigned long long opened;	    /* addresses added to the allowlist */
@@ -175,6 +182,12 @@ int dnsproxy_query_answer(struct dnsproxy *proxy, struct dnsproxy_query *query,
 int dnsproxy_query_fail(struct dnsproxy *proxy, struct dnsproxy_query *query, uint8_t *reply,
 			size_t reply_cap, size_t *ret_reply_len);
 void dnsproxy_query_free(struct dnsproxy *proxy, struct dnsproxy_query *query);
+/*
+ * Writes the deny lines of refused look-ups whose window closed at now_ms (all of them with
+ * DNSPROXY_FLUSH_ALL, before sandbox_exit); returns how many.
+ */
+#define DNSPROXY_FLUSH_ALL LLONG_MAX
+size_t dnsproxy_flush_refusals(struct dnsproxy *proxy, long long now_ms);
 /* Closes every address whose time is over at now_ms; returns how many. */
 size_t dnsproxy_expire(struct dnsproxy *proxy, long long now_ms);
 

@@ -48,6 +48,21 @@ struct dnsproxy_seen {
 	char *name;
 };
 
+/* Refused look-ups waiting for their repeats (dnsproxy_refusal_note). */
+#define DNSPROXY_REFUSALS_MAX 256
+
+/* Identical refusals, one deny line: written when its window closes. */
+struct dnsproxy_refusal {
+	struct hashtable_node node;
+	long long first_ms;    /* CLOCK_MONOTONIC, the window's start */
+	int64_t first_real_ns; /* the line's ts */
+	unsigned long long repeats;
+	int pid;
+	const char *protocol, *reason; /* static strings */
+	char rcode[16], qtype[16];
+	char qname[DNS_NAME_TEXT_MAX];
+};
+
 struct dnsproxy_query {
 	unsigned int slot;
 	unsigned long long gen;
@@ -116,6 +131,11 @@ struct dnsproxy {
 	struct dnsproxy_query *queries[DNSPROXY_MAX_PENDING];
 	size_t npending, next_slot;
 	uint16_t id_slot[65536]; /* upstream id -> slot + 1 */
+	/* Refusals in the order first seen (a ring), and by their key. */
+	struct dnsproxy_refusal *refusals[DNSPROXY_REFUSALS_MAX];
+	size_t refusal_head, nrefusals;
+	struct hashtable refusal_index;
+	long long now_ms; /* of the message being judged */
 	uint8_t random[256];
 	size_t random_left;
 	unsigned long long gen;
@@ -139,6 +159,8 @@ static inline void dnsproxy_put16(uint8_t *p, uint16_t v)
 	p[1] = v & 0xff;
 }
 
+/* When the oldest waiting refusal's window closes; DNSPROXY_NEVER when none waits. */
+long long dnsproxy_next_flush_ms(const struct dnsproxy *p);
 /* Unpredictable 16 bits: upstream query ids and the choice of upstream socket. */
 uint16_t dnsproxy_random16(struct dnsproxy *p);
 /* Grows *array to hold `need` elements of `size` bytes, doubling; 0 or -ENOMEM. */

@@ -631,13 +631,19 @@ static void dnsproxy_on_timer(struct dnsproxy *p, long long now_ms)
 			dnsproxy_client_close(p, c);
 	}
 	dnsproxy_expire(p, now_ms);
+	dnsproxy_flush_refusals(p, now_ms);
 }
 
-/* One timer for everything: the next expiry, or a tick while anything waits. */
+/*
+ * One timer for everything: the next expiry or refusal line, or a tick while anything waits.
+ */
 static void dnsproxy_arm_timer(struct dnsproxy *p, long long now_ms)
 {
 	long long want = p->next_expiry_ms;
 	struct itimerspec spec = { 0 };
+
+	if (dnsproxy_next_flush_ms(p) < want)
+		want = dnsproxy_next_flush_ms(p);
 
 	if ((p->npending || p->loop->nclients) && now_ms + DNSPROXY_TICK_MS < want)
 		want = now_ms + DNSPROXY_TICK_MS;

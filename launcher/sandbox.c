@@ -948,9 +948,13 @@ static void sandbox_log_exit(struct sandbox *sandbox)
 	if (sandbox->dns) {
 		struct dnsproxy_stats dns_stats;
 
-		/* Look-ups the proxy refused are refusals too. */
+		/*
+		 * Look-ups the proxy refused are refusals too: one per deny line, its repeats
+		 * counted in it. Lines still in their window are written now.
+		 */
+		dnsproxy_flush_refusals(sandbox->dns, DNSPROXY_FLUSH_ALL);
 		dnsproxy_get_stats(sandbox->dns, &dns_stats);
-		sandbox->denied += dns_stats.denied;
+		sandbox->denied += dns_stats.deny_lines;
 		exit.would_deny += dns_stats.would_deny;
 	}
 	if (sandbox->reaped)

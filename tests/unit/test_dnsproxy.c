@@ -9,6 +9,8 @@
 #include "test.h"
 
 #define NOW_MS 1000000LL
+/* How many refusals the proxy keeps waiting (DNSPROXY_REFUSALS_MAX, internal). */
+#define DNSPROXY_REFUSALS_MAX_TEST 256
 
 /* --- a kernel allowlist in memory, with the checks the BPF maps cannot make ---------------- */
 
@@ -192,6 +194,22 @@ static const char *log_text(void)
 	return text;
 }
 
+/* The log once the refusals still in their window are written. */
+static const char *flushed_text(struct fixture *f)
+{
+	dnsproxy_flush_refusals(f->proxy, DNSPROXY_FLUSH_ALL);
+	return log_text();
+}
+
+static size_t count_of(const char *text, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
 static size_t make_query(uint8_t *buf, size_t cap, uint16_t id, const char *name, uint16_t qtype,
 			 bool edns)
 {
@@ -300,6 +318,19 @@ static int ask(struct fixture *f, const char *name, uint16_t qtype, struct dnspr
 				    ret_len);
 }
 
+static int ask_at(struct fixture *f, const char *name, uint16_t qtype, long long now_ms)
+{
+	static uint8_t reply[65536];
+	struct dnsproxy_query *q = NULL;
+	uint8_t pkt[512];
+	size_t len = make_query(pkt, sizeof(pkt), 0x4242, name, qtype, false);
+	int action = dnsproxy_query_begin(f->proxy, pkt, len, DNSPROXY_UDP, now_ms, &q, reply,
+					  sizeof(reply), &len);
+
+	dnsproxy_query_free(f->proxy, q);
+	return action;
+}
+
 /* The upstream's answer with these records, to a query just forwarded; returns the action. */
 static int answer(struct fixture *f, struct dnsproxy_query *q, const struct rr *rrs, size_t nrr,
 		  long long now_ms, uint8_t *reply, size_t *ret_len)
@@ -344,7 +375,7 @@ static void test_denied_name_refused_and_audited(void)
 	CHECK(len > DNS_HEADER_LEN);
 	CHECK_EQ_INT(rcode_of(reply), DNS_RCODE_REFUSED);
 	CHECK_EQ_INT(id_of(reply), 0x4242);
-	CHECK_CONTAINS(log_text(), "\"event\":\"deny\"");
+	CHECK_CONTAINS(flushed_text(f), "\"event\":\"deny\"");
 	CHECK_CONTAINS(log_text(), "\"op\":\"dns\"");
 	CHECK_CONTAINS(log_text(), "\"qname\":\"secret-data.attacker.example\"");
 	CHECK_CONTAINS(log_text(), "\"qtype\":\"A\"");
@@ -373,7 +404,7 @@ static void test_denied_name_nxdomain_option(void)
 		return;
 	CHECK_EQ_INT(ask(f, "evil.example", DNS_TYPE_AAAA, &q, reply, &len), DNSPROXY_REPLY);
 	CHECK_EQ_INT(rcode_of(reply), DNS_RCODE_NXDOMAIN);
-	CHECK_CONTAINS(log_text(), "\"rcode\":\"NXDOMAIN\"");
+	CHECK_CONTAINS(flushed_text(f), "\"rcode\":\"NXDOMAIN\"");
 	/* A refused type of an allowed name stays REFUSED: NXDOMAIN would deny the name. */
 	CHECK_EQ_INT(ask(f, "api.provider.test", DNS_TYPE_TXT, &q, reply, &len), DNSPROXY_REPLY);
 	CHECK_EQ_INT(rcode_of(reply), DNS_RCODE_REFUSED);
@@ -399,7 +430,7 @@ static void test_refused_types_and_classes(void)
 			     DNSPROXY_REPLY);
 		CHECK_EQ_INT(rcode_of(reply), DNS_RCODE_REFUSED);
 	}
-	CHECK_CONTAINS(log_text(), "\"qtype\":\"TXT\"");
+	CHECK_CONTAINS(flushed_text(f), "\"qtype\":\"TXT\"");
 	CHECK_CONTAINS(log_text(), "\"qtype\":\"NULL\"");
 	CHECK_CONTAINS(log_text(), "\"qtype\":\"TYPE65280\"");
 	CHECK_CONTAINS(log_text(), "\"reason\":\"qtype\"");
@@ -415,7 +446,7 @@ static void test_refused_types_and_classes(void)
 					  sizeof(reply), &len),
 		     DNSPROXY_REPLY);
 	CHECK_EQ_INT(rcode_of(reply), DNS_RCODE_REFUSED);
-	CHECK_CONTAINS(log_text(), "\"reason\":\"qclass\"");
+	CHECK_CONTAINS(flushed_text(f), "\"reason\":\"qclass\"");
 	fixture_free(f);
 }
 
@@ -1033,7 +1064,7 @@ static void test_audit_only_forwards_would_deny(void)
 	CHECK_EQ_INT(dnsproxy_query_begin(f->proxy, pkt, qlen, DNSPROXY_UDP, NOW_MS, &q, reply,
 					  sizeof(reply), &len),
 		     DNSPROXY_REPLY);
-	CHECK_CONTAINS(log_text(), "\"event\":\"deny\"");
+	CHECK_CONTAINS(flushed_text(f), "\"event\":\"deny\"");
 	dnsproxy_get_stats(f->proxy, &stats);
 	CHECK_EQ_INT(stats.would_deny, 2);
 	CHECK_EQ_INT(stats.denied, 1);
@@ -1108,6 +1139,90 @@ static void test_set_rules(void)
 	policy_free(policy);
 }
 
+/*
+ * A resolver asks again after REFUSED: identical refusals within the window are one line,
+ * written when the window closes, with the others counted; a new type, a new window or a new
+ * reason is a new line, and every refusal is in exactly one line.
+ */
+static void test_refusal_repeats_one_line(void)
+{
+	struct fixture *f = fixture_new();
+	struct dnsproxy_stats stats;
+	const char *text;
+
+	if (!f)
+		return;
+	audit_discard(&test_log);
+	CHECK_EQ_INT(ask_at(f, "evil.example", DNS_TYPE_A, NOW_MS), DNSPROXY_REPLY);
+	CHECK_EQ_INT(ask_at(f, "evil.example", DNS_TYPE_A, NOW_MS + 3), DNSPROXY_REPLY);
+	/* The case a job chose (0x20) does not make another look-up. */
+	CHECK_EQ_INT(ask_at(f, "EVIL.example", DNS_TYPE_A, NOW_MS + 500), DNSPROXY_REPLY);
+	CHECK_EQ_INT(ask_at(f, "evil.example", DNS_TYPE_AAAA, NOW_MS + 10), DNSPROXY_REPLY);
+	CHECK_EQ_INT(ask_at(f, "api.provider.test", DNS_TYPE_TXT, NOW_MS + 20), DNSPROXY_REPLY);
+	CHECK_EQ_INT(ask_at(f, "api.provider.test", DNS_TYPE_TXT, NOW_MS + 21), DNSPROXY_REPLY);
+	CHECK_EQ_INT(strlen(log_text()), 0);
+	CHECK_EQ_INT(dnsproxy_flush_refusals(f->proxy, NOW_MS + DNSPROXY_REPEAT_WINDOW_MS - 1), 0);
+	CHECK_EQ_INT(dnsproxy_flush_refusals(f->proxy, NOW_MS + DNSPROXY_REPEAT_WINDOW_MS), 1);
+	text = log_text();
+	CHECK_EQ_INT(count_of(text, "\"event\":\"deny\""), 1);
+	CHECK_CONTAINS(text, "\"qname\":\"evil.example\",\"qtype\":\"A\"");
+	CHECK_CONTAINS(text, "\"repeats\":2");
+	/* Past the window: a new line. */
+	CHECK_EQ_INT(ask_at(f, "evil.example", DNS_TYPE_A, NOW_MS + 1500), DNSPROXY_REPLY);
+	text = flushed_text(f);
+	CHECK_EQ_INT(count_of(text, "\"event\":\"deny\""), 4);
+	CHECK_EQ_INT(count_of(text, "\"qtype\":\"AAAA\""), 1);
+	CHECK_EQ_INT(count_of(text, "\"qtype\":\"TXT\",\"rcode\":\"REFUSED\",\"reason\":"
+				    "\"qtype\",\"repeats\":1"),
+		     1);
+	CHECK_EQ_INT(count_of(text, "\"repeats\":0"), 2);
+	dnsproxy_get_stats(f->proxy, &stats);
+	CHECK_EQ_INT(stats.denied, 7);
+	CHECK_EQ_INT(stats.deny_lines, 4);
+	/* Nothing waits any more. */
+	CHECK_EQ_INT(dnsproxy_flush_refusals(f->proxy, DNSPROXY_FLUSH_ALL), 0);
+	fixture_free(f);
+}
+
+/*
+ * More distinct refusals than the proxy keeps waiting: the oldest are written early, none is
+ * lost, and the lines add up to the refusals.
+ */
+static void test_refusal_flood_loses_nothing(void)
+{
+	struct fixture *f = fixture_new();
+	struct dnsproxy_stats stats;
+	unsigned long long repeats = 0;
+	char name[64];
+	const char *text;
+	size_t lines;
+
+	if (!f)
+		return;
+	audit_discard(&test_log);
+	/* 200 names, five times each: 200 lines. */
+	for (int i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "x%d.evil.example", i % 200);
+		CHECK_EQ_INT(ask_at(f, name, DNS_TYPE_A, NOW_MS + i / 10), DNSPROXY_REPLY);
+	}
+	/* Then 400 others, once each: more than wait at once, so some are written early. */
+	for (int i = 0; i < 400; i++) {
+		snprintf(name, sizeof(name), "y%d.evil.example", i);
+		CHECK_EQ_INT(ask_at(f, name, DNS_TYPE_A, NOW_MS + 200), DNSPROXY_REPLY);
+	}
+	CHECK(count_of(log_text(), "\"event\":\"deny\"") >= 400 - DNSPROXY_REFUSALS_MAX_TEST);
+	text = flushed_text(f);
+	lines = count_of(text, "\"event\":\"deny\"");
+	for (const char *p = strstr(text, "\"repeats\":"); p; p = strstr(p + 1, "\"repeats\":"))
+		repeats += strtoull(p + strlen("\"repeats\":"), NULL, 10);
+	dnsproxy_get_stats(f->proxy, &stats);
+	CHECK_EQ_INT(stats.denied, 1400);
+	CHECK_EQ_INT(stats.deny_lines, lines);
+	CHECK_EQ_INT(lines, 600);
+	CHECK_EQ_INT(lines + repeats, 1400);
+	fixture_free(f);
+}
+
 int main(void)
 {
 	RUN(test_denied_name_refused_and_audited);
@@ -1132,5 +1247,7 @@ int main(void)
 	RUN(test_audit_dst_name);
 	RUN(test_set_rules);
 	RUN(test_audit_only_forwards_would_deny);
+	RUN(test_refusal_repeats_one_line);
+	RUN(test_refusal_flood_loses_nothing);
 	return test_failures ? 1 : 0;
 }
