@@ -4,6 +4,7 @@
  * name (bubblewrap's try-syscall).
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -1481,11 +1482,269 @@ static int probe_op_sockopt(char **argv)
 	return setsockopt(fd, level, optname, value, (socklen_t)len) < 0 ? -errno : 0;
 }
 
+/* An operation that prints its own result line instead of OK or an errno name. */
+#define PROBE_PRINTED 1
+
+/* Writable cgroup mounts (v1 or v2) and bpf mounts in our view: "RW BPF". */
+static int probe_op_cgroup_mounts(char **argv)
+{
+	_cleanup_free_ char *line = NULL;
+	unsigned int rw = 0, bpf = 0;
+	size_t cap = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	(void)argv;
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER */
+		char *sep = strstr(line, " - "), *fields[6], *save = NULL, *fstype;
+		size_t n = 0;
+
+		if (!sep)
+			continue;
+		*sep = '\0';
+		for (char *w = strtok_r(line, " ", &save); w && n < 6;
+		     w = strtok_r(NULL, " ", &save))
+			fields[n++] = w;
+		fstype = strtok_r(sep + 3, " ", &save);
+		if (n < 6 || !fstype)
+			continue;
+		if ((strcmp(fstype, "cgroup") == 0 || strcmp(fstype, "cgroup2") == 0) &&
+		    (strncmp(fields[5], "rw,", 3) == 0 || strcmp(fields[5], "rw") == 0))
+			rw++;
+		if (strcmp(fstype, "bpf") == 0)
+			bpf++;
+	}
+	fclose(f);
+	printf("%u %u\n", rw, bpf);
+	return PROBE_PRINTED;
+}
+
+/* Our capability sets, no_new_privs and seccomp mode, as /proc/self/status gives them. */
+static int probe_op_status_caps(char **argv)
+{
+	static const char *const keys[] = { "CapInh:", "CapPrm:",     "CapEff:", "CapBnd:",
+					    "CapAmb:", "NoNewPrivs:", "Seccomp:" };
+	_cleanup_free_ char *line = NULL;
+	char values[ARRAY_SIZE(keys)][32] = { { 0 } };
+	size_t cap = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	(void)argv;
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0)
+		for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+			if (strncmp(line, keys[i], strlen(keys[i])) == 0)
+				sscanf(line + strlen(keys[i]), "%31s", values[i]);
+	fclose(f);
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		printf("%s%s", i ? " " : "", values[i][0] ? values[i] : "-");
+	putchar('\n');
+	return PROBE_PRINTED;
+}
+
+/* Our open descriptors, in order, but the one that lists them. */
+static int probe_op_fds(char **argv)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *de;
+	bool first = true;
+	int fds[1024], n = 0;
+
+	(void)argv;
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir)) && n < (int)ARRAY_SIZE(fds)) {
+		if (de->d_name[0] == '.' || atoi(de->d_name) == dirfd(dir))
+			continue;
+		fds[n++] = atoi(de->d_name);
+	}
+	closedir(dir);
+	for (int i = 1; i < n; i++)
+		for (int k = i; k > 0 && fds[k - 1] > fds[k]; k--) {
+			int t = fds[k];
+
+			fds[k] = fds[k - 1];
+			fds[k - 1] = t;
+		}
+	for (int i = 0; i < n; i++, first = false)
+		printf("%s%d", first ? "" : " ", fds[i]);
+	putchar('\n');
+	return PROBE_PRINTED;
+}
+
+/* Our cgroup v2 line of /proc/self/cgroup ("0::/PATH"). */
+static int probe_op_cgroup_v2(char **argv)
+{
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	int r = -ENOENT;
+
+	(void)argv;
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		if (strncmp(line, "0::", 3) == 0) {
+			fputs(line, stdout);
+			r = PROBE_PRINTED;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+/* Whether /proc/PID is in our view (another PID namespace's process is not). */
+static int probe_op_pid_visible(char **argv)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%s", argv[0]);
+	return stat(path, &st) < 0 ? -errno : 0;
+}
+
+/* A relative AF_UNIX path, connected from DIR. */
+static int probe_op_unix_at(char **argv)
+{
+	if (chdir(argv[0]) < 0)
+		return -errno;
+	return probe_op_unix(argv + 1);
+}
+
+/* A symlink at LINK to TARGET, made now, then connected to through the link. */
+static int probe_op_unix_via_link(char **argv)
+{
+	if (symlink(argv[0], argv[1]) < 0)
+		return -errno;
+	return probe_op_unix(argv + 1);
+}
+
+/*
+ * The program a row names: a path, or a file beside the probe (the other helpers), or one
+ * found in PATH.
+ */
+static void probe_each_exec(char **args)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+
+	if (!strchr(args[0], '/')) {
+		n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+		if (n > 0) {
+			char *slash;
+
+			path[n] = '\0';
+			slash = strrchr(path, '/');
+			if (slash && (size_t)(slash + 1 - path) + strlen(args[0]) < sizeof(path)) {
+				strcpy(slash + 1, args[0]);
+				if (access(path, X_OK) == 0)
+					execv(path, args);
+			}
+		}
+	}
+	execvp(args[0], args);
+}
+
+/*
+ * One row: its words, an argument "<FILE" replaced by FILE's first line (what is known only
+ * once the job runs, such as the launcher's pid). Prints the program's output on one line,
+ * words joined by one space, "EXITn" after it when it exited n != 0 ("SIGn" when killed), or
+ * "NONE" for no output at all.
+ */
+static int probe_each_row(const char *row)
+{
+	_cleanup_free_ char *copy = strdup(row);
+	char *args[32], *save = NULL, out[4096], values[32][256];
+	size_t nargs = 0, len = 0;
+	int pipefd[2], status;
+	bool space = false;
+	pid_t pid;
+	ssize_t n;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *w = strtok_r(copy, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		if (nargs == ARRAY_SIZE(args) - 1)
+			return -E2BIG;
+		if (w[0] == '<' && w[1]) {
+			FILE *f = fopen(w + 1, "re");
+
+			values[nargs][0] = '\0';
+			if (f) {
+				if (fgets(values[nargs], sizeof(values[nargs]), f))
+					values[nargs][strcspn(values[nargs], "\n")] = '\0';
+				fclose(f);
+			}
+			w = values[nargs];
+		}
+		args[nargs++] = w;
+	}
+	args[nargs] = NULL;
+	if (!nargs)
+		return -EINVAL;
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		/* dup2 clears close-on-exec on the copies: the program sees only the job's. */
+		if (null < 0 || dup2(null, 0) < 0 || dup2(pipefd[1], 1) < 0 || dup2(null, 2) < 0)
+			_exit(126);
+		probe_each_exec(args);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	while ((n = read(pipefd[0], out + len, sizeof(out) - 1 - len)) > 0 ||
+	       (n < 0 && errno == EINTR))
+		len += n > 0 ? (size_t)n : 0;
+	close(pipefd[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	out[len] = '\0';
+	for (char *w = strtok_r(out, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
+		printf("%s%s", space ? " " : "", w);
+		space = true;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status))
+		printf("%sEXIT%d", space ? " " : "", WEXITSTATUS(status)), space = true;
+	else if (WIFSIGNALED(status))
+		printf("%sSIG%d", space ? " " : "", WTERMSIG(status)), space = true;
+	puts(space ? "" : "NONE");
+	return 0;
+}
+
+/*
+ * The tests' tables: runs each ROW ("PROGRAM ARGS...", words split at spaces, no shell) in a
+ * process of its own, in order, one result line each.
+ */
+static int probe_op_each(char **argv)
+{
+	for (; *argv; argv++) {
+		int r = probe_each_row(*argv);
+
+		if (r < 0)
+			printf("ROW-%s\n", strerrorname_np(-r) ? strerrorname_np(-r) : "ERROR");
+	}
+	return PROBE_PRINTED;
+}
+
 struct probe_op {
 	const char *name;
 	const char *args;
-	int nargs;
-	/* Returns 0 or -errno; called only after `valid` accepted the arguments. */
+	int nargs; /* -1: any number */
+	/*
+	 * Returns 0 or -errno, or PROBE_PRINTED when it printed its own result; called only
+	 * after `valid` accepted the arguments.
+	 */
 	int (*run)(char **argv);
 	/* Parses the arguments without acting, so a typo is a usage error (exit 2), not "EINVAL".
 	 */
@@ -1521,6 +1780,13 @@ static bool probe_valid_unix(char **argv)
 	struct probe_dest dest;
 
 	return probe_parse_unix(argv[0], &dest) == 0;
+}
+
+static bool probe_valid_unix_at(char **argv)
+{
+	struct probe_dest dest;
+
+	return probe_parse_unix(argv[1], &dest) == 0;
 }
 
 static bool probe_valid_any(char **argv)
@@ -1620,6 +1886,14 @@ static const struct probe_op probe_ops[] = {
 	{ "netlink-send", "PORTID", 1, probe_op_netlink_send, probe_valid_pid },
 	{ "netlink-recv", "PORTID READYFILE", 2, probe_op_netlink_recv, probe_valid_pid },
 	{ "x32", "socket", 1, probe_op_x32, probe_valid_any },
+	{ "cgroup-mounts", "", 0, probe_op_cgroup_mounts, probe_valid_any },
+	{ "status-caps", "", 0, probe_op_status_caps, probe_valid_any },
+	{ "fds", "", 0, probe_op_fds, probe_valid_any },
+	{ "cgroup-v2", "", 0, probe_op_cgroup_v2, probe_valid_any },
+	{ "pid-visible", "PID", 1, probe_op_pid_visible, probe_valid_pid },
+	{ "unix-at", "DIR PATH", 2, probe_op_unix_at, probe_valid_unix_at },
+	{ "unix-via-link", "TARGET LINK", 2, probe_op_unix_via_link, probe_valid_unix_at },
+	{ "each", "'PROGRAM ARGS...'...", -1, probe_op_each, probe_valid_any },
 };
 
 static void probe_usage(FILE *out)
@@ -1640,11 +1914,15 @@ int main(int argc, char **argv)
 
 		if (strcmp(argv[1], op->name) != 0)
 			continue;
-		if (argc - 2 != op->nargs || !op->valid(argv + 2)) {
+		int r;
+
+		if ((op->nargs >= 0 && argc - 2 != op->nargs) || !op->valid(argv + 2)) {
 			fprintf(stderr, "probe: usage: probe %s %s\n", op->name, op->args);
 			return PROBE_EXIT_USAGE;
 		}
-		helper_report(op->run(argv + 2));
+		r = op->run(argv + 2);
+		if (r != PROBE_PRINTED)
+			helper_report(r);
 		return 0;
 	}
 	probe_usage(stderr);

@@ -1,13 +1,16 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Containment (issue 3): one test per class of ways out of the sandbox. Each first shows the
-# attempt works outside the sandbox (or, where nothing here can answer, what it gives without
-# the sandbox), then that it is refused inside, with exactly one deny line where the launcher
-# can see the attempt.
+# Containment: one test per class of ways out of the sandbox. Each first shows the attempt
+# works outside the sandbox (or, where nothing here can answer, what it gives without the
+# sandbox), then that it is refused inside, with exactly one deny line where the launcher can
+# see the attempt.
 #
-# Attempts are "EXPECTED|COMMAND" specs: COMMAND is eval'ed by sh, outside in the test and
-# inside in the job, with $C_P (probe), $C_U (iouring_connect), $C_F (flood) and $C_T (the
-# test's directory) set in both; its output, on one line, must equal EXPECTED.
-# shellcheck disable=SC2016 # specs are single-quoted so that the shell running them expands
+# The attempts are tables of rows "EXPECTED|PROGRAM ARGS...", as bubblewrap's try-syscall
+# tests: PROGRAM is probe (tests/helpers/probe.c: one operation, its errno by name), another
+# helper beside it (iouring_connect, flood), a path, or a command in PATH. `probe each` runs
+# the rows in order, each in a process of its own and without a shell, outside in the test
+# and inside as the job, and prints one line per row: the program's output on one line,
+# "EXITn" after it when it failed, "NONE" when it printed nothing. An argument "<FILE" is
+# FILE's first line, read when the row runs.
 
 listeners tcp:127.0.0.2:8181 udp:127.0.0.2:8181 tcp:127.0.0.3:8181 udp:127.0.0.3:8181 \
 	tcp:127.0.0.1:8181 udp:127.0.0.1:8181 tcp:127.77.0.1:8181 'tcp:[::1]:8181' 'udp:[::1]:8181' \
@@ -18,61 +21,42 @@ for ((c_i = 1; c_i <= 50; c_i++)); do
 done
 unset c_i
 
-# The job that runs specs in order: one line each, the output with its lines joined, and EXITn
-# after it when the command failed.
-C_LOOP='for spec do
-	r=$(eval "$spec" 2>/dev/null); rc=$?
-	r=$(printf "%s" "$r" | tr "\n" " " | sed "s/ *\$//")
-	[ "$rc" = 0 ] || r="${r:+$r }EXIT$rc"
-	echo "${r:-NONE}"
-done'
-
-# Names each spec's command (C_CMDS) and expected output (C_EXPECT).
-c_specs() {
-	local spec
+# Splits rows into their expected results (C_EXPECT) and programs with arguments (C_ROWS).
+c_rows() {
+	local row
 
 	C_EXPECT=()
-	C_CMDS=()
-	for spec in "$@"; do
-		C_EXPECT+=("${spec%%|*}")
-		C_CMDS+=("${spec#*|}")
+	C_ROWS=()
+	for row in "$@"; do
+		C_EXPECT+=("${row%%|*}")
+		C_ROWS+=("${row#*|}")
 	done
 }
 
-c_env() {
-	export C_P=$IT_PROBE C_U=$IT_HELPERS/iouring_connect C_F=$IT_HELPERS/flood C_T=$T_DIR
-}
-
-# c_outside "EXPECTED|COMMAND"...: each command, run here, outside any sandbox, prints EXPECTED.
-c_outside() {
-	local i got bad="" C_EXPECT C_CMDS
-
-	c_env
-	c_specs "$@"
-	for i in "${!C_CMDS[@]}"; do
-		got=$(sh -c "$C_LOOP" sh "${C_CMDS[$i]}")
-		echo "outside: ${C_CMDS[$i]} -> $got"
-		[ "$got" = "${C_EXPECT[$i]}" ] ||
-			bad+="${bad:+; }${C_CMDS[$i]}: expected ${C_EXPECT[$i]}, got $got"
-	done
-	[ -z "$bad" ] || fail "outside the sandbox: $bad"
-}
-
-# Compares the job's output lines (file $1) with C_EXPECT.
+# Compares the result lines in file $2 with C_EXPECT; $1 says where they ran.
 c_compare() {
-	local i bad="" results=()
+	local where=$1 i bad="" results=()
 
-	mapfile -t results <"$1"
-	for i in "${!C_CMDS[@]}"; do
-		echo "inside: ${C_CMDS[$i]} -> ${results[$i]:-nothing}"
+	mapfile -t results <"$2"
+	for i in "${!C_ROWS[@]}"; do
+		echo "$where: ${C_ROWS[$i]} -> ${results[$i]:-nothing}"
 		[ "${results[$i]:-MISSING}" = "${C_EXPECT[$i]}" ] ||
-			bad+="${bad:+; }${C_CMDS[$i]}: expected ${C_EXPECT[$i]}, got ${results[$i]:-nothing}"
+			bad+="${bad:+; }${C_ROWS[$i]}: expected ${C_EXPECT[$i]}, got ${results[$i]:-nothing}"
 	done
-	[ -z "$bad" ] || fail "inside the sandbox: $bad"
+	[ -z "$bad" ] || fail "$where the sandbox: $bad"
 }
 
-# c_inside LAUNCH_OPTIONS... -- "EXPECTED|COMMAND"...: all commands in one sandbox, in order;
-# the job itself must exit 0.
+# c_outside ROW...: each row, run here, outside any sandbox, prints its EXPECTED.
+c_outside() {
+	local C_EXPECT C_ROWS
+
+	c_rows "$@"
+	"$IT_PROBE" each "${C_ROWS[@]}" >"$T_DIR/outside.results"
+	c_compare outside "$T_DIR/outside.results"
+}
+
+# c_inside LAUNCH_OPTIONS... -- ROW...: all rows in one sandbox, in order; the job itself
+# must exit 0.
 c_inside() {
 	local opts=()
 
@@ -81,16 +65,15 @@ c_inside() {
 		shift
 	done
 	shift
-	c_env
-	c_specs "$@"
-	launch_job "${opts[@]}" -- /bin/sh -c "$C_LOOP" sh "${C_CMDS[@]}"
+	c_rows "$@"
+	launch_job "${opts[@]}" -- "$IT_PROBE" each "${C_ROWS[@]}"
 	[ "$L_RC" = 0 ] || fail "inside: launch exited $L_RC (stderr: $(brief "$L_ERR"))" || return 1
-	c_compare "$L_OUT_FILE"
+	c_compare inside "$L_OUT_FILE"
 }
 
-# c_inside_gated LAUNCH_OPTIONS... -- "EXPECTED|COMMAND"...: as c_inside, in the background:
-# the job says "ready" in $T_DIR/ready and waits for $T_DIR/go before its commands, then says
-# "done" in $T_DIR/done and waits for $T_DIR/go2 before it exits. c_gate_wait waits for a word.
+# c_inside_gated LAUNCH_OPTIONS... -- ROW...: as c_inside, in the background: the job says
+# "ready" in $T_DIR/ready and waits for $T_DIR/go before its rows, then says "done" in
+# $T_DIR/done and waits for $T_DIR/go2 before it exits. c_gate_wait waits for a word.
 c_inside_gated() {
 	local opts=()
 
@@ -99,14 +82,15 @@ c_inside_gated() {
 		shift
 	done
 	shift
-	c_env
-	c_specs "$@"
+	c_rows "$@"
 	rm -f "$T_DIR/ready" "$T_DIR/go" "$T_DIR/done" "$T_DIR/go2"
-	launch_bg "${opts[@]}" -- /bin/sh -c 'echo ready >"$C_T/ready"
-		while [ ! -e "$C_T/go" ]; do sleep 0.01; done
-		'"$C_LOOP"'
-		echo done >"$C_T/done"
-		while [ ! -e "$C_T/go2" ]; do sleep 0.01; done' sh "${C_CMDS[@]}"
+	launch_bg "${opts[@]}" -- /bin/sh -c 'd=$1
+		shift
+		echo ready >"$d/ready"
+		while [ ! -e "$d/go" ]; do sleep 0.01; done
+		"$0" each "$@"
+		echo done >"$d/done"
+		while [ ! -e "$d/go2" ]; do sleep 0.01; done' "$IT_PROBE" "$T_DIR" "${C_ROWS[@]}"
 }
 
 c_gate_wait() {
@@ -227,14 +211,14 @@ test_contain_address_tricks() {
 	p=$(policy tricks '{"name": "tricks", "allow": [
 		{"cidr": "127.0.0.2", "ports": [8181], "protocol": "any"},
 		{"cidr": "2001:db8::1", "ports": [8181], "protocol": "any"}]}')
-	c_outside 'OK|$C_P tcp ::ffff:127.0.0.3 8181' 'OK|$C_P udp ::ffff:127.0.0.3 8181' \
-		'OK|$C_P tcp 0.0.0.0 8181' 'OK|$C_P udp 0.0.0.0 8181' 'OK|$C_P tcp :: 8181' \
-		'OK|$C_P udp :: 8181' 'OK|$C_P tcp 127.0.0.1 8181' 'OK|$C_P tcp 127.77.0.1 8181' \
-		'OK|$C_P tcp ::1 8181' 'OK|$C_P udp ::1 8181' \
-		'ENETUNREACH|$C_P tcp ::127.0.0.2 8181' 'ENETUNREACH|$C_P tcp 64:ff9b::127.0.0.2 8181' \
-		'ENETUNREACH|$C_P udp 64:ff9b::127.0.0.2 8181' \
-		'ENETUNREACH|$C_P tcp 169.254.169.254 80' 'ENETUNREACH|$C_P udp 169.254.169.254 80' \
-		'ENETUNREACH|$C_P tcp fd00:ec2::254 80' 'ENETUNREACH|$C_P tcp ::ffff:169.254.169.254 80' ||
+	c_outside 'OK|probe tcp ::ffff:127.0.0.3 8181' 'OK|probe udp ::ffff:127.0.0.3 8181' \
+		'OK|probe tcp 0.0.0.0 8181' 'OK|probe udp 0.0.0.0 8181' 'OK|probe tcp :: 8181' \
+		'OK|probe udp :: 8181' 'OK|probe tcp 127.0.0.1 8181' 'OK|probe tcp 127.77.0.1 8181' \
+		'OK|probe tcp ::1 8181' 'OK|probe udp ::1 8181' \
+		'ENETUNREACH|probe tcp ::127.0.0.2 8181' 'ENETUNREACH|probe tcp 64:ff9b::127.0.0.2 8181' \
+		'ENETUNREACH|probe udp 64:ff9b::127.0.0.2 8181' \
+		'ENETUNREACH|probe tcp 169.254.169.254 80' 'ENETUNREACH|probe udp 169.254.169.254 80' \
+		'ENETUNREACH|probe tcp fd00:ec2::254 80' 'ENETUNREACH|probe tcp ::ffff:169.254.169.254 80' ||
 		return 1
 	# 0.0.0.0 reached 127.0.0.1 and :: reached ::1: the listeners there got them.
 	expect_received tcp 127.0.0.1 8181 $((t1 + 2)) || return 1
@@ -255,10 +239,10 @@ test_contain_address_tricks() {
 		'udp ::1 8181' 'tcp ::127.0.0.2 8181' 'tcp 64:ff9b::127.0.0.2 8181'
 		'udp 64:ff9b::127.0.0.2 8181' 'tcp 169.254.169.254 80' 'udp 169.254.169.254 80'
 		'tcp fd00:ec2::254 80' 'udp fd00:ec2::254 80' 'tcp ::ffff:169.254.169.254 80')
-	local specs=('OK|$C_P tcp 127.0.0.2 8181' 'OK|$C_P tcp ::ffff:127.0.0.2 8181'
-		'OK|$C_P udp ::ffff:127.0.0.2 8181' 'OK|$C_P tcp 2001:db8::1 8181')
+	local specs=('OK|probe tcp 127.0.0.2 8181' 'OK|probe tcp ::ffff:127.0.0.2 8181'
+		'OK|probe udp ::ffff:127.0.0.2 8181' 'OK|probe tcp 2001:db8::1 8181')
 	for spec in "${refused[@]}"; do
-		specs+=("EPERM|\$C_P $spec")
+		specs+=("EPERM|probe $spec")
 	done
 	c_inside --policy "$p" -- "${specs[@]}" || return 1
 	audit_check || return 1
@@ -283,9 +267,9 @@ test_contain_address_tricks() {
 		{"cidr": "169.254.169.254", "ports": [80]},
 		{"cidr": "fd00:ec2::254", "ports": [80]},
 		{"cidr": "127.0.0.0/8", "ports": [8181]}]}')
-	c_inside --policy "$pm" -- 'ENETUNREACH|$C_P tcp 169.254.169.254 80' \
-		'ENETUNREACH|$C_P tcp fd00:ec2::254 80' 'EPERM|$C_P tcp 169.254.169.254 81' \
-		'OK|$C_P tcp 127.77.0.1 8181' 'EPERM|$C_P tcp ::1 8181' || return 1
+	c_inside --policy "$pm" -- 'ENETUNREACH|probe tcp 169.254.169.254 80' \
+		'ENETUNREACH|probe tcp fd00:ec2::254 80' 'EPERM|probe tcp 169.254.169.254 81' \
+		'OK|probe tcp 127.77.0.1 8181' 'EPERM|probe tcp ::1 8181' || return 1
 	expect_audit 2 "$L_AUDIT" event=deny || return 1
 }
 
@@ -306,14 +290,14 @@ test_contain_send_paths() {
 	u3=$(received udp $v4 8181)
 	t62=$(received tcp $v6 8181)
 	u62=$(received udp $v6 8181)
-	c_outside "OK|\$C_P udp $v4 8181" "OK|\$C_P udp-sendmsg $v4 8181" \
-		"OK|\$C_P udp-sendmmsg $v4 8181" "OK|\$C_P udp $v6 8181" \
-		"OK|\$C_P udp-sendmsg $v6 8181" "OK|\$C_P udp-sendmmsg $v6 8181" \
-		"OK|\$C_P tcp-fastopen $v4 8181" "OK|\$C_P tcp-fastopen $v6 8181" \
-		"OK|\$C_U $v4 8181" "OK|\$C_U $v6 8181" \
-		"OK|\$C_P reconnect 127.0.0.2 8181 $v4 8181" \
-		"OK|\$C_P reconnect 2001:db8::1 8181 $v6 8181" \
-		"OK|\$C_P udpconn-sendto 127.0.0.2 8181 $v4 8181" || return 1
+	c_outside "OK|probe udp $v4 8181" "OK|probe udp-sendmsg $v4 8181" \
+		"OK|probe udp-sendmmsg $v4 8181" "OK|probe udp $v6 8181" \
+		"OK|probe udp-sendmsg $v6 8181" "OK|probe udp-sendmmsg $v6 8181" \
+		"OK|probe tcp-fastopen $v4 8181" "OK|probe tcp-fastopen $v6 8181" \
+		"OK|iouring_connect $v4 8181" "OK|iouring_connect $v6 8181" \
+		"OK|probe reconnect 127.0.0.2 8181 $v4 8181" \
+		"OK|probe reconnect 2001:db8::1 8181 $v6 8181" \
+		"OK|probe udpconn-sendto 127.0.0.2 8181 $v4 8181" || return 1
 	# sendmmsg sends two datagrams.
 	expect_received udp $v4 8181 $((u3 + 6)) || return 1
 	expect_received udp $v6 8181 $((u62 + 5)) || return 1
@@ -324,16 +308,16 @@ test_contain_send_paths() {
 	t62=$(c_bytes tcp $v6 8181)
 	u62=$(c_bytes udp $v6 8181)
 
-	c_inside --policy "$p" -- 'OK|$C_P udp 127.0.0.2 8181' 'OK|$C_P udp-sendmmsg 2001:db8::1 8181' \
-		'OK|$C_P tcp-fastopen 127.0.0.2 8181' 'OK|$C_P reconnect 127.0.0.2 8181 127.0.0.2 8181' \
-		"EPERM|\$C_P udp $v4 8181" "EPERM|\$C_P udp-sendmsg $v4 8181" \
-		"EPERM|\$C_P udp-sendmmsg $v4 8181" "EPERM|\$C_P udp $v6 8181" \
-		"EPERM|\$C_P udp-sendmsg $v6 8181" "EPERM|\$C_P udp-sendmmsg $v6 8181" \
-		"EPERM|\$C_P tcp-fastopen $v4 8181" "EPERM|\$C_P tcp-fastopen $v6 8181" \
-		"EPERM|\$C_U $v4 8181" "EPERM|\$C_U $v6 8181" \
-		"EPERM|\$C_P reconnect 127.0.0.2 8181 $v4 8181" \
-		"EPERM|\$C_P reconnect 2001:db8::1 8181 $v6 8181" \
-		"EPERM|\$C_P udpconn-sendto 127.0.0.2 8181 $v4 8181" || return 1
+	c_inside --policy "$p" -- 'OK|probe udp 127.0.0.2 8181' 'OK|probe udp-sendmmsg 2001:db8::1 8181' \
+		'OK|probe tcp-fastopen 127.0.0.2 8181' 'OK|probe reconnect 127.0.0.2 8181 127.0.0.2 8181' \
+		"EPERM|probe udp $v4 8181" "EPERM|probe udp-sendmsg $v4 8181" \
+		"EPERM|probe udp-sendmmsg $v4 8181" "EPERM|probe udp $v6 8181" \
+		"EPERM|probe udp-sendmsg $v6 8181" "EPERM|probe udp-sendmmsg $v6 8181" \
+		"EPERM|probe tcp-fastopen $v4 8181" "EPERM|probe tcp-fastopen $v6 8181" \
+		"EPERM|iouring_connect $v4 8181" "EPERM|iouring_connect $v6 8181" \
+		"EPERM|probe reconnect 127.0.0.2 8181 $v4 8181" \
+		"EPERM|probe reconnect 2001:db8::1 8181 $v6 8181" \
+		"EPERM|probe udpconn-sendto 127.0.0.2 8181 $v4 8181" || return 1
 	audit_check || return 1
 	# udp, udp-sendmsg, udp-sendmmsg (its first datagram fails the call), and for IPv4
 	# udpconn-sendto.
@@ -373,23 +357,23 @@ test_contain_socket_kinds() {
 	range=$(sysctl -n net.ipv4.ping_group_range | tr -s '\t ' ' ')
 	expect_eq "net.ipv4.ping_group_range in the test netns" "0 2147483647" "$range" || return 1
 	for spec in "${kinds[@]}"; do
-		specs+=("OK|\$C_P socket $spec")
-		inside_specs+=("EPERM|\$C_P socket $spec")
+		specs+=("OK|probe socket $spec")
+		inside_specs+=("EPERM|probe socket $spec")
 	done
 	for spec in "${absent[@]}"; do
-		specs+=("EAFNOSUPPORT|\$C_P socket $spec")
-		inside_specs+=("EPERM|\$C_P socket $spec")
+		specs+=("EAFNOSUPPORT|probe socket $spec")
+		inside_specs+=("EPERM|probe socket $spec")
 	done
-	specs+=('EOPNOTSUPP|$C_P socketpair inet6 dgram 0'
-		'ESOCKTNOSUPPORT|$C_P socketpair packet seqpacket 0')
-	inside_specs+=('EPERM|$C_P socketpair inet6 dgram 0' 'EPERM|$C_P socketpair packet seqpacket 0')
+	specs+=('EOPNOTSUPP|probe socketpair inet6 dgram 0'
+		'ESOCKTNOSUPPORT|probe socketpair packet seqpacket 0')
+	inside_specs+=('EPERM|probe socketpair inet6 dgram 0' 'EPERM|probe socketpair packet seqpacket 0')
 	c_outside "${specs[@]}" || return 1
 
 	p=$(policy kinds '{"name": "kinds", "allow": [{"cidr": "127.0.0.2", "ports": [8181]}]}')
-	c_inside --policy "$p" -- "${inside_specs[@]}" 'OK|$C_P socket inet stream tcp' \
-		'OK|$C_P socket inet6 dgram udp' 'OK|$C_P socket netlink raw 0' \
-		'OK|$C_P socket unix seqpacket 0' 'OK|$C_P socketpair unix dgram 0' \
-		'OK|$C_P tcp 127.0.0.2 8181' || return 1
+	c_inside --policy "$p" -- "${inside_specs[@]}" 'OK|probe socket inet stream tcp' \
+		'OK|probe socket inet6 dgram udp' 'OK|probe socket netlink raw 0' \
+		'OK|probe socket unix seqpacket 0' 'OK|probe socketpair unix dgram 0' \
+		'OK|probe tcp 127.0.0.2 8181' || return 1
 	audit_check || return 1
 	expect_audit 1 "$L_AUDIT" event=deny op=socket family=ipv4 type=raw protocol=icmp || return 1
 	expect_audit 1 "$L_AUDIT" event=deny op=socket family=ipv6 type=raw protocol=icmpv6 ||
@@ -490,10 +474,10 @@ test_contain_local_doors() {
 	ln -s "$d/other.sock" "$T_DIR/link.sock"
 	sneaky=/tmp/..$d/other.sock
 
-	c_outside "OK|\$C_P unix $d/allowed.sock" "OK|\$C_P unix $d/other.sock" \
-		"OK|\$C_P unix @$ab-other" "OK|\$C_P unix-dgram $d/other.dgram" \
-		"OK|\$C_P unix $T_DIR/link.sock" "OK|\$C_P unix $sneaky" \
-		"OK|cd $d && \$C_P unix other.sock" || return 1
+	c_outside "OK|probe unix $d/allowed.sock" "OK|probe unix $d/other.sock" \
+		"OK|probe unix @$ab-other" "OK|probe unix-dgram $d/other.dgram" \
+		"OK|probe unix $T_DIR/link.sock" "OK|probe unix $sneaky" \
+		"OK|probe unix-at $d other.sock" || return 1
 	expect_eq "messages on other.sock outside" 4 "$(c_unix_count "$d" other.sock)" || return 1
 	before_other=$(c_unix_count "$d" other.sock)
 	before_odgram=$(c_unix_count "$d" other.dgram)
@@ -501,13 +485,13 @@ test_contain_local_doors() {
 
 	p=$(policy doors "{\"name\": \"doors\", \"allow\": [],
 		\"unix\": [\"$d/allowed.sock\", \"$d/allowed.dgram\", \"@$ab-allowed\"]}")
-	c_inside --policy "$p" -- "OK|\$C_P unix $d/allowed.sock" "OK|\$C_P unix @$ab-allowed" \
-		"OK|\$C_P unix-dgram $d/allowed.dgram" "OK|\$C_P unix-self /tmp/own.sock" \
-		"EPERM|\$C_P unix-self @$ab-own" \
-		"EPERM|\$C_P unix $d/other.sock" "EPERM|\$C_P unix @$ab-other" \
-		"EPERM|\$C_P unix-dgram $d/other.dgram" "EPERM|\$C_P unix $T_DIR/link.sock" \
-		"EPERM|\$C_P unix $sneaky" "EPERM|cd $d && \$C_P unix other.sock" \
-		"ELOOP|ln -s $d/other.sock /tmp/door.sock && \$C_P unix /tmp/door.sock" || return 1
+	c_inside --policy "$p" -- "OK|probe unix $d/allowed.sock" "OK|probe unix @$ab-allowed" \
+		"OK|probe unix-dgram $d/allowed.dgram" "OK|probe unix-self /tmp/own.sock" \
+		"EPERM|probe unix-self @$ab-own" \
+		"EPERM|probe unix $d/other.sock" "EPERM|probe unix @$ab-other" \
+		"EPERM|probe unix-dgram $d/other.dgram" "EPERM|probe unix $T_DIR/link.sock" \
+		"EPERM|probe unix $sneaky" "EPERM|probe unix-at $d other.sock" \
+		"ELOOP|probe unix-via-link $d/other.sock /tmp/door.sock" || return 1
 	audit_check || return 1
 	expect_audit 1 "$L_AUDIT" event=deny op=connect_unix family=unix dst_path="$d/other.sock" ||
 		return 1
@@ -558,36 +542,32 @@ test_contain_cgroup_exit() {
 
 c_cgroup_exit_run() {
 	local sib=$1 mk=$2 root=$3 p pid cg mounts
-	# Counts writable cgroup (v1 or v2) mounts and bpffs mounts in mountinfo.
-	local mounts_awk='{ for (i = 7; i <= NF; i++) if ($i == "-") {
-		if ($(i + 1) ~ /^cgroup2?$/ && $6 ~ /(^|,)rw(,|$)/) rw++
-		if ($(i + 1) == "bpf") bpf++
-		break } } END { print rw + 0, bpf + 0 }'
 
-	mounts=$(awk "$mounts_awk" /proc/self/mountinfo)
+	# Writable cgroup (v1 or v2) mounts and bpffs mounts in mountinfo.
+	mounts=$("$IT_PROBE" cgroup-mounts)
 	echo "outside: writable cgroup mounts, bpffs mounts: $mounts"
 	[[ $mounts =~ ^[1-9][0-9]*\ [1-9] ]] ||
 		fail "outside, expected writable cgroup mounts and a bpffs, found '$mounts'" || return 1
-	c_outside "OK|\$C_P write $root/cgroup.procs 0" "OK|\$C_P write $sib/cgroup.procs 0" \
-		"OK|\$C_P mkdir $mk" "OK|\$C_P mount-cgroup2 $T_DIR/cgmnt" \
-		"OK|\$C_P remount-rw $root" 'OK|$C_P userns-unshare' 'OK|$C_P userns-clone' \
-		'OK|$C_P userns-clone3' '0|unshare -U /bin/true; echo $?' 'OK|$C_P bpf-prog-next' || return 1
+	c_outside "OK|probe write $root/cgroup.procs 0" "OK|probe write $sib/cgroup.procs 0" \
+		"OK|probe mkdir $mk" "OK|probe mount-cgroup2 $T_DIR/cgmnt" \
+		"OK|probe remount-rw $root" 'OK|probe userns-unshare' 'OK|probe userns-clone' \
+		'OK|probe userns-clone3' 'NONE|/usr/bin/unshare -U /bin/true' 'OK|probe bpf-prog-next' || return 1
 
 	p=$(policy cg '{"name": "cg", "allow": [{"cidr": "127.0.0.2", "ports": [8181]}]}')
 	# The name launch_bg will draw (launch_next_names), needed in the job's commands.
 	local name=it$IT_RUNID-$BASHPID-$((L_N + 1))
 	# uid 0 (no capability): the owner of every cgroup file, were one in view.
 	c_inside_gated --user root --policy "$p" -- \
-		"ENOENT|\$C_P write $root/cgroup.procs 0" \
-		"ENOENT|\$C_P write $root/launch/cgroup.procs 0" \
-		"ENOENT|\$C_P write $sib/cgroup.procs 0" \
-		"ENOENT|\$C_P write $root/launch/$name/cgroup.procs 0" \
-		"ENOENT|\$C_P mkdir $root/launch/$name/escape" \
-		"EPERM|\$C_P mount-cgroup2 /tmp" "ENOENT|\$C_P remount-rw $root" \
-		"ENOENT|\$C_P bpf-detach $root/launch/$name" 'EPERM|$C_P bpf-prog-next' \
-		'EPERM|$C_P userns-unshare' 'EPERM|$C_P userns-clone' 'ENOSYS|$C_P userns-clone3' \
-		'1|unshare -U /bin/true; echo $?' '0::/|grep "^0::" /proc/self/cgroup' \
-		"0 0|awk '$mounts_awk' /proc/self/mountinfo"
+		"ENOENT|probe write $root/cgroup.procs 0" \
+		"ENOENT|probe write $root/launch/cgroup.procs 0" \
+		"ENOENT|probe write $sib/cgroup.procs 0" \
+		"ENOENT|probe write $root/launch/$name/cgroup.procs 0" \
+		"ENOENT|probe mkdir $root/launch/$name/escape" \
+		"EPERM|probe mount-cgroup2 /tmp" "ENOENT|probe remount-rw $root" \
+		"ENOENT|probe bpf-detach $root/launch/$name" 'EPERM|probe bpf-prog-next' \
+		'EPERM|probe userns-unshare' 'EPERM|probe userns-clone' 'ENOSYS|probe userns-clone3' \
+		'EXIT1|/usr/bin/unshare -U /bin/true' '0::/|probe cgroup-v2' \
+		'0 0|probe cgroup-mounts'
 	[ "$L_NAME" = "$name" ] || fail "internal: sandbox name $L_NAME, expected $name" || return 1
 	c_gate_wait ready || return 1
 	# While the sandbox runs, its programs are attached to its cgroup.
@@ -602,7 +582,7 @@ c_cgroup_exit_run() {
 	launch_bg_wait 10 || return 1
 	expect_rc "job" 0 || return 1
 	expect_eq "the job's cgroup after its attempts" "/launch/$name" "$cg" || return 1
-	c_compare "$L_OUT_FILE" || return 1
+	c_compare inside "$L_OUT_FILE" || return 1
 	[ ! -e "$mk" ] || fail "$mk exists" || return 1
 	c_detach_outside || return 1
 	audit_check || return 1
@@ -659,24 +639,22 @@ test_contain_inherited_power() {
 	track_pid "$sleeper"
 
 	local zero=0000000000000000
-	local status='grep -E "^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):" /proc/self/status | awk "{ print \$2 }"'
-	local fds='ls -ln /proc/self/fd | awk '\''$(NF-1) == "->" && $NF !~ /^\/proc\/[0-9]+\/fd$/ { print $(NF-2) }'\'
 	# The caller leaves a descriptor (7) open: the launcher has it, the job must not.
-	c_inside_gated --user root --policy "$p" -- "$zero $zero $zero $zero $zero 1 2|$status" \
-		"euid=0 capeff=$zero raw=EPERM|$suid" "0 1 2|$fds" \
-		'EACCES|$C_P readmem 1' 'EPERM|$C_P ptrace 1' 'EACCES|$C_P readlink /proc/1/fd/3' \
-		'EACCES|$C_P open /proc/1/fd/3' 'EACCES|$C_P open /proc/1/fd/4' \
-		'ESRCH|$C_P kill0 $(cat $C_T/launcher.pid)' 'ESRCH|$C_P ptrace $(cat $C_T/launcher.pid)' \
-		'ENOENT|$C_P readmem $(cat $C_T/launcher.pid)' \
-		'absent|[ -e /proc/$(cat $C_T/launcher.pid) ] && echo present || echo absent' \
+	c_inside_gated --user root --policy "$p" -- "$zero $zero $zero $zero $zero 1 2|probe status-caps" \
+		"euid=0 capeff=$zero raw=EPERM|$suid" '0 1 2|probe fds' \
+		'EACCES|probe readmem 1' 'EPERM|probe ptrace 1' 'EACCES|probe readlink /proc/1/fd/3' \
+		'EACCES|probe open /proc/1/fd/3' 'EACCES|probe open /proc/1/fd/4' \
+		"ESRCH|probe kill0 <$T_DIR/launcher.pid" "ESRCH|probe ptrace <$T_DIR/launcher.pid" \
+		"ENOENT|probe readmem <$T_DIR/launcher.pid" \
+		"ENOENT|probe pid-visible <$T_DIR/launcher.pid" \
 		7>"$T_DIR/inherited"
 	c_gate_wait ready || return 1
 	lpid=$L_PID
 	echo "$lpid" >"$T_DIR/launcher.pid"
 	# Outside, the launcher can be signalled, traced (a process of the same uid is) and read,
 	# and it holds BPF maps.
-	c_outside "OK|\$C_P kill0 $lpid" "OK|\$C_P readmem $lpid" "OK|\$C_P ptrace $sleeper" \
-		"OK|\$C_P readlink /proc/$lpid/fd/7" "OK|\$C_P open /proc/$lpid/fd/7" || return 1
+	c_outside "OK|probe kill0 $lpid" "OK|probe readmem $lpid" "OK|probe ptrace $sleeper" \
+		"OK|probe readlink /proc/$lpid/fd/7" "OK|probe open /proc/$lpid/fd/7" || return 1
 	fds=$(ls -ln "/proc/$lpid/fd" 2>/dev/null)
 	[[ $fds == *anon_inode:bpf-map* ]] ||
 		fail "the launcher holds no BPF map descriptor: nothing to leak" || return 1
@@ -687,7 +665,7 @@ test_contain_inherited_power() {
 	: >"$T_DIR/go2"
 	launch_bg_wait 10 || return 1
 	expect_rc "job" 0 || return 1
-	c_compare "$L_OUT_FILE" || return 1
+	c_compare inside "$L_OUT_FILE" || return 1
 	audit_check || return 1
 	expect_audit 1 "$L_AUDIT" event=deny op=socket family=ipv4 type=raw comm=setuid_raw uid=0 ||
 		return 1
@@ -709,15 +687,14 @@ c_fail_closed_kill() {
 	local p t3 u3 secs name start ms gone=0 left n
 
 	p=$(policy fc '{"name": "fc", "allow": [{"cidr": "127.0.0.2", "ports": [8181]}]}')
-	c_outside 'OK|$C_P tcp 127.0.0.3 8181' 'OK=1|$C_F udp 127.0.0.3 8181 1' || return 1
+	c_outside 'OK|probe tcp 127.0.0.3 8181' 'OK=1|flood udp 127.0.0.3 8181 1' || return 1
 	sleep 0.2
 	t3=$(c_bytes tcp 127.0.0.3 8181)
 	u3=$(c_bytes udp 127.0.0.3 8181)
 	secs=$((800000 + RANDOM))
-	c_env
 	launch_bg --policy "$p" -- /bin/sh -c 'setsid sleep "$1" </dev/null >/dev/null 2>&1 &
-		while :; do "$C_P" tcp 127.0.0.3 8181; "$C_F" udp 127.0.0.3 8181 20; done >>"$C_T/tries"' \
-		sh "$secs"
+		while :; do "$2/probe" tcp 127.0.0.3 8181; "$2/flood" udp 127.0.0.3 8181 20; done \
+		>>"$3/tries"' sh "$secs" "$IT_HELPERS" "$T_DIR"
 	name=$L_NAME
 	for _ in $(seq 500); do
 		[ "$(wc -l 2>/dev/null <"$T_DIR/tries" || echo 0)" -ge 40 ] && break
@@ -775,11 +752,11 @@ c_fail_closed_audit() {
 	secs=$((700000 + RANDOM))
 	head -c 49152 /dev/zero >"$small/filler" 2>/dev/null
 	log=$small/stop.jsonl
-	c_env
 	launch_next_names
 	name=$L_NAME
 	launch_raw --audit-log "$log" --name "$name" --policy "$p" -- /bin/sh -c \
-		'"$C_F" udp 127.0.0.3 8181 20000 >"$C_T/flood.stop"; exec sleep "$1"' sh "$secs"
+		'"$2/flood" udp 127.0.0.3 8181 20000 >"$3/flood.stop"; exec sleep "$1"' sh "$secs" \
+		"$IT_HELPERS" "$T_DIR"
 	cp "$log" "$T_DIR/stop.jsonl"
 	expect_rc "audit log full, --audit-failure=stop" 125 || return 1
 	[[ $L_ERR == *"audit log"*"No space left on device"* ]] ||
@@ -802,8 +779,8 @@ c_fail_closed_audit() {
 	head -c 49152 /dev/zero >"$small/filler" 2>/dev/null
 	log=$small/continue.jsonl
 	launch_bg --audit-failure=continue --audit-log "$log" --policy "$p" -- /bin/sh -c \
-		'"$C_F" udp 127.0.0.3 8181 20000 >"$C_T/flood.cont"
-		while [ ! -e "$C_T/go.cont" ]; do sleep 0.01; done; exit 7'
+		'"$1/flood" udp 127.0.0.3 8181 20000 >"$2/flood.cont"
+		while [ ! -e "$2/go.cont" ]; do sleep 0.01; done; exit 7' sh "$IT_HELPERS" "$T_DIR"
 	wait_for_file "$T_DIR/flood.cont" 15 || {
 		kill -KILL "$L_PID" 2>/dev/null
 		fail "the job never flooded (stderr: $(brief "$(cat "$L_ERR_FILE")"))"
@@ -930,20 +907,20 @@ test_contain_many_at_once() {
 	local n=50 i j p names=() pids=() audits=() outs=() errs=() before=() live bad="" got
 
 	for ((i = 1; i <= n; i++)); do
-		c_outside "OK|\$C_P tcp 127.0.1.$i 8080" >/dev/null || return 1
+		c_outside "OK|probe tcp 127.0.1.$i 8080" >/dev/null || return 1
 	done
 	for ((i = 1; i <= n; i++)); do
 		before[i]=$(received tcp 127.0.1.$i 8080)
 	done
 	mkfifo "$T_DIR/go.fifo"
-	c_env
 	for ((i = 1; i <= n; i++)); do
 		j=$((i % n + 1))
 		p=$(policy "p$i" "{\"name\": \"p$i\", \"allow\": [{\"cidr\": \"127.0.1.$i\", \"ports\": [8080]}]}")
 		# The job opens the fifo for reading, which blocks until the test opens it to write:
 		# every job waits, without polling, for all of them to be up.
-			launch_bg --policy "$p" -- /bin/sh -c 'echo ready >"$C_T/ready.$1"; : <"$C_T/go.fifo"
-			"$C_P" tcp 127.0.1.$1 8080; "$C_P" tcp 127.0.1.$2 8080' sh "$i" "$j"
+		launch_bg --policy "$p" -- /bin/sh -c 'echo ready >"$1/ready.$2"; : <"$1/go.fifo"
+			exec "$0" each "probe tcp 127.0.1.$2 8080" "probe tcp 127.0.1.$3 8080"' \
+			"$IT_PROBE" "$T_DIR" "$i" "$j"
 		names[i]=$L_NAME
 		errs[i]=$L_ERR_FILE
 		pids[i]=$L_PID
