@@ -70,7 +70,7 @@ REFUSED_ADDR = "127.0.0.2"  # in no allowlist: every connect to it is refused
 REFUSED_PORT = 80
 ONE_HOST = "api.stripe.com"  # what the peers that take host names allow
 
-# Targets from the issue (tests/bench is the only place they are judged).
+# The project's performance targets (tests/bench is the only place they are judged).
 TARGET_LAUNCH_OVERHEAD_MS = 3.0
 TARGET_CONNECT_SLOWDOWN = 0.03
 TARGET_BPF_NS = 150.0

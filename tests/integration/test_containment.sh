@@ -521,7 +521,7 @@ test_contain_local_doors() {
 # --- 5. leaving the cgroup --------------------------------------------------------------------
 
 # The job, uid 0 without capabilities, tries to move itself into the root, parent and a
-# sibling cgroup (every cgroup.procs write works outside, as the issue measured: the hierarchy
+# sibling cgroup (every cgroup.procs write works outside, as measured here: the hierarchy
 # has no nsdelegate), to make a child cgroup, to mount a fresh cgroup2 or make the mount
 # writable, to detach its cgroup's programs (BPF_PROG_DETACH asks for no capability, only the
 # cgroup's directory: the job's mount namespace has no cgroup2 mount at all), to get a handle

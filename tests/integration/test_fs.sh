@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Files (issue class "kernel tunables and host-wide files"): what a job may write. Each test
+# Files (threat class "kernel tunables and host-wide files"): what a job may write. Each test
 # first shows the attempt works outside the sandbox, as root or as the job's user, then that
 # it is refused inside, uid 0 included (--user root). Writes to kernel tunables are "rewrite"
 # probes: the file's own bytes written back, which change nothing if they get through, and the
