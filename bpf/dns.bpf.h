@@ -148,6 +148,19 @@ static __always_inline bool dns_redirect(const struct sandbox_cfg *cfg, struct b
 	return true;
 }
 
+/* Whether an answer of the proxy opened the address, for whatever ports. */
+static __always_inline bool dns_answered(const struct sandbox_cfg *cfg,
+					 const struct prefix_key *dst)
+{
+	__u32 slot = cfg->slot;
+	void *map;
+
+	if (!(cfg->flags & CFG_DNS_PROXY))
+		return false;
+	map = bpf_map_lookup_elem(&dns_allow, &slot);
+	return map && bpf_map_lookup_elem(map, dst->addr);
+}
+
 /* The addresses opened by answers of the proxy, with the ports of the rule that named them. */
 static __always_inline bool dns_allows(const struct sandbox_cfg *cfg, const struct prefix_key *dst,
 				       __u16 port, __u32 proto)

@@ -50,6 +50,16 @@ static __always_inline int sock_addr_judge(struct bpf_sock_addr *ctx, struct pre
 			sock_addr_log(cfg, ctx, dst, family, op, port, AUDIT_VERDICT_ALLOW);
 		return 1;
 	}
+	/*
+	 * getaddrinfo connects a UDP socket to each of several answer addresses, on the
+	 * service's port, only to learn which source address it would use (RFC 6724 sorting),
+	 * and sends nothing. Refused like any UDP connect the policy does not allow, but without
+	 * a line when the proxy answered the address: a UDP connect puts no packet on the wire,
+	 * and the socket stays unconnected, so whatever the job sends there passes sendmsg,
+	 * which logs. Audit-only lets it through, as quietly as enforcing refuses it.
+	 */
+	if (op == AUDIT_OP_CONNECT && proto == PROTO_UDP && dns_answered(cfg, dst))
+		return (cfg->flags & CFG_AUDIT_ONLY) ? 1 : 0;
 	sock_addr_log(cfg, ctx, dst, family, op, port, audit_refusal_verdict(cfg));
 	return (cfg->flags & CFG_AUDIT_ONLY) ? 1 : 0;
 }

@@ -9,7 +9,7 @@
 # nowhere, so an answer can only have come from the proxy.
 
 listeners tcp:127.0.3.1:8443 tcp:127.0.3.2:8443 tcp:127.0.3.7:8443 tcp:127.0.3.8:8443 \
-	tcp:127.0.3.7:9443 'tcp:[2001:db8::2]:8443'
+	tcp:127.0.3.7:9443 'tcp:[2001:db8::2]:8443' udp:127.0.3.7:8443
 
 DNS_UP_ADDR=127.0.0.53
 DNS_UP_PORT=5354
@@ -355,30 +355,57 @@ test_dns_nscd_fallback() {
 }
 
 # A well-behaved job, one look-up of an allowed name and one connection, leaves no deny line.
-# glibc asks nscd's socket before every look-up (shown outside, under strace); inside, that
-# socket is hidden (ENOENT, as on a host without nscd), not refused and logged.
+# Outside (under strace), glibc asks nscd's socket before the look-up, and with several
+# answers it connects a UDP socket to each, on the service's port, to sort them by source
+# address (RFC 6724). Inside, nscd's socket is hidden (ENOENT, as on a host without nscd),
+# and the UDP connects to the proxy's answers, which send nothing, are refused without a line.
 test_dns_clean_job_no_deny() {
-	local p n
+	local p n7 n6 u7
 
 	command -v strace >/dev/null || fail "strace not found (make deps installs it)" || return 1
 	dns_upstream || return 1
 	p=$(policy dns "$DNS_POLICY")
+	# hosts-file.test: 127.0.0.4 and 2001:db8::1 in the test's /etc/hosts.
 	strace -f -qq -e trace=connect -o "$T_DIR/strace.out" "$IT_PY" -c \
-		'import socket; socket.getaddrinfo("localhost", None)' ||
+		'import socket; socket.getaddrinfo("hosts-file.test", 8443, type=socket.SOCK_STREAM)' ||
 		fail "getaddrinfo under strace failed outside the sandbox" || return 1
-	grep -q '/var/run/nscd/socket' "$T_DIR/strace.out" ||
+	grep -q '"/var/run/nscd/socket"' "$T_DIR/strace.out" ||
 		fail "glibc did not ask nscd's socket outside: $(brief "$(cat "$T_DIR/strace.out")")" ||
 		return 1
-	n=$(received tcp 127.0.3.1 8443)
-	dns_launch --policy "$p" -- "$IT_PY" "$DNS_JOB" "gai api.provider.test 8443"
+	grep -q 'htons(8443).*"2001:db8::1"' "$T_DIR/strace.out" ||
+		fail "glibc did not connect to its answers to sort them: $(brief "$(cat "$T_DIR/strace.out")")" ||
+		return 1
+	n7=$(received tcp 127.0.3.7 8443)
+	n6=$(received tcp 2001:db8::2 8443)
+	# x.cdn.provider.test: 127.0.3.7 and 2001:db8::2, two answers to sort.
+	dns_launch --policy "$p" -- "$IT_PY" "$DNS_JOB" "gai x.cdn.provider.test 8443"
 	expect_rc "job" 0 || return 1
-	expect_lines "job" "gai api.provider.test 127.0.3.1 OK" || return 1
-	expect_received tcp 127.0.3.1 8443 $((n + 1)) || return 1
+	expect_lines "job" "gai x.cdn.provider.test (127.0.3.7|2001:db8::2) OK" || return 1
+	expect_eq "connections to x.cdn.provider.test" $((n7 + n6 + 1)) \
+		$(($(received tcp 127.0.3.7 8443) + $(received tcp 2001:db8::2 8443))) || return 1
 	audit_check || return 1
 	expect_audit 0 "$L_AUDIT" event=deny || return 1
 	expect_audit 1 "$L_AUDIT" event=sandbox_exit denied=0 'denied_by_op={}' || return 1
-	[ "$(upstream_saw api.provider.test)" -ge 1 ] ||
-		fail "the look-up did not go through the proxy to the upstream"
+	[ "$(upstream_saw x.cdn.provider.test)" -ge 1 ] ||
+		fail "the look-up did not go through the proxy to the upstream" || return 1
+
+	# What sends is logged: after the same look-up, a UDP datagram to the answered address
+	# (sendto) is refused with a line, and a UDP connect there is refused, without one,
+	# and sends nothing (its send fails).
+	u7=$(received udp 127.0.3.7 8443)
+	outside "OK udp 127.0.3.7 8443" "OK udpconn 127.0.3.7 8443" || return 1
+	expect_received udp 127.0.3.7 8443 $((u7 + 2)) || return 1
+	u7=$((u7 + 2))
+	dns_launch --policy "$p" -- /bin/sh -c '"$1" "$2" "gai x.cdn.provider.test 8443"
+		"$0" udp 127.0.3.7 8443; "$0" udpconn 127.0.3.7 8443' "$IT_PROBE" "$IT_PY" "$DNS_JOB"
+	expect_rc "job" 0 || return 1
+	expect_lines "job" "gai x.cdn.provider.test (127.0.3.7|2001:db8::2) OK" EPERM EPERM ||
+		return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=sendmsg protocol=udp dst_ip=127.0.3.7 \
+		dst_port=8443 dst_name=x.cdn.provider.test || return 1
+	expect_audit 1 "$L_AUDIT" event=deny || return 1
+	expect_received udp 127.0.3.7 8443 "$u7"
 }
 
 # glibc asks again after REFUSED: a refused look-up is one deny line, written when its window
