@@ -407,49 +407,7 @@ test_contain_socket_kinds() {
 
 # --- 4. local doors ---------------------------------------------------------------------------
 
-# Unix-socket listeners outside the sandbox, in the test's directory: DIR/NAME.log gets each
-# message. SPEC: stream:PATH, dgram:PATH, stream:@ABSTRACT. Writes DIR/ready when bound.
-C_UNIX_LISTEN='
-import os, selectors, socket, sys
-d, specs = sys.argv[1], sys.argv[2:]
-sel = selectors.DefaultSelector()
-def log(name, data):
-    fd = os.open(os.path.join(d, name + ".log"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    os.write(fd, data)
-    os.close(fd)
-for spec in specs:
-    kind, addr = spec.split(":", 1)
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM if kind == "stream" else socket.SOCK_DGRAM)
-    name = os.path.basename(addr).lstrip("@")
-    s.bind("\0" + addr[1:] if addr.startswith("@") else addr)
-    if not addr.startswith("@"):
-        os.chmod(addr, 0o777)
-    if kind == "stream":
-        s.listen(16)
-    open(os.path.join(d, name + ".log"), "ab").close()
-    sel.register(s, selectors.EVENT_READ, (kind, name))
-open(os.path.join(d, "ready"), "w").write("ready\n")
-while True:
-    for key, _ in sel.select():
-        kind, name = key.data
-        if kind == "stream":
-            c, _ = key.fileobj.accept()
-            c.settimeout(2)
-            data = b""
-            try:
-                while True:
-                    chunk = c.recv(4096)
-                    if not chunk:
-                        break
-                    data += chunk
-            except OSError:
-                pass
-            c.close()
-            log(name, data)
-        elif kind == "dgram":
-            log(name, key.fileobj.recv(65536))
-'
-
+# Messages a listener of fixtures/unix_listen.py received.
 c_unix_count() {
 	grep -c '^hello$' "$1/$2.log" 2>/dev/null || echo 0
 }
@@ -463,7 +421,8 @@ test_contain_local_doors() {
 	local before_other before_odgram before_aother
 
 	mkdir -p "$d"
-	"$IT_PY" -c "$C_UNIX_LISTEN" "$d" "stream:$d/allowed.sock" "stream:$d/other.sock" \
+	# Unix-socket listeners outside the sandbox, in the test's directory.
+	"$IT_PY" "$IT_FIX/unix_listen.py" "$d" "stream:$d/allowed.sock" "stream:$d/other.sock" \
 		"dgram:$d/allowed.dgram" "dgram:$d/other.dgram" "stream:@$ab-allowed" \
 		"stream:@$ab-other" 2>"$T_DIR/unix_listen.err" &
 	pid=$!
