@@ -76,11 +76,12 @@ struct dnsproxy_ports {
 };
 
 struct dnsproxy_stats {
-	unsigned long long queries;	    /* every message from the job */
-	unsigned long long allowed;	    /* forwarded upstream */
-	unsigned long long denied;	    /* refused: name, type or class */
-	unsigned long long would_deny;	    /* --audit-only: forwarded, though the policy refuses */
-	unsigned long long deny_lines;	    /* deny lines written: refusals with their repeats */
+	unsigned long long queries;    /* every message from the job */
+	unsigned long long allowed;    /* forwarded upstream */
+	unsigned long long denied;     /* refused: name, type or class */
+	unsigned long long would_deny; /* --audit-only: forwarded, though the policy refuses */
+	/* Deny lines written: each refused look-up (its repeats in it), each malformed message. */
+	unsigned long long deny_lines;
 	unsigned long long malformed;	    /* answered FORMERR or NOTIMP, or dropped */
 	unsigned long long upstream_failed; /* answered SERVFAIL */
 	unsigned long long opened;	    /* addresses added to the allowlist */
