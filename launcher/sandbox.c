@@ -419,9 +419,14 @@ static void sandbox_sync_answer(struct sandbox *sandbox)
 {
 	if (sandbox->nsync_asked == 0 || sandbox->ring_behind)
 		return;
-	/* A look-up the job sent and did not wait for is a refusal made, too. */
-	if (sandbox->dns)
+	/*
+	 * A look-up the job sent and did not wait for is a refusal made, too; and refused
+	 * look-ups still waiting for their repeats are written now, their window cut short.
+	 */
+	if (sandbox->dns) {
 		dnsproxy_process(sandbox->dns);
+		dnsproxy_flush_refusals(sandbox->dns, DNSPROXY_FLUSH_ALL);
+	}
 	/* Bounded by --audit-stall-timeout: a stalled log fails instead. */
 	audit_drain(sandbox->log);
 	if (sandbox->sync_fd >= 0 &&
