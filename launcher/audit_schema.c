@@ -68,8 +68,11 @@ int audit_schema_parse(const char *name, enum audit_schema *ret_schema)
 
 /* --- reading a line ------------------------------------------------------------------------ */
 
-/* The end of the JSON value at p, or NULL when the line ends first. */
-static const char *schema_skip_value(const char *p, const char *end)
+/*
+ * The end of the JSON value at p (a string, a number, a literal, an array or an object), or
+ * NULL when the text ends inside it.
+ */
+const char *audit_json_skip_value(const char *p, const char *end)
 {
 	int depth = 0;
 	bool in_string = false;
@@ -121,7 +124,7 @@ static int schema_split(const char *line, size_t len, struct schema_line *ret)
 		name_end = memchr(p + 1, '"', (size_t)(end - p - 1));
 		if (!name_end || name_end + 1 >= end || name_end[1] != ':')
 			return -EINVAL;
-		value_end = schema_skip_value(name_end + 2, end);
+		value_end = audit_json_skip_value(name_end + 2, end);
 		if (!value_end || value_end == name_end + 2)
 			return -EINVAL;
 		f = &ret->fields[ret->n++];
@@ -365,7 +368,7 @@ static bool out_joined(struct schema_out *o, const char *key, const struct schem
 	out_key(o, key);
 	out_raw(o, "\"", 1);
 	while (p < end) {
-		const char *elem_end = schema_skip_value(p, end);
+		const char *elem_end = audit_json_skip_value(p, end);
 
 		if (!elem_end || *p != '"')
 			break;
@@ -848,7 +851,7 @@ static void ocsf_dns(struct schema_out *o, struct schema_line *line)
 
 		out_open(o, "answers", '[');
 		while (p < end) {
-			const char *elem_end = schema_skip_value(p, end);
+			const char *elem_end = audit_json_skip_value(p, end);
 
 			if (!elem_end)
 				break;
@@ -904,7 +907,7 @@ static void ocsf_process(struct schema_out *o, struct schema_line *line,
 		if (argv && argv->value_len > 2 && argv->value[1] == '"') {
 			struct schema_field first = { .value = argv->value + 1 };
 			const char *end =
-				schema_skip_value(first.value, argv->value + argv->value_len);
+				audit_json_skip_value(first.value, argv->value + argv->value_len);
 
 			first.value_len = end ? (size_t)(end - first.value) : 0;
 			if (schema_is_string(&first))

@@ -30,6 +30,9 @@ struct audit_schema_ctx {
 /* "json", "ocsf" or "ecs"; -EINVAL for anything else. */
 int audit_schema_parse(const char *name, enum audit_schema *ret_schema);
 
+/* The end of the JSON value at p in a line of launch's, or NULL when the text ends inside it. */
+const char *audit_json_skip_value(const char *p, const char *end);
+
 /*
  * Writes the document for one JSON line (with or without its '\n') into buf, with a '\n',
  * at most cap bytes. Returns its length, -ENOBUFS when even a shortened document does not

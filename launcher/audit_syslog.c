@@ -35,37 +35,6 @@ static const char *const AUDIT_SYSLOG_SD_KEYS[] = {
 	"dst_name", "dst_path", "qname",  "denied", "lost", "unwritten", "exit_code", "signal",
 };
 
-/* The end of the JSON value at p (a string, a number, an array or an object), or NULL. */
-static const char *json_skip_value(const char *p, const char *end)
-{
-	int depth = 0;
-	bool in_string = false;
-
-	for (; p < end; p++) {
-		if (in_string) {
-			if (*p == '\\')
-				p++;
-			else if (*p == '"') {
-				in_string = false;
-				if (depth == 0)
-					return p + 1;
-			}
-		} else if (*p == '"') {
-			in_string = true;
-		} else if (*p == '[' || *p == '{') {
-			depth++;
-		} else if (*p == ']' || *p == '}') {
-			if (depth == 0)
-				return p;
-			if (--depth == 0)
-				return p + 1;
-		} else if (*p == ',' && depth == 0) {
-			return p;
-		}
-	}
-	return NULL;
-}
-
 /*
  * Finds a top-level key of one of our lines (a flat object whose keys need no escape) and
  * returns its value's text: a string without its quotes, still JSON-escaped.
@@ -86,7 +55,7 @@ static bool json_top_value(const char *line, size_t len, const char *key, const 
 		if (!name_end || name_end + 1 >= end || name_end[1] != ':')
 			return false;
 		value = name_end + 2;
-		value_end = json_skip_value(value, end);
+		value_end = audit_json_skip_value(value, end);
 		if (!value_end)
 			return false;
 		if ((size_t)(name_end - name) == klen && memcmp(name, key, klen) == 0) {

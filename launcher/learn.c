@@ -13,6 +13,7 @@
 
 #include "learn.h"
 #include "policy.h"
+#include "util.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
@@ -44,23 +45,6 @@ struct learn {
 	struct learn_note *notes;
 	size_t nnotes, capnotes;
 };
-
-static int learn_grow(void **array, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 8;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = reallocarray(*array, n, size);
-	if (!p)
-		return -ENOMEM;
-	*array = p;
-	*cap = n;
-	return 0;
-}
 
 int learn_new(const struct learn_options *options, struct learn **ret_learn)
 {
@@ -114,7 +98,7 @@ static int learn_set_add(char ***set, size_t *n, size_t *cap, const char *text)
 	for (size_t i = 0; i < *n; i++)
 		if (strcmp((*set)[i], text) == 0)
 			return 0;
-	if (learn_grow((void **)set, cap, *n + 1, sizeof(**set)) < 0)
+	if (array_grow((void **)set, cap, *n + 1, sizeof(**set)) < 0)
 		return -ENOMEM;
 	(*set)[*n] = strdup(text);
 	if (!(*set)[*n])
@@ -138,7 +122,7 @@ static int learn_note(struct learn *learn, const char *what)
 			learn->notes[i].count++;
 			return 0;
 		}
-	if (learn_grow((void **)&learn->notes, &learn->capnotes, learn->nnotes + 1,
+	if (array_grow((void **)&learn->notes, &learn->capnotes, learn->nnotes + 1,
 		       sizeof(*learn->notes)) < 0)
 		return -ENOMEM;
 	learn->notes[learn->nnotes].what = strdup(what);
@@ -200,7 +184,7 @@ static struct learn_dest *learn_dest_get(struct learn *learn, const char *host,
 			 : !dest->host && memcmp(&dest->addr, addr, sizeof(*addr)) == 0)
 			return dest;
 	}
-	if (learn_grow((void **)&learn->dests, &learn->capdests, learn->ndests + 1,
+	if (array_grow((void **)&learn->dests, &learn->capdests, learn->ndests + 1,
 		       sizeof(*learn->dests)) < 0)
 		return NULL;
 	dest = calloc(1, sizeof(*dest));

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "report.h"
+#include "util.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
@@ -43,23 +44,6 @@ struct report {
 	struct report_sandbox *sandboxes;
 	size_t nsandboxes, capsandboxes;
 };
-
-static int report_grow(void **array, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 8;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = reallocarray(*array, n, size);
-	if (!p)
-		return -ENOMEM;
-	*array = p;
-	*cap = n;
-	return 0;
-}
 
 int report_new(struct report **ret_report)
 {
@@ -112,8 +96,8 @@ static struct report_sandbox *report_sandbox_get(struct report *report, const ch
 		if (strcmp(s->policy, policy) == 0 && strcmp(s->sandbox, sandbox) == 0)
 			return s;
 	}
-	if (report_grow((void **)&report->sandboxes, &report->capsandboxes, report->nsandboxes + 1,
-			sizeof(*report->sandboxes)) < 0)
+	if (array_grow((void **)&report->sandboxes, &report->capsandboxes, report->nsandboxes + 1,
+		       sizeof(*report->sandboxes)) < 0)
 		return NULL;
 	s = &report->sandboxes[report->nsandboxes];
 	*s = (struct report_sandbox){ .policy = strdup(policy), .sandbox = strdup(sandbox) };
@@ -203,7 +187,7 @@ static int report_refusal(struct report_sandbox *s, const cJSON *line, const cha
 			snprintf(d->last, sizeof(d->last), "%s", ts);
 		return 0;
 	}
-	if (report_grow((void **)&s->dests, &s->capdests, s->ndests + 1, sizeof(*s->dests)) < 0)
+	if (array_grow((void **)&s->dests, &s->capdests, s->ndests + 1, sizeof(*s->dests)) < 0)
 		return -ENOMEM;
 	d = &s->dests[s->ndests];
 	*d = (struct report_dest){ .event = strdup(event), .op = strdup(op), .count = 1 };

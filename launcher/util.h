@@ -55,4 +55,25 @@ static inline void closep(int *fd)
 		func(*p);                       \
 	}
 
+/*
+ * Makes room for need elements of size bytes in the growable array *array of *cap elements
+ * (doubling from 8). Returns 0 or -ENOMEM, the array untouched then.
+ */
+static inline int array_grow(void **array, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 8;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = reallocarray(*array, n, size);
+	if (!p)
+		return -ENOMEM;
+	*array = p;
+	*cap = n;
+	return 0;
+}
+
 #endif /* LAUNCH_UTIL_H */
