@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "test.h"
+#include "test_addr.h"
 #include "../../launcher/allowlist.h"
 #include "../../launcher/policy.h"
 
@@ -16,30 +17,6 @@ static const struct port_range PORT_443[] = { { 443, 443, PROTO_TCP } };
 static const struct port_range PORT_22[] = { { 22, 22, PROTO_TCP } };
 static const struct port_range PORT_53[] = { { 53, 53, PROTO_UDP } };
 static const struct port_range ALL_PORTS[] = { { 0, 65535, PROTO_TCP } };
-
-static struct in6_addr addr_of(const char *text)
-{
-	struct in6_addr addr = { 0 };
-	unsigned int prefixlen;
-
-	if (policy_parse_cidr(text, &addr, &prefixlen) < 0) {
-		printf("  bad test address %s\n", text);
-		test_current_failed = 1;
-	}
-	return addr;
-}
-
-static struct allow_rule rule_of(const char *cidr, const struct port_range *ports,
-				 unsigned int nports, unsigned int protos)
-{
-	struct allow_rule rule = { .ports = ports, .nports = nports, .protos = protos };
-
-	if (policy_parse_cidr(cidr, &rule.addr, &rule.prefixlen) < 0) {
-		printf("  bad test prefix %s\n", cidr);
-		test_current_failed = 1;
-	}
-	return rule;
-}
 
 static bool allows(const struct allowlist *list, const char *addr, uint16_t port,
 		   unsigned int proto)

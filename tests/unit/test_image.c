@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "test.h"
+#include "test_addr.h"
 #include "../../launcher/allowlist.h"
 #include "../../launcher/image.h"
 #include "../../launcher/policy.h"
@@ -25,30 +26,6 @@ static uint64_t rng(void)
 	rng_state ^= rng_state >> 7;
 	rng_state ^= rng_state << 17;
 	return rng_state;
-}
-
-static struct in6_addr addr_of(const char *text)
-{
-	struct in6_addr addr = { 0 };
-	unsigned int prefixlen;
-
-	if (policy_parse_cidr(text, &addr, &prefixlen) < 0) {
-		printf("  bad test address %s\n", text);
-		test_current_failed = 1;
-	}
-	return addr;
-}
-
-static struct allow_rule rule_of(const char *cidr, const struct port_range *ports,
-				 unsigned int nports, unsigned int protos)
-{
-	struct allow_rule rule = { .ports = ports, .nports = nports, .protos = protos };
-
-	if (policy_parse_cidr(cidr, &rule.addr, &rule.prefixlen) < 0) {
-		printf("  bad test prefix %s\n", cidr);
-		test_current_failed = 1;
-	}
-	return rule;
 }
 
 /* What rules_compile hands over, with only the parts the image reads. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "test_addr.h"
 #include "../../launcher/policy.h"
 
 /* Parses `json` as "t.json" and expects failure with a message containing `needle`. */
@@ -58,18 +59,6 @@ static struct policy *parse_ok_at(int line, const char *json)
 	return policy;
 }
 #define PARSE_OK(json) parse_ok_at(__LINE__, json)
-
-static struct in6_addr addr_of(const char *text)
-{
-	struct in6_addr addr = { 0 };
-	unsigned int prefixlen;
-
-	if (policy_parse_cidr(text, &addr, &prefixlen) < 0) {
-		printf("  bad test address %s\n", text);
-		test_current_failed = 1;
-	}
-	return addr;
-}
 
 static void test_minimal(void)
 {
