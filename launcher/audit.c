@@ -701,6 +701,42 @@ static bool json_string_array_capped(struct json_line *j, char *const *strings, 
 	return whole;
 }
 
+/* Room kept after a "policies" array: the fields after it, "truncated" and the line's end. */
+#define JSON_POLICIES_RESERVE 256
+
+/*
+ * A "policies" array of sandbox_start's form: name, path and SHA-256 of each. Any number of
+ * policies fits the line: those past the room are left out, and key is named in "truncated".
+ */
+static void json_policies(struct json_line *j, const char *key, struct policy *const *policies,
+			  size_t npolicies)
+{
+	size_t cap = j->cap;
+
+	if (j->overflow || j->len + JSON_POLICIES_RESERVE >= cap)
+		return json_mark_truncated(j, key);
+	j->cap = cap - JSON_POLICIES_RESERVE;
+	json_printf(j, ",\"%s\":[", key);
+	for (size_t i = 0; i < npolicies && !j->overflow; i++) {
+		size_t before = j->len;
+
+		json_printf(j, "%s{\"name\":", i ? "," : "");
+		json_string_capped(j, "", policies[i]->name, SIZE_MAX, AUDIT_FIELD_MAX);
+		json_printf(j, ",\"path\":");
+		json_string_capped(j, "", policies[i]->path, SIZE_MAX, AUDIT_FIELD_MAX);
+		json_printf(j, ",\"sha256\":\"%s\"}", policies[i]->sha256);
+		if (j->overflow) {
+			/* This one and the rest are left out; the line stays whole. */
+			j->len = before;
+			j->overflow = false;
+			json_mark_truncated(j, key);
+			break;
+		}
+	}
+	j->cap = cap;
+	json_raw(j, "]", 1);
+}
+
 int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
 		       const struct audit_job *job, size_t rules, const char *hostname, char *buf,
 		       size_t len)
@@ -735,17 +771,7 @@ int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
 		json_printf(&j, ",\"audit_only\":true");
 	json_key_str(&j, "hostname", hostname);
 	json_key_str(&j, "version", LAUNCH_RELEASE);
-	json_printf(&j, ",\"policies\":[");
-	for (size_t i = 0; i < log->npolicies; i++) {
-		const struct policy *policy = log->policies[i];
-
-		json_printf(&j, "%s{\"name\":", i ? "," : "");
-		json_string_capped(&j, "", policy->name, SIZE_MAX, AUDIT_FIELD_MAX);
-		json_printf(&j, ",\"path\":");
-		json_string_capped(&j, "", policy->path, SIZE_MAX, AUDIT_FIELD_MAX);
-		json_printf(&j, ",\"sha256\":\"%s\"}", policy->sha256);
-	}
-	json_raw(&j, "]", 1);
+	json_policies(&j, "policies", log->policies, log->npolicies);
 	return json_end(&j);
 }
 
@@ -796,21 +822,6 @@ int audit_format_limit(const struct audit_log *log, const char *kind, unsigned l
 	json_key_u64(&j, "limit", limit);
 	json_key_str(&j, "action", action);
 	return json_end(&j);
-}
-
-/* A "policies" array of sandbox_start's form: name, path and SHA-256 of each. */
-static void json_policies(struct json_line *j, const char *key, struct policy *const *policies,
-			  size_t npolicies)
-{
-	json_printf(j, ",\"%s\":[", key);
-	for (size_t i = 0; i < npolicies; i++) {
-		json_printf(j, "%s{\"name\":", i ? "," : "");
-		json_string_capped(j, "", policies[i]->name, SIZE_MAX, AUDIT_FIELD_MAX);
-		json_printf(j, ",\"path\":");
-		json_string_capped(j, "", policies[i]->path, SIZE_MAX, AUDIT_FIELD_MAX);
-		json_printf(j, ",\"sha256\":\"%s\"}", policies[i]->sha256);
-	}
-	json_raw(j, "]", 1);
 }
 
 int audit_format_policy_update(const struct audit_log *log, const struct audit_update *update,

@@ -310,8 +310,7 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 				cl->in_v2[c] = true;
 				continue;
 			}
-			if (!offer.required)
-				break;
+			/* On offer but failing, a default too: an error, not a host without it. */
 			snprintf(errbuf, errlen,
 				 "%s cannot be enforced: cannot enable the %s controller in "
 				 "%s/cgroup.subtree_control: %s",
@@ -322,8 +321,6 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 			r = v1_create(cl, c, v2_path);
 			if (r == 0)
 				continue;
-			if (!offer.required)
-				break;
 			snprintf(errbuf, errlen,
 				 "%s cannot be enforced: cannot create its cgroup v1 %s: %s",
 				 limit_named(c, limits, named, sizeof(named)),

@@ -752,8 +752,12 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	 * Init needs no privilege from here on but to pass signals on to a job that runs as
 	 * another uid (nobody, by default): CAP_KILL, and nothing else.
 	 */
-	child_keep_kill_cap();
-	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	r = child_keep_kill_cap();
+	if (r < 0)
+		child_fail(INIT_STATUS_FD, CHILD_STAGE_CAPS, -r);
+	/* Init dying takes the job with it: it never runs beside a privileged init. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(INIT_STATUS_FD, CHILD_STAGE_NO_NEW_PRIVS, errno);
 	child_init_loop(job);
 }
 

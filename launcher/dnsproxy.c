@@ -293,9 +293,15 @@ static void dnsproxy_unclaim(struct dnsproxy *p, struct dnsproxy_name *name, siz
 			free(a->names);
 			free(a);
 			p->stats.closed++;
-		} else if (dnsproxy_addr_set(p, a, &set_id) == 0 && set_id != a->set_id &&
-			   p->ops->open_addr(p->ops_ctx, &a->addr, set_id) == 0) {
-			a->set_id = set_id;
+		} else {
+			/* Narrowed to the names left, or the proxy stops: never the wider set. */
+			int r = dnsproxy_addr_set(p, a, &set_id);
+			if (r == 0 && set_id != a->set_id)
+				r = p->ops->open_addr(p->ops_ctx, &a->addr, set_id);
+			if (r == 0)
+				a->set_id = set_id;
+			else if (!p->fatal)
+				p->fatal = r;
 		}
 	}
 	memmove(&name->claims[index], &name->claims[index + 1],

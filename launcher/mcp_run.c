@@ -673,6 +673,11 @@ static void mcp_dying_reap(struct mcp_runner *runner, bool block)
 static void mcp_dying_add(struct mcp_runner *runner, struct mcp_sandbox *sandbox)
 {
 	mcp_sandbox_kill(runner, sandbox);
+	/* Gone before the next call starts, not when this launch is reaped: calls see no other's.
+	 */
+	if (sandbox->dir[0])
+		remove_tree(sandbox->dir);
+	sandbox->dir[0] = '\0';
 	mcp_fd_close(&sandbox->in_fd);
 	mcp_fd_close(&sandbox->sync_fd);
 	mcp_fd_close(&sandbox->out.fd);

@@ -371,7 +371,6 @@ static int sandbox_arm_limits(struct sandbox *sandbox)
 	return sandbox_watch(sandbox, sandbox->limits_timer_fd);
 }
 
-/* Waits for the job to exit, forwarding signals and logging refusals. Returns its status. */
 /* Watches --audit-sync-fd, which must be a socket: the answer goes back on it. */
 static int sandbox_sync_open(struct sandbox *sandbox, int fd)
 {
@@ -445,6 +444,7 @@ static int sandbox_update(struct sandbox *sandbox)
 		.bpf = &sandbox->bpf,
 		.dns = sandbox->dns,
 		.log = sandbox->log,
+		.listen = &sandbox->listen,
 		.resolver = sandbox->options->resolver,
 		.dns_proxy = sandbox->options->dns_proxy,
 		.id = sandbox->options->id,
@@ -453,6 +453,7 @@ static int sandbox_update(struct sandbox *sandbox)
 	return update_serve(sandbox->update, &target);
 }
 
+/* Waits for the job to exit, forwarding signals and logging refusals. Returns its status. */
 static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 {
 	for (;;) {

@@ -280,6 +280,11 @@ int update_serve(struct update_server *s, const struct update_target *t)
 		answer(conn, r, "%s", strerror(-r));
 		return r;
 	}
+	if (t->listen) {
+		t->listen->ports = &rules->listen;
+		t->listen->unix_allows = rules->unix_allows;
+		t->listen->nunix = rules->nunix;
+	}
 	TAKE_PTR(rules);
 	answer(conn, 0, "%s", "");
 	return 0;

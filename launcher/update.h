@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "inbound.h"
 #include "util.h"
 
 /* How long the command waits for the launcher's answer: its look-ups of policy hosts. */
@@ -26,6 +27,8 @@ struct update_target {
 	struct loader_sandbox *bpf;
 	struct dnsproxy *dns;
 	struct audit_log *log;
+	/* What the seccomp listener judges listen() and abstract binds by: the new rules' too. */
+	struct inbound_policy *listen;
 	const struct resolver *resolver; /* for the policies' hosts; NULL: the system's */
 	bool dns_proxy;
 	const char *id; /* the sandbox's, its cgroup's name: requests from inside are refused */

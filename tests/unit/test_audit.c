@@ -1013,6 +1013,42 @@ static void test_seq_and_host(void)
 	audit_discard(&test_log);
 }
 
+/* 64 policies with long names and paths: the line is still written, the rest marked. */
+static void test_start_many_policies_truncated(void)
+{
+	static char name[AUDIT_FIELD_MAX + 1], path[AUDIT_FIELD_MAX + 1];
+	static struct policy one;
+	struct policy *list[64];
+	char *const argv[] = { "true", NULL };
+	char buf[AUDIT_LINE_MAX];
+	const cJSON *truncated;
+	cJSON *obj;
+	int n;
+
+	log_init();
+	memset(name, 'n', AUDIT_FIELD_MAX);
+	memset(path, 'p', AUDIT_FIELD_MAX);
+	one.name = name;
+	one.path = path;
+	sha256_hex("{}", 2, one.sha256);
+	for (size_t i = 0; i < ARRAY_SIZE(list); i++)
+		list[i] = &one;
+	test_log.policies = list;
+	test_log.npolicies = ARRAY_SIZE(list);
+	n = audit_format_start(&test_log, argv, 1, &test_job, 0, "h", buf, sizeof(buf));
+	CHECK(n > 0 && n < AUDIT_LINE_MAX);
+	obj = parse_line(buf, n);
+	CHECK(obj != NULL);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(obj, "policies")) >= 1);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(obj, "policies")) < 64);
+	truncated = cJSON_GetObjectItem(obj, "truncated");
+	CHECK(cJSON_IsArray(truncated) &&
+	      strcmp(cJSON_GetArrayItem(truncated, 0)->valuestring, "policies") == 0);
+	cJSON_Delete(obj);
+	test_log.policies = NULL;
+	test_log.npolicies = 0;
+}
+
 /* sandbox_start names the release and each policy file with its SHA-256. */
 static void test_start_version_policies(void)
 {
@@ -1393,6 +1429,7 @@ int main(void)
 	RUN(test_stalled_pipe);
 	RUN(test_no_sink_counts_everything);
 	RUN(test_start_long_argument_truncated);
+	RUN(test_start_many_policies_truncated);
 	RUN(test_start_many_arguments_truncated);
 	RUN(test_long_fields_truncated);
 	RUN(test_sha256_vectors);
