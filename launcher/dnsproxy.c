@@ -1104,6 +1104,27 @@ int dnsproxy_set_rules(struct dnsproxy *p, const struct rules *rules)
 	return p->fatal;
 }
 
+int dnsproxy_swap_rules(struct dnsproxy *p, const struct rules *rules, int (*install)(void *ctx),
+			void *install_ctx, bool *ret_installed)
+{
+	int r;
+
+	*ret_installed = false;
+	/*
+	 * The old names' addresses close first, while the old settings are still in force: the
+	 * new settings must never meet an address opened with the old policy's ports. Nothing
+	 * opens one again until this returns: the proxy answers from the loop that called it.
+	 */
+	dnsproxy_expire(p, DNSPROXY_NEVER);
+	if (p->fatal)
+		return p->fatal;
+	r = install(install_ctx);
+	if (r < 0)
+		return r;
+	*ret_installed = true;
+	return dnsproxy_set_rules(p, rules);
+}
+
 static void free_node(struct hashtable_node *n)
 {
 	free(n);

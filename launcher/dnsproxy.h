@@ -115,6 +115,15 @@ void dnsproxy_free(struct dnsproxy *proxy);
  * address an answer opened. rules must outlive the proxy. Returns 0 or -errno.
  */
 int dnsproxy_set_rules(struct dnsproxy *proxy, const struct rules *rules);
+/*
+ * launch update's order: closes every address an answer opened, then calls install, which
+ * puts the new settings in force (0) or leaves the old ones (< 0, returned as is), then
+ * judges names by rules. No moment has the new settings with an address the old policy's
+ * names opened, or the old settings with one the new names opened. *ret_installed tells
+ * whether install succeeded. Returns 0 or -errno.
+ */
+int dnsproxy_swap_rules(struct dnsproxy *proxy, const struct rules *rules,
+			int (*install)(void *ctx), void *install_ctx, bool *ret_installed);
 
 /*
  * Who sent the message being judged: find(ctx, peer, len, tcp) gives the pid of the process

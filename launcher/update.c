@@ -210,6 +210,25 @@ static void log_update(struct audit_log *log, const struct rules *rules, int pid
 		audit_append(log, line, (size_t)n);
 }
 
+struct update_install {
+	struct loader_sandbox *bpf;
+	const struct image *image;
+	uint32_t old_slot;
+	bool tried;
+};
+
+/* The new settings in force (0), or the old ones still (< 0). */
+static int install_image(void *ctx)
+{
+	struct update_install *install = ctx;
+	int r;
+
+	install->tried = true;
+	r = loader_sandbox_update(install->bpf, install->image);
+	/* Past the swap, a failure to let the old slot go leaves the new policy in force. */
+	return r < 0 && install->bpf->slot == install->old_slot ? r : 0;
+}
+
 int update_serve(struct update_server *s, const struct update_target *t)
 {
 	_cleanup_close_ int conn = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
@@ -221,7 +240,8 @@ int update_serve(struct update_server *s, const struct update_target *t)
 	char *paths[256];
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
-	uint32_t old_slot = t->bpf->slot;
+	struct update_install install = { .bpf = t->bpf, .old_slot = t->bpf->slot };
+	bool installed = false;
 	ssize_t len;
 	int r, npaths;
 
@@ -259,17 +279,21 @@ int update_serve(struct update_server *s, const struct update_target *t)
 		answer(conn, r, "cannot lay out the policy: %s", strerror(-r));
 		return 0;
 	}
-	r = loader_sandbox_update(t->bpf, image);
-	if (r < 0 && t->bpf->slot == old_slot) {
+	/*
+	 * The proxy closes what answers opened before the settings change, and judges names by
+	 * the new policy after; if the kernel cannot forget an address, one the new policy may
+	 * refuse stays open: the sandbox stops.
+	 */
+	install.image = image;
+	r = t->dns ? dnsproxy_swap_rules(t->dns, rules, install_image, &install, &installed)
+		   : install_image(&install);
+	if (!t->dns)
+		installed = r == 0;
+	if (r < 0 && !installed && install.tried) {
 		/* Nothing changed: the old policy is still the one in force. */
 		answer(conn, r, "cannot install the new policy: %s", strerror(-r));
 		return 0;
 	}
-	/*
-	 * In force. The proxy judges names by it now, and closes what answers opened; if the
-	 * kernel cannot forget one, an address the new policy may refuse stays open.
-	 */
-	r = t->dns ? dnsproxy_set_rules(t->dns, rules) : 0;
 	if (r < 0) {
 		answer(conn, r, "the DNS proxy could not take the new policy: %s", strerror(-r));
 		return r;

@@ -1140,6 +1140,87 @@ static void test_set_rules(void)
 }
 
 /*
+ * launch update's order: when the new settings go in, no address an answer opened under the
+ * old policy is open any more (it would keep the old name's ports under the new settings);
+ * and a failed install leaves the old hosts in force, with nothing open either.
+ */
+struct swap_seen {
+	int calls;
+	bool old_open; /* the old name's address, at the moment of the install */
+	size_t naddrs; /* DNS-opened addresses then */
+	int fail;      /* install's result */
+};
+
+static int swap_install(void *ctx)
+{
+	struct swap_seen *seen = ctx;
+
+	seen->calls++;
+	seen->old_open = kernel_allows("203.0.113.30", 443, PROTO_TCP);
+	seen->naddrs = kernel.naddrs;
+	return seen->fail;
+}
+
+static void test_swap_rules_closes_before_install(void)
+{
+	static const char NEW_POLICY[] = "{\"name\": \"next\", \"allow\": ["
+					 "{\"host\": \"api.provider.test\", \"ports\": [22]}]}";
+	static const struct rr api[] = { { NULL, DNS_TYPE_A, 3600, "203.0.113.30" } };
+	struct fixture *f = fixture_new();
+	struct rules rules = { 0 };
+	struct policy *policy = NULL, *policies[1];
+	struct swap_seen seen = { 0 };
+	bool installed = true;
+	char err[POLICY_ERR_LEN];
+
+	if (!f)
+		return;
+	CHECK_EQ_INT(policy_parse("next.json", NEW_POLICY, &policy, err, sizeof(err)), 0);
+	if (!policy) {
+		fixture_free(f);
+		return;
+	}
+	policies[0] = policy;
+	rules.policies = policies;
+	rules.npolicies = 1;
+
+	/* A failed install: nothing opened stays open, and the old hosts still judge names. */
+	resolve(f, "api.provider.test", api, 1, NOW_MS);
+	CHECK(kernel_allows("203.0.113.30", 443, PROTO_TCP));
+	seen.fail = -ENOSPC;
+	CHECK_EQ_INT(dnsproxy_swap_rules(f->proxy, &rules, swap_install, &seen, &installed),
+		     -ENOSPC);
+	CHECK(!installed);
+	CHECK_EQ_INT(seen.calls, 1);
+	CHECK(!seen.old_open);
+	CHECK(!kernel_allows("203.0.113.30", 443, PROTO_TCP));
+	resolve(f, "api.provider.test", api, 1, NOW_MS);
+	CHECK(kernel_allows("203.0.113.30", 443, PROTO_TCP));
+	CHECK(!kernel_allows("203.0.113.30", 22, PROTO_TCP));
+
+	/* The install: the old name's address closed before it, the new ports after it. */
+	seen = (struct swap_seen){ 0 };
+	CHECK_EQ_INT(dnsproxy_swap_rules(f->proxy, &rules, swap_install, &seen, &installed), 0);
+	CHECK(installed);
+	CHECK_EQ_INT(seen.calls, 1);
+	CHECK(!seen.old_open);
+	CHECK_EQ_INT(seen.naddrs, 0);
+	CHECK(!kernel_allows("203.0.113.30", 443, PROTO_TCP));
+	resolve(f, "api.provider.test", api, 1, NOW_MS);
+	CHECK(kernel_allows("203.0.113.30", 22, PROTO_TCP));
+	CHECK(!kernel_allows("203.0.113.30", 443, PROTO_TCP));
+
+	/* The kernel cannot forget an address: nothing is installed, the sandbox must stop. */
+	seen = (struct swap_seen){ 0 };
+	kernel.naddrs = 0; /* forgotten behind the proxy's back: close_addr fails */
+	CHECK(dnsproxy_swap_rules(f->proxy, &rules, swap_install, &seen, &installed) < 0);
+	CHECK(!installed);
+	CHECK_EQ_INT(seen.calls, 0);
+	fixture_free(f);
+	policy_free(policy);
+}
+
+/*
  * A resolver asks again after REFUSED: identical refusals within the window are one line,
  * written when the window closes, with the others counted; a new type, a new window or a new
  * reason is a new line, and every refusal is in exactly one line.
@@ -1246,6 +1327,7 @@ int main(void)
 	RUN(test_resolv_conf);
 	RUN(test_audit_dst_name);
 	RUN(test_set_rules);
+	RUN(test_swap_rules_closes_before_install);
 	RUN(test_audit_only_forwards_would_deny);
 	RUN(test_refusal_repeats_one_line);
 	RUN(test_refusal_flood_loses_nothing);
