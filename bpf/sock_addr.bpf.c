@@ -56,10 +56,12 @@ static __always_inline int sock_addr_judge(struct bpf_sock_addr *ctx, struct pre
 	 * and sends nothing. Refused like any UDP connect the policy does not allow, but without
 	 * a line when the proxy answered the address: a UDP connect puts no packet on the wire,
 	 * and the socket stays unconnected, so whatever the job sends there passes sendmsg,
-	 * which logs. Audit-only lets it through, as quietly as enforcing refuses it.
+	 * which logs. Not in audit-only: the connect goes through there, and the sends on the
+	 * connected socket pass no address hook, so this is the one line that names them.
 	 */
-	if (op == AUDIT_OP_CONNECT && proto == PROTO_UDP && dns_answered(cfg, dst))
-		return (cfg->flags & CFG_AUDIT_ONLY) ? 1 : 0;
+	if (op == AUDIT_OP_CONNECT && proto == PROTO_UDP && !(cfg->flags & CFG_AUDIT_ONLY) &&
+	    dns_answered(cfg, dst))
+		return 0;
 	sock_addr_log(cfg, ctx, dst, family, op, port, audit_refusal_verdict(cfg));
 	return (cfg->flags & CFG_AUDIT_ONLY) ? 1 : 0;
 }

@@ -9,7 +9,7 @@
 # job gets comes from launch's proxy.
 
 listeners tcp:127.0.9.1:8443 tcp:127.0.9.2:8443 tcp:127.0.9.3:9000 tcp:127.0.9.4:9000 \
-	udp:127.0.9.5:9001
+	udp:127.0.9.5:9001 udp:127.0.9.1:9001
 
 LEARN_UP_ADDR=127.0.0.53
 LEARN_UP_PORT=5357
@@ -121,6 +121,40 @@ test_learn_audit_only_reaches_refused() {
 	expect_eq "sandbox_exit would_deny = would_deny lines + lost" "$would_deny" \
 		"$(audit_get "$L_AUDIT" event=sandbox_exit -- would_deny)" || return 1
 	expect_audit 1 "$L_AUDIT" event=sandbox_exit denied=0 allowed=1 || return 1
+}
+
+# A UDP connect to an address a look-up opened, on a port the policy does not give it:
+# enforcing refuses it without a line (getaddrinfo's source-address probes; the job's sends
+# there pass sendmsg, which logs). In audit-only the connect goes through and the sends on the
+# connected socket pass no address hook: the connect is the one would_deny line for them.
+test_learn_audit_only_udp_connect_answered() {
+	local p n would_deny
+
+	learn_upstream || return 1
+	p=$(policy start "$LEARN_POLICY")
+	outside "OK udpconn 127.0.9.1 9001" || return 1
+	n=$(received udp 127.0.9.1 9001)
+	# shellcheck disable=SC2016
+	learn_launch --policy "$p" -- /bin/sh -c '"$0" "$1" "gai api.learn.test 8443" &&
+		"$2" udpconn 127.0.9.1 9001' "$IT_PY" "$LEARN_JOB" "$IT_PROBE"
+	expect_rc "enforcing" 0 || return 1
+	expect_lines "enforcing" "gai api.learn.test 127.0.9.1 OK" "EPERM" || return 1
+	expect_received udp 127.0.9.1 9001 "$n" || return 1
+
+	# shellcheck disable=SC2016
+	learn_launch --audit-only --policy "$p" -- /bin/sh -c '"$0" "$1" "gai api.learn.test 8443" &&
+		"$2" udpconn 127.0.9.1 9001' "$IT_PY" "$LEARN_JOB" "$IT_PROBE"
+	expect_rc "audit-only" 0 || return 1
+	expect_lines "audit-only" "gai api.learn.test 127.0.9.1 OK" "OK" || return 1
+	expect_received udp 127.0.9.1 9001 "$((n + 1))" || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=would_deny op=connect family=ipv4 protocol=udp \
+		dst_ip=127.0.9.1 dst_port=9001 dst_name=api.learn.test || return 1
+	expect_audit 0 "$L_AUDIT" event=deny || return 1
+	would_deny=$(($(audit_count "$L_AUDIT" event=would_deny) +
+		$(audit_get "$L_AUDIT" event=sandbox_exit -- would_deny_lost)))
+	expect_eq "sandbox_exit would_deny = would_deny lines + lost" "$would_deny" \
+		"$(audit_get "$L_AUDIT" event=sandbox_exit -- would_deny)"
 }
 
 # Refusals no policy can lift stay refusals in audit-only mode (docs/threat-model.md); an
