@@ -894,10 +894,7 @@ int audit_deny_exe(struct audit_log *log, const struct deny_event *event, const 
 		log->would_deny_by_op[op]++;
 	else if (event->verdict == AUDIT_VERDICT_ALLOW)
 		log->allowed++;
-	if (n < 0)
-		return n;
-	return audit_append_kind(log, refusal ? AUDIT_KIND_DENY : AUDIT_KIND_OTHER, line,
-				 (size_t)n);
+	return audit_append_formatted(log, refusal ? AUDIT_KIND_DENY : AUDIT_KIND_OTHER, line, n);
 }
 
 int audit_dns_deny(struct audit_log *log, const struct audit_dns *dns)
@@ -909,10 +906,8 @@ int audit_dns_deny(struct audit_log *log, const struct audit_dns *dns)
 		log->would_deny_dns++;
 	else
 		log->denied_dns++;
-	if (n < 0)
-		return n;
-	return audit_append_kind(log, dns->would_deny ? AUDIT_KIND_OTHER : AUDIT_KIND_DENY, line,
-				 (size_t)n);
+	return audit_append_formatted(log, dns->would_deny ? AUDIT_KIND_OTHER : AUDIT_KIND_DENY,
+				      line, n);
 }
 
 unsigned long long audit_would_deny_total(const struct audit_log *log)

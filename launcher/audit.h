@@ -269,6 +269,12 @@ int audit_format_time(int64_t real_ns, char *buf, size_t len);
 int audit_append(struct audit_log *log, const char *line, size_t len);
 int audit_append_kind(struct audit_log *log, enum audit_kind kind, const char *line, size_t len);
 /*
+ * audit_append_kind for an audit_format_* result n: a line that could not be formatted
+ * (n <= 0) is counted unwritten (and fails the log) as a line without room is. Returns 0 or
+ * -errno.
+ */
+int audit_append_formatted(struct audit_log *log, enum audit_kind kind, const char *line, int n);
+/*
  * Wakes the writer. Never blocks. Returns the first failure (kept in log->error): a write
  * error, a line without room, or -ETIMEDOUT when the sink has accepted nothing for the stall
  * timeout.

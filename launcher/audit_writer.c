@@ -121,6 +121,32 @@ static void queue_count_unwritten(struct audit_log *log, size_t pos, size_t end)
 	}
 }
 
+/*
+ * A line that will never be queued (it could not be formatted, or is no line): its number
+ * stays a gap, it counts unwritten as a line without room does, and the log has failed, so
+ * that denied = deny lines + lost + unwritten stays exact. Under lock.
+ */
+static void audit_count_dropped(struct audit_log *log, enum audit_kind kind, int error)
+{
+	log->seq++;
+	log->counts.unwritten_lines++;
+	if (kind == AUDIT_KIND_DENY)
+		log->counts.unwritten_denied++;
+	audit_fail(log, error);
+}
+
+int audit_append_formatted(struct audit_log *log, enum audit_kind kind, const char *line, int n)
+{
+	int r = n < 0 ? n : -EINVAL;
+
+	if (n > 0)
+		return audit_append_kind(log, kind, line, (size_t)n);
+	audit_lock(log);
+	audit_count_dropped(log, kind, r);
+	audit_unlock(log);
+	return r;
+}
+
 int audit_append_kind(struct audit_log *log, enum audit_kind kind, const char *line, size_t len)
 {
 	bool untranslated = false;
@@ -145,6 +171,7 @@ int audit_append_kind(struct audit_log *log, enum audit_kind kind, const char *l
 	audit_lock(log);
 	if (len == 0 || len > AUDIT_LINE_MAX || line[len - 1] != '\n') {
 		r = -EINVAL;
+		audit_count_dropped(log, kind, r);
 		goto out;
 	}
 	/* The line carries seq + 1: written or not, the next line has the next number. */

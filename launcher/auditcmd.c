@@ -92,6 +92,7 @@ int auditcmd_learn(int argc, char **argv)
 	_cleanup_(policy_freep) struct policy *check = NULL;
 	_cleanup_free_ char *policy = NULL, *notes = NULL;
 	char errbuf[POLICY_ERR_LEN];
+	struct learn_gaps gaps;
 	const char *path = NULL;
 	size_t bad;
 	long taken;
@@ -144,6 +145,13 @@ int auditcmd_learn(int argc, char **argv)
 			auditcmd_fail("learn: %s: no audit line", path);
 		return EXIT_LAUNCH_FAILED;
 	}
+	learn_gaps(learn, &gaps);
+	if (gaps.lost || gaps.unwritten)
+		fprintf(stderr,
+			"launch: warning: learn: %s is incomplete (%llu event%s lost, %llu line%s "
+			"not written): the policy may miss what the job did\n",
+			path, gaps.lost, gaps.lost == 1 ? "" : "s", gaps.unwritten,
+			gaps.unwritten == 1 ? "" : "s");
 	if (learn_policy(learn, &policy, &notes) < 0) {
 		auditcmd_fail("learn: %s", strerror(ENOMEM));
 		return EXIT_LAUNCH_FAILED;

@@ -681,8 +681,7 @@ static void dnsproxy_audit(struct dnsproxy *p, bool allow, struct audit_dns *dns
 		return;
 	}
 	n = audit_format_dns_allow(p->log, dns, line, sizeof(line));
-	if (n > 0)
-		audit_append(p->log, line, (size_t)n);
+	audit_append_formatted(p->log, AUDIT_KIND_OTHER, line, n);
 }
 
 static bool dnsproxy_qtype_allowed(uint16_t qtype)

@@ -44,6 +44,8 @@ struct learn {
 	size_t nlooked, caplooked;
 	struct learn_note *notes;
 	size_t nnotes, capnotes;
+	/* What the log says it lacks: events_lost lines, and sandbox_exit's own counts. */
+	unsigned long long lost_lines, lost_exit, unwritten;
 };
 
 int learn_new(const struct learn_options *options, struct learn **ret_learn)
@@ -90,6 +92,22 @@ static const char *json_str(const cJSON *object, const char *key)
 	const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, key);
 
 	return cJSON_IsString(item) ? item->valuestring : NULL;
+}
+
+static unsigned long long json_u64(const cJSON *object, const char *key)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, key);
+
+	return cJSON_IsNumber(item) && item->valuedouble > 0 ? (unsigned long long)item->valuedouble
+							     : 0;
+}
+
+void learn_gaps(const struct learn *learn, struct learn_gaps *ret_gaps)
+{
+	/* sandbox_exit sums its events_lost lines; a killed launcher wrote only the latter. */
+	ret_gaps->lost =
+		learn->lost_exit > learn->lost_lines ? learn->lost_exit : learn->lost_lines;
+	ret_gaps->unwritten = learn->unwritten;
 }
 
 /* Adds a string to a set, unless it is there already. */
@@ -275,6 +293,21 @@ int learn_line(struct learn *learn, const char *text, size_t len)
 	if (learn->options.sandbox && (!sandbox || strcmp(sandbox, learn->options.sandbox) != 0))
 		return 0;
 	learn->nlines++;
+	/* allow lines lost matter as much: the policy is made from them too. */
+	if (strcmp(event, "events_lost") == 0) {
+		learn->lost_lines += json_u64(line, "count") + json_u64(line, "would_deny") +
+				     json_u64(line, "allow");
+		return 1;
+	}
+	if (strcmp(event, "sandbox_exit") == 0) {
+		unsigned long long failed = json_u64(line, "log_failed");
+
+		learn->lost_exit += json_u64(line, "lost") + json_u64(line, "would_deny_lost") +
+				    json_u64(line, "allowed_lost");
+		/* log_failed counts lines of any kind; unwritten only the refusals among them. */
+		learn->unwritten += failed ? failed : json_u64(line, "unwritten");
+		return 1;
+	}
 	if (strcmp(event, "dns_allow") == 0) {
 		if (learn_host_name(json_str(line, "qname"), host, sizeof(host)))
 			return learn_set_add(&learn->looked_up, &learn->nlooked, &learn->caplooked,

@@ -37,6 +37,13 @@ int learn_line(struct learn *learn, const char *line, size_t len);
  */
 int learn_policy(struct learn *learn, char **ret_policy, char **ret_notes);
 
+/* What the lines taken say the log lacks: a policy learned from it may miss destinations. */
+struct learn_gaps {
+	unsigned long long lost;      /* events the kernel's ring had no room for */
+	unsigned long long unwritten; /* lines launch could not write */
+};
+void learn_gaps(const struct learn *learn, struct learn_gaps *ret_gaps);
+
 /* Lines taken by learn_line that were of the sandbox asked for. */
 size_t learn_lines(const struct learn *learn);
 

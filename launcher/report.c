@@ -35,6 +35,7 @@ struct report_sandbox {
 	long long exit_code; /* -1: killed by `signal` */
 	long long signal;
 	unsigned long long denied, would_deny, lost_exit; /* from sandbox_exit */
+	unsigned long long unwritten, log_failed;	  /* from sandbox_exit */
 	unsigned long long lost_lines;			  /* events_lost counts, summed */
 	struct report_dest *dests;
 	size_t ndests, capdests;
@@ -231,6 +232,8 @@ int report_line(struct report *report, const char *text, size_t len)
 		s->denied = json_u64(line, "denied");
 		s->would_deny = json_u64(line, "would_deny");
 		s->lost_exit = json_u64(line, "lost") + json_u64(line, "would_deny_lost");
+		s->unwritten = json_u64(line, "unwritten");
+		s->log_failed = json_u64(line, "log_failed");
 		if (json_u64(line, "would_deny") ||
 		    cJSON_GetObjectItemCaseSensitive(line, "would_deny_by_op"))
 			s->audit_only = true;
@@ -276,6 +279,11 @@ static void report_ending(FILE *f, const struct report_sandbox *s)
 	if (s->audit_only)
 		fprintf(f, ", would_deny %llu", s->would_deny);
 	fprintf(f, ", lost %llu", s->lost_exit);
+	/* The log misses lines launch could not write: refusals among them, maybe. */
+	if (s->unwritten || s->log_failed)
+		fprintf(f, ", unwritten %llu (log incomplete: %llu line%s not written)",
+			s->unwritten, s->log_failed ? s->log_failed : s->unwritten,
+			(s->log_failed ? s->log_failed : s->unwritten) == 1 ? "" : "s");
 }
 
 static void report_sandbox_text(FILE *f, struct report_sandbox *s)

@@ -193,8 +193,7 @@ static void sandbox_report_lost(struct sandbox *sandbox)
 				       counters.would_deny_lost - sandbox->would_deny_lost_reported,
 				       counters.allowed_lost - sandbox->allowed_lost_reported, line,
 				       sizeof(line));
-	if (n > 0)
-		audit_append(sandbox->log, line, (size_t)n);
+	audit_append_formatted(sandbox->log, AUDIT_KIND_OTHER, line, n);
 	sandbox->lost_reported = counters.lost;
 	sandbox->would_deny_lost_reported = counters.would_deny_lost;
 	sandbox->allowed_lost_reported = counters.allowed_lost;
@@ -334,21 +333,18 @@ static int sandbox_check_limits(struct sandbox *sandbox)
 	if (hits & CGLIMIT_HIT_PIDS) {
 		n = audit_format_limit(sandbox->log, "pids", limits->pids_max, "stopped", line,
 				       sizeof(line));
-		if (n > 0)
-			audit_append(sandbox->log, line, (size_t)n);
+		audit_append_formatted(sandbox->log, AUDIT_KIND_OTHER, line, n);
 	}
 	if (hits & CGLIMIT_HIT_MEMORY) {
 		n = audit_format_limit(sandbox->log, "memory", limits->memory_max, "stopped", line,
 				       sizeof(line));
-		if (n > 0)
-			audit_append(sandbox->log, line, (size_t)n);
+		audit_append_formatted(sandbox->log, AUDIT_KIND_OTHER, line, n);
 	}
 	if (hits & CGLIMIT_HIT_TMP) {
 		/* The job sees ENOSPC and may well go on: it is its to handle. */
 		n = audit_format_limit(sandbox->log, "tmp", sandbox->options->child.tmp_size_bytes,
 				       "none", line, sizeof(line));
-		if (n > 0)
-			audit_append(sandbox->log, line, (size_t)n);
+		audit_append_formatted(sandbox->log, AUDIT_KIND_OTHER, line, n);
 	}
 	if (!(hits & (CGLIMIT_HIT_PIDS | CGLIMIT_HIT_MEMORY)))
 		return 0;
@@ -861,8 +857,7 @@ static int sandbox_start_job(struct sandbox *sandbox, const struct rules *rules)
 	n = audit_format_start(sandbox->log, config->argv, sandbox->child.pid, &job,
 			       rules->list->nexact + rules->list->nprefixes, hostname, line,
 			       sizeof(line));
-	if (n > 0)
-		audit_append(sandbox->log, line, (size_t)n);
+	audit_append_formatted(sandbox->log, AUDIT_KIND_OTHER, line, n);
 	if (audit_flush(sandbox->log) < 0 && !sandbox->audit_continue)
 		return sandbox_fail(sandbox, sandbox->log->error, "audit log %s: %s; job stopped",
 				    sandbox->options->audit_path,
@@ -978,8 +973,7 @@ static void sandbox_log_exit(struct sandbox *sandbox)
 	exit.unwritten = counts.unwritten_denied + (log->error ? counts.queued_denied : 0);
 	exit.log_failed = counts.unwritten_lines + (log->error ? counts.queued_lines : 0);
 	n = audit_format_exit(log, &exit, line, sizeof(line));
-	if (n > 0)
-		audit_append(log, line, (size_t)n);
+	audit_append_formatted(log, AUDIT_KIND_OTHER, line, n);
 }
 
 /*

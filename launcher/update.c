@@ -206,8 +206,7 @@ static void log_update(struct audit_log *log, const struct rules *rules, int pid
 	log->npolicies = rules->npolicies;
 	n = audit_format_policy_update(log, &update, line, sizeof(line));
 	/* A line that failed to be written shows in the log's counts, as every line's does. */
-	if (n > 0)
-		audit_append(log, line, (size_t)n);
+	audit_append_formatted(log, AUDIT_KIND_OTHER, line, n);
 }
 
 struct update_install {

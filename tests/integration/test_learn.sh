@@ -304,7 +304,12 @@ test_learn_audit_only_lost_accounting() {
 		return 1
 	expect_audit 1 "$L_AUDIT" event=sandbox_exit would_deny="$count" denied=0 lost=0 ||
 		return 1
-	expect_eq "events_lost count (refusals lost)" 0 "$(lost_sum "$L_AUDIT" count)"
+	expect_eq "events_lost count (refusals lost)" 0 "$(lost_sum "$L_AUDIT" count)" || return 1
+	# A policy learned from it may miss destinations: launch learn says so.
+	learn_tool learn "$L_AUDIT"
+	expect_rc "launch learn (incomplete log)" 0 || return 1
+	[[ $L_ERR == *"is incomplete ($lost_events events lost, 0 lines not written)"* ]] ||
+		fail "launch learn did not warn of the $lost_events lost events: $(brief "$L_ERR")"
 }
 
 # launch update replaces the policy, not the mode: an audit-only sandbox stays audit-only,

@@ -869,6 +869,69 @@ static void test_no_sink_counts_everything(void)
 	CHECK_EQ_INT(counts.written_lines, 0);
 }
 
+/*
+ * A line the queue refuses as no line (empty, too long, without its newline) is dropped:
+ * counted unwritten, a refusal's as a refusal, its seq a gap, and the log failed.
+ */
+static void test_invalid_line_counted_unwritten(void)
+{
+	static char big[AUDIT_LINE_MAX + 2];
+	struct audit_counts counts;
+
+	log_init();
+	test_log.event_fd = -1;
+	CHECK_EQ_INT(audit_append_kind(&test_log, AUDIT_KIND_DENY, "{}", 2), -EINVAL);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 2] = '\n';
+	CHECK_EQ_INT(audit_append(&test_log, big, sizeof(big) - 1), -EINVAL);
+	CHECK_EQ_INT(audit_append(&test_log, "{}\n", 3), 0);
+	audit_get_counts(&test_log, &counts);
+	CHECK_EQ_INT(counts.unwritten_lines, 2);
+	CHECK_EQ_INT(counts.unwritten_denied, 1);
+	CHECK_EQ_INT(counts.queued_lines, 1);
+	CHECK_EQ_INT(test_log.seq, 3);
+	CHECK_EQ_INT(test_log.error, -EINVAL);
+	audit_discard(&test_log);
+}
+
+/*
+ * A line that could not be formatted (a limit or exit line, a refusal's) is counted too:
+ * denied = deny lines + lost + unwritten holds whatever failed.
+ */
+static void test_unformatted_line_counted_unwritten(void)
+{
+	struct audit_exit exit = { .exit_code = 0 };
+	struct deny_event e = connect_event();
+	struct audit_counts counts;
+	char small[16], line[AUDIT_LINE_MAX];
+	int n;
+
+	log_init();
+	test_log.event_fd = -1;
+	n = audit_format_limit(&test_log, "pids", 64, "stopped", small, sizeof(small));
+	CHECK(n < 0);
+	CHECK_EQ_INT(audit_append_formatted(&test_log, AUDIT_KIND_OTHER, small, n), n);
+	n = audit_format_exit(&test_log, &exit, small, sizeof(small));
+	CHECK(n < 0);
+	CHECK_EQ_INT(audit_append_formatted(&test_log, AUDIT_KIND_OTHER, small, n), n);
+	n = audit_format_deny(&test_log, &e, small, sizeof(small));
+	CHECK(n < 0);
+	CHECK_EQ_INT(audit_append_formatted(&test_log, AUDIT_KIND_DENY, small, n), n);
+	CHECK_EQ_INT(audit_append_formatted(&test_log, AUDIT_KIND_DENY, small, 0), -EINVAL);
+	/* A formatted line still goes in, after the gaps. */
+	n = audit_format_deny(&test_log, &e, line, sizeof(line));
+	CHECK_EQ_INT(audit_append_formatted(&test_log, AUDIT_KIND_DENY, line, n), 0);
+	audit_get_counts(&test_log, &counts);
+	CHECK_EQ_INT(counts.unwritten_lines, 4);
+	CHECK_EQ_INT(counts.unwritten_denied, 2);
+	CHECK_EQ_INT(counts.queued_denied, 1);
+	CHECK_EQ_INT(test_log.seq, 5);
+	CHECK_EQ_INT(test_log.error, -ENOBUFS);
+	audit_queued_text(&test_log, line, sizeof(line));
+	CHECK_CONTAINS(line, "\"seq\":5,");
+	audit_discard(&test_log);
+}
+
 /* FIPS 180-4 / NIST CSHA examples, one of them fed in odd pieces. */
 static void test_sha256_vectors(void)
 {
@@ -1428,6 +1491,8 @@ int main(void)
 	RUN(test_short_write_leaves_whole_lines);
 	RUN(test_stalled_pipe);
 	RUN(test_no_sink_counts_everything);
+	RUN(test_invalid_line_counted_unwritten);
+	RUN(test_unformatted_line_counted_unwritten);
 	RUN(test_start_long_argument_truncated);
 	RUN(test_start_many_policies_truncated);
 	RUN(test_start_many_arguments_truncated);

@@ -118,6 +118,53 @@ static void test_learn_every_sandbox(void)
 	free(notes);
 }
 
+/* What the log says it lacks: lost events and lines launch could not write, per sandbox. */
+static void test_learn_gaps(void)
+{
+	struct learn_options options = { .sandbox = "sb1" };
+	struct learn *learn = NULL;
+	struct learn_gaps gaps;
+	const char *exit_line = "{\"event\":\"sandbox_exit\",\"sandbox\":\"w\",\"lost\":1,"
+				"\"would_deny_lost\":0,\"allowed_lost\":2,\"unwritten\":1,"
+				"\"log_failed\":4}";
+	const char *lost_line = "{\"event\":\"events_lost\",\"sandbox\":\"k\",\"count\":0,"
+				"\"allow\":5}";
+
+	/* The fixture's sb1: 3 would_deny events lost (events_lost and sandbox_exit agree). */
+	CHECK_EQ_INT(learn_new(&options, &learn), 0);
+	CHECK_EQ_INT(feed(learn, FIXTURE), 1);
+	learn_gaps(learn, &gaps);
+	CHECK_EQ_INT(gaps.lost, 3);
+	CHECK_EQ_INT(gaps.unwritten, 0);
+	learn_free(learn);
+
+	/* sb2: a whole log. */
+	options.sandbox = "sb2";
+	CHECK_EQ_INT(learn_new(&options, &learn), 0);
+	CHECK_EQ_INT(feed(learn, FIXTURE), 1);
+	learn_gaps(learn, &gaps);
+	CHECK_EQ_INT(gaps.lost, 0);
+	CHECK_EQ_INT(gaps.unwritten, 0);
+	learn_free(learn);
+
+	/* Lines not written (log_failed, all kinds) and allow events lost count too. */
+	options.sandbox = "w";
+	CHECK_EQ_INT(learn_new(&options, &learn), 0);
+	CHECK_EQ_INT(learn_line(learn, exit_line, strlen(exit_line)), 1);
+	learn_gaps(learn, &gaps);
+	CHECK_EQ_INT(gaps.lost, 3);
+	CHECK_EQ_INT(gaps.unwritten, 4);
+	learn_free(learn);
+
+	/* A killed launcher wrote no sandbox_exit: its events_lost lines say it. */
+	options.sandbox = "k";
+	CHECK_EQ_INT(learn_new(&options, &learn), 0);
+	CHECK_EQ_INT(learn_line(learn, lost_line, strlen(lost_line)), 1);
+	learn_gaps(learn, &gaps);
+	CHECK_EQ_INT(gaps.lost, 5);
+	learn_free(learn);
+}
+
 /* A line of connect to ADDR:PORT over tcp, no name. */
 static int feed_connect(struct learn *learn, const char *event, const char *addr, unsigned port)
 {
@@ -195,5 +242,6 @@ int main(void)
 	RUN(test_learn_wildcards);
 	RUN(test_learn_every_sandbox);
 	RUN(test_learn_port_ranges);
+	RUN(test_learn_gaps);
 	return test_failures != 0;
 }

@@ -67,6 +67,15 @@ static void test_report_summary(void)
 	free(text);
 }
 
+static int count_incomplete(const char *text)
+{
+	int n = 0;
+
+	for (const char *p = text; (p = strstr(p, "incomplete")); p++)
+		n++;
+	return n;
+}
+
 static void test_report_no_exit(void)
 {
 	struct report *report = NULL;
@@ -93,9 +102,38 @@ static void test_report_no_exit(void)
 	report_free(report);
 }
 
+/* Lines launch could not write (unwritten, log_failed): the report says the log is short. */
+static void test_report_incomplete(void)
+{
+	struct report *report = NULL;
+	char *text = NULL;
+	const char *lines[] = {
+		"{\"ts\":\"2026-11-30T10:00:00.000001Z\",\"event\":\"sandbox_exit\",\"sandbox\":"
+		"\"w\",\"policy\":\"p\",\"exit_code\":0,\"denied\":4,\"lost\":1,\"unwritten\":2,"
+		"\"log_failed\":3}",
+		"{\"ts\":\"2026-11-30T10:00:00.000002Z\",\"event\":\"sandbox_exit\",\"sandbox\":"
+		"\"c\",\"policy\":\"p\",\"exit_code\":0,\"denied\":0,\"lost\":0,\"unwritten\":0}",
+	};
+
+	CHECK_EQ_INT(report_new(&report), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(lines); i++)
+		CHECK_EQ_INT(report_line(report, lines[i], strlen(lines[i])), 1);
+	CHECK_EQ_INT(report_text(report, &text), 0);
+	CHECK_CONTAINS(text, "policy p, sandbox w: exit 0, denied 4, lost 1, unwritten 2 (log "
+			     "incomplete: 3 lines not written)\n");
+	CHECK_CONTAINS(text, "  sandbox w (policy p): exit 0, denied 4, lost 1, unwritten 2 (log "
+			     "incomplete: 3 lines not written)\n");
+	/* A whole log says nothing of it. */
+	CHECK_CONTAINS(text, "policy p, sandbox c: exit 0, denied 0, lost 0\n");
+	CHECK_EQ_INT(count_incomplete(text), 2);
+	free(text);
+	report_free(report);
+}
+
 int main(void)
 {
 	RUN(test_report_summary);
 	RUN(test_report_no_exit);
+	RUN(test_report_incomplete);
 	return test_failures != 0;
 }
