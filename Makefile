@@ -177,7 +177,14 @@ $(BUILD)/helpers/%: tests/helpers/%.c | $(BUILD)/helpers
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $< -o $@ \
 		$(if $(filter iouring_connect,$*),-luring) -lpthread
 
-helpers: $(HELPER_BINS)
+# LD_PRELOAD libraries that make one call fail, for tests of launch's own error paths.
+PRELOAD_SRCS := $(wildcard tests/helpers/preload/*.c)
+PRELOAD_LIBS := $(patsubst tests/helpers/preload/%.c,$(BUILD)/helpers/%.so,$(PRELOAD_SRCS))
+
+$(BUILD)/helpers/%.so: tests/helpers/preload/%.c | $(BUILD)/helpers
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -fPIC -shared $(LDFLAGS) $< -o $@
+
+helpers: $(HELPER_BINS) $(PRELOAD_LIBS)
 
 # launch(1), from docs/launch.1.scd.
 $(BUILD)/launch.1: docs/launch.1.scd | $(BUILD)
@@ -255,7 +262,8 @@ bench-summary: all
 	@BENCH_SUMMARY=1 tests/bench/run
 
 C_FILES = $(wildcard bpf/*.c bpf/*.h launcher/*.c launcher/*.h tests/unit/*.c tests/unit/*.h \
-	tests/helpers/*.c tests/helpers/*.h tests/selftest/*.c tests/bench/*.c)
+	tests/helpers/*.c tests/helpers/*.h tests/helpers/preload/*.c tests/selftest/*.c \
+	tests/bench/*.c)
 
 format: | deps
 	clang-format -i $(C_FILES)

@@ -261,6 +261,15 @@ void limit_apply_defaults(struct job_limits *limits, uint64_t ram_bytes, uint64_
 			nofile_hard < LIMIT_DEFAULT_NOFILE ? nofile_hard : LIMIT_DEFAULT_NOFILE;
 }
 
+bool limit_wants_cgroup(const struct job_limits *limits)
+{
+	bool pids = limits->pids_max != LIMIT_UNSET && limits->pids_max != LIMIT_NONE;
+	bool memory = limits->memory_max != LIMIT_UNSET && limits->memory_max != LIMIT_NONE;
+	bool cpu = limits->cpu_quota_us != LIMIT_UNSET && limits->cpu_quota_us != LIMIT_NONE;
+
+	return pids || memory || cpu;
+}
+
 uint64_t limit_tmp_bytes(const struct job_limits *limits, uint64_t ram_bytes)
 {
 	if (limits->tmp_bytes != LIMIT_UNSET)

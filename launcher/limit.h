@@ -78,6 +78,11 @@ void limit_override(struct job_limits *dst, const struct job_limits *src);
  */
 void limit_apply_defaults(struct job_limits *limits, uint64_t ram_bytes, uint64_t kernel_tasks,
 			  unsigned int ncpus, uint64_t nofile_hard);
+/*
+ * Whether a cgroup controller must enforce something: a pids, memory or CPU limit, asked for
+ * or defaulted ("max" for all of them: none).
+ */
+bool limit_wants_cgroup(const struct job_limits *limits);
 /* The /tmp size in bytes, from tmp_bytes or tmp_percent of ram_bytes. */
 uint64_t limit_tmp_bytes(const struct job_limits *limits, uint64_t ram_bytes);
 /* "256M", "1073741825", "max": for messages and `launch check`. */

@@ -836,8 +836,11 @@ static int cgroup_parent_default(char *parent, size_t len)
 	return 0;
 }
 
-/* Writes the folder under which sandbox cgroups are made. */
-static int cgroup_parent_dir(char *parent, size_t len)
+/*
+ * Writes the folder under which sandbox cgroups are made. limits: the job has limits that a
+ * cgroup controller enforces (limit_wants_cgroup).
+ */
+static int cgroup_parent_dir(char *parent, size_t len, bool limits)
 {
 	int r;
 
@@ -860,15 +863,17 @@ static int cgroup_parent_dir(char *parent, size_t len)
 			return r;
 		}
 		/*
-		 * The v1 hierarchies of the limits were hidden with it. Not fatal here: a limit
-		 * that finds no hierarchy fails (or, a default one, warns) by its name.
+		 * The v1 hierarchies of the limits were hidden with it. Without them, a default
+		 * limit would read as one this host has no controller for, and be left out with
+		 * a warning: the job would run unlimited on a host that can limit it.
 		 */
 		r = hybrid ? cglimit_mount_private(CGROUP_PRIVATE_ROOT) : 0;
-		if (r < 0)
-			fprintf(stderr,
-				"launch: warning: cannot mount the cgroup v1 hierarchies of the "
-				"limits below %s: %s\n",
-				CGROUP_PRIVATE_ROOT, strerror(-r));
+		if (r < 0 && limits) {
+			fail("cannot mount the cgroup v1 hierarchies of the limits below %s: %s "
+			     "(--pids-max max --memory-max max and no --cpu-max: no limits)",
+			     CGROUP_PRIVATE_ROOT, strerror(-r));
+			return r;
+		}
 	}
 	strncat(parent, "/launch", len - strlen(parent) - 1);
 	return 0;
@@ -896,7 +901,7 @@ static int cmd_gc(int argc, char **argv)
 		fail("gc: \"%s\" is not an option", argv[first]);
 		return EXIT_LAUNCH_FAILED;
 	}
-	if (check_system() < 0 || cgroup_parent_dir(parent, sizeof(parent)) < 0)
+	if (check_system() < 0 || cgroup_parent_dir(parent, sizeof(parent), false) < 0)
 		return EXIT_LAUNCH_FAILED;
 	r = gc_sweep();
 	if (r < 0) {
@@ -1012,7 +1017,8 @@ static int cmd_run(int argc, char **argv)
 	if (plan_fs(rules, &options.child, &fs_write) < 0)
 		return EXIT_LAUNCH_FAILED;
 
-	if (cgroup_parent_dir(parent, sizeof(parent)) < 0)
+	job_limits_of(rules, &options.limits, &ram);
+	if (cgroup_parent_dir(parent, sizeof(parent), limit_wants_cgroup(&options.limits)) < 0)
 		return EXIT_LAUNCH_FAILED;
 	/* What a killed launcher left behind goes first; a failure here harms no one. */
 	gc_sweep();
@@ -1050,7 +1056,6 @@ static int cmd_run(int argc, char **argv)
 			"would refuse is logged as would_deny\n");
 	options.child.argv = argv + first;
 	options.child.audit_path = audit_path_is_file(arg.audit_path) ? arg.audit_path : NULL;
-	job_limits_of(rules, &options.limits, &ram);
 	options.child.tmp_size_bytes = limit_tmp_bytes(&options.limits, ram);
 	options.timing_out = &timing;
 	if (arg.notify_denials)
@@ -1208,7 +1213,7 @@ static int cmd_mcp(int argc, char **argv)
 		return EXIT_LAUNCH_FAILED;
 	}
 	if (check_system() < 0 || resolve_policy_names() < 0 || compile_rules(&rules) < 0 ||
-	    cgroup_parent_dir(parent, sizeof(parent)) < 0)
+	    cgroup_parent_dir(parent, sizeof(parent), false) < 0)
 		return EXIT_LAUNCH_FAILED;
 	if (!realpath("/proc/self/exe", self)) {
 		fail("cannot find launch's own binary: %s", strerror(errno));

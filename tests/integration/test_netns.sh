@@ -99,3 +99,46 @@ test_netns_exec_limits() {
 	ip netns del "$ns" || fail "ip netns del $ns" || return 1
 	[ "$ok" = 1 ]
 }
+
+# Under `ip netns exec` on a hybrid host, the limits' v1 hierarchies are mounted again for
+# launch alone. When that mount fails (here an LD_PRELOAD library refuses cgroup v1 mounts),
+# a job with limits, the default ones included, does not start: it would run unlimited on a
+# host that can limit it. A job that wants no limit starts.
+test_netns_exec_no_v1_mounts() {
+	local p ns=launch-it-$IT_RUNID-$BASHPID ok=1 lines
+
+	grep -q ' - cgroup ' /proc/self/mountinfo || {
+		echo "  no cgroup v1 hierarchy on this host: launch mounts none, nothing to refuse"
+		return 0
+	}
+	p=$(policy netns "$NETNS_POLICY")
+	printf '#!/bin/sh\nLD_PRELOAD=%s exec "%s" "$@"\n' "$IT_HELPERS/fail_cgroup_v1.so" \
+		"$IT_LAUNCH" >"$T_DIR/launch-nov1"
+	chmod 755 "$T_DIR/launch-nov1"
+	ip netns add "$ns" || fail "ip netns add $ns" || return 1
+	# Without the library, the default limits hold there (test_netns_exec_limits).
+	netns_launch "$ns" --policy "$p" -- /bin/true
+	expect_rc "default limits under ip netns exec" 0 || ok=0
+	if [ "$ok" = 1 ]; then
+		IT_LAUNCH=$T_DIR/launch-nov1 netns_launch "$ns" --policy "$p" -- /bin/true
+		expect_rc "default limits, v1 hierarchies not mountable" 125 || ok=0
+		lines=$(printf '%s\n' "$L_ERR" | grep -c .)
+		[ "$ok" = 0 ] || expect_eq "stderr lines" 1 "$lines" || ok=0
+		[ "$ok" = 0 ] || [[ $L_ERR == *"cannot mount the cgroup v1 hierarchies"*"Operation not permitted"* ]] ||
+			fail "stderr does not name the mount and its error: $(brief "$L_ERR")" || ok=0
+		[ "$ok" = 0 ] || [ ! -e "$IT_CG2/launch/$L_NAME" ] ||
+			fail "cgroup $IT_CG2/launch/$L_NAME left behind" || ok=0
+	fi
+	if [ "$ok" = 1 ]; then
+		IT_LAUNCH=$T_DIR/launch-nov1 netns_launch "$ns" --pids-max 64 --memory-max max \
+			--policy "$p" -- /bin/true
+		expect_rc "--pids-max 64, v1 hierarchies not mountable" 125 || ok=0
+	fi
+	if [ "$ok" = 1 ]; then
+		IT_LAUNCH=$T_DIR/launch-nov1 netns_launch "$ns" --pids-max max --memory-max max \
+			--policy "$p" -- /bin/true
+		expect_rc "no limit wanted, v1 hierarchies not mountable" 0 || ok=0
+	fi
+	ip netns del "$ns" || fail "ip netns del $ns" || return 1
+	[ "$ok" = 1 ]
+}

@@ -1151,6 +1151,33 @@ static void test_limit_parsers(void)
 }
 
 /* Several policies: the strictest of each limit; options override; defaults fill the rest. */
+/* A controller is needed for any pids, memory or CPU limit, defaults included; not for "max". */
+static void test_limit_wants_cgroup(void)
+{
+	struct job_limits none = { .pids_max = LIMIT_NONE, .memory_max = LIMIT_NONE };
+	struct job_limits l = { 0 };
+
+	limit_apply_defaults(&l, 24ull << 30, 32768, 2, 20000);
+	CHECK(limit_wants_cgroup(&l));
+	limit_apply_defaults(&none, 24ull << 30, 32768, 2, 20000);
+	CHECK(!limit_wants_cgroup(&none));
+	l = none;
+	l.pids_max = 64;
+	CHECK(limit_wants_cgroup(&l));
+	l = none;
+	l.memory_max = 1ull << 30;
+	CHECK(limit_wants_cgroup(&l));
+	l = none;
+	l.cpu_quota_us = 50000;
+	l.cpu_period_us = 100000;
+	CHECK(limit_wants_cgroup(&l));
+	/* tmp and nofile are no controller's. */
+	l = none;
+	l.tmp_bytes = 1 << 20;
+	l.nofile = 64;
+	CHECK(!limit_wants_cgroup(&l));
+}
+
 static void test_limit_merge_defaults(void)
 {
 	struct job_limits a = { .pids_max = 100,
@@ -1325,5 +1352,6 @@ int main(void)
 	RUN(test_bad_limits);
 	RUN(test_limit_parsers);
 	RUN(test_limit_merge_defaults);
+	RUN(test_limit_wants_cgroup);
 	return test_failures != 0;
 }
