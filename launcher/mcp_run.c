@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <cjson/cJSON.h>
 
+#include "audit.h"
 #include "mcp.h"
 #include "mcp_run.h"
 #include "util.h"
@@ -70,7 +71,12 @@ struct mcp_sandbox {
 	int in_fd;   /* warm: the runner's standard input, a socket: shut for "go", then its end */
 	int sync_fd; /* warm: launch's --audit-sync-fd */
 	off_t audit_from; /* where the call's own lines start in its audit log */
-	char report[32];  /* what the runner wrote back, up to its next newline */
+	/*
+	 * When launch did not confirm its log at ready: the call's own refusals are those from
+	 * this time on (audit_format_time); "" when audit_from is exact.
+	 */
+	char audit_since[32];
+	char report[32]; /* what the runner wrote back, up to its next newline */
 	size_t report_len;
 	struct mcp_stream out, err;
 	char dir[96], audit[96], name[64];
@@ -210,7 +216,7 @@ static _Noreturn void mcp_run_exec(char *const *argv, const char *dir, int in_fd
  * server's (when copy).
  */
 static int mcp_run_audit(const struct mcp_runner *runner, const char *path, off_t from,
-			 struct mcp_result *result, bool copy)
+			 const char *since, struct mcp_result *result, bool copy)
 {
 	_cleanup_free_ char *text = NULL;
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -240,7 +246,8 @@ static int mcp_run_audit(const struct mcp_runner *runner, const char *path, off_
 		if (!nl)
 			nl = text + len;
 		/* Only what was refused: an audit-only call's would_deny lines went through. */
-		if (refusal_parse(line, (size_t)(nl - line), &refusal) == 1 && !refusal.would) {
+		if (refusal_parse(line, (size_t)(nl - line), &refusal) == 1 && !refusal.would &&
+		    refusal_since(&refusal, since)) {
 			struct refusal *grown =
 				realloc(result->refused, (result->nrefused + 1) * sizeof(*grown));
 
@@ -420,13 +427,16 @@ static int mcp_sandbox_collect(const struct mcp_runner *runner, struct mcp_sandb
 
 /*
  * Asks the sandbox's launch to write every refusal made until now to the call's audit log,
- * and waits until it has (or has exited, its log whole), at most MCP_RUN_SYNC_TIMEOUT_MS.
- * Returns 0, or -ETIMEDOUT.
+ * and waits until it has (or has exited, its log whole), at most MCP_RUN_SYNC_TIMEOUT_MS and
+ * at most until deadline. Returns 0, or -ETIMEDOUT.
  */
-static int mcp_sandbox_sync(struct mcp_sandbox *sandbox)
+static int mcp_sandbox_sync(struct mcp_sandbox *sandbox, long long deadline)
 {
-	long long deadline = monotonic_ms() + MCP_RUN_SYNC_TIMEOUT_MS;
+	long long sync_deadline = monotonic_ms() + MCP_RUN_SYNC_TIMEOUT_MS;
 	char answer;
+
+	if (deadline > sync_deadline)
+		deadline = sync_deadline;
 
 	if (sandbox->sync_fd < 0)
 		return 0;
@@ -623,24 +633,34 @@ static int mcp_sandbox_take(struct mcp_runner *runner, const char *code,
 }
 
 /*
- * Waits until a prepared runner is ready (one taken before it was), at most until deadline.
- * What it was refused while it prepared (glibc tries nscd's socket at its first look-up) is
- * not the code's: the call's result starts after it.
+ * Waits until a prepared runner is ready (one taken before it was), at most until deadline,
+ * the call's. What it was refused while it prepared (glibc tries nscd's socket at its first
+ * look-up) is not the code's: the call's result starts after it. When launch does not confirm
+ * its log in time, the refusals it writes later are told apart by their time.
  */
 static void mcp_sandbox_wait_ready(struct mcp_sandbox *sandbox, long long deadline)
 {
+	struct timespec now;
 	struct stat st;
+	bool synced;
 
 	while (!sandbox->ready && sandbox->in_fd >= 0) {
 		struct pollfd pfd = { .fd = sandbox->in_fd, .events = POLLIN };
 		long long left = deadline - monotonic_ms();
 
 		if (left <= 0 || (poll(&pfd, 1, (int)left) < 0 && errno != EINTR))
-			return;
+			break;
 		mcp_sandbox_read_report(sandbox);
 	}
-	if (sandbox->ready && mcp_sandbox_sync(sandbox) == 0 && stat(sandbox->audit, &st) == 0)
+	synced = sandbox->ready && mcp_sandbox_sync(sandbox, deadline) == 0;
+	if (stat(sandbox->audit, &st) == 0)
 		sandbox->audit_from = st.st_size;
+	/* A refusal's time is the kernel's, before launch writes it: none of the code's is older.
+	 */
+	if (!synced && (clock_gettime(CLOCK_REALTIME, &now) < 0 ||
+			audit_format_time(now.tv_sec * 1000000000LL + now.tv_nsec,
+					  sandbox->audit_since, sizeof(sandbox->audit_since)) < 0))
+		sandbox->audit_since[0] = '\0';
 }
 
 /* Reaps the launches of sandboxes killed after their call; block: waits for all of them. */
@@ -659,7 +679,7 @@ static void mcp_dying_reap(struct mcp_runner *runner, bool block)
 			continue;
 		sandbox->pid = 0;
 		/* The whole log, the lines of the teardown too, goes to the server's. */
-		if (mcp_run_audit(runner, sandbox->audit, 0, NULL, true) < 0)
+		if (mcp_run_audit(runner, sandbox->audit, 0, NULL, NULL, true) < 0)
 			fprintf(stderr, "launch mcp: audit log %s: cannot copy call %u's lines\n",
 				runner->config->audit_path, sandbox->n);
 		mcp_sandbox_free(runner, sandbox);
@@ -706,7 +726,7 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 	struct mcp_runner *runner = ctx;
 	const struct mcp_run_config *config = runner->config;
 	struct mcp_sandbox sandbox;
-	long long started;
+	long long started, deadline;
 	bool killed = false;
 	int r, wait_status = 0;
 
@@ -715,15 +735,15 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 	r = mcp_sandbox_take(runner, code, &sandbox);
 	if (r < 0)
 		return r;
-	if (sandbox.warm)
-		mcp_sandbox_wait_ready(&sandbox,
-				       monotonic_ms() + (long long)(config->timeout_s * 1000));
+	/* The timeout is the call's: waiting for a prepared sandbox to be ready counts in it. */
 	started = monotonic_ms();
+	deadline = started + (long long)(config->timeout_s * 1000);
+	if (sandbox.warm)
+		mcp_sandbox_wait_ready(&sandbox, deadline);
 	/* The end of its input is the prepared runner's signal to import main.mts. */
 	if (sandbox.in_fd >= 0 && shutdown(sandbox.in_fd, SHUT_WR) < 0)
 		mcp_fd_close(&sandbox.in_fd);
-	r = mcp_sandbox_collect(runner, &sandbox, started + (long long)(config->timeout_s * 1000),
-				&killed, &wait_status);
+	r = mcp_sandbox_collect(runner, &sandbox, deadline, &killed, &wait_status);
 	if (r < 0)
 		goto out;
 	ret_result->duration_ms = monotonic_ms() - started;
@@ -734,7 +754,7 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 		 * write them all; then the sandbox goes. A refusal that comes later (a process
 		 * the code left behind) is in the server's log, not in the result.
 		 */
-		if (mcp_sandbox_sync(&sandbox) < 0)
+		if (mcp_sandbox_sync(&sandbox, monotonic_ms() + MCP_RUN_SYNC_TIMEOUT_MS) < 0)
 			fprintf(stderr,
 				"launch mcp: call %u: launch did not confirm its audit log "
 				"in %d ms: its refusals may be incomplete\n",
@@ -751,7 +771,8 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 			   ret_result->duration_ms >= (long long)(config->timeout_s * 1000));
 	if (ret_result->timed_out)
 		ret_result->exit_status = 124;
-	r = mcp_run_audit(runner, sandbox.audit, sandbox.audit_from, ret_result, !sandbox.done);
+	r = mcp_run_audit(runner, sandbox.audit, sandbox.audit_from, sandbox.audit_since,
+			  ret_result, !sandbox.done);
 	if (r < 0) {
 		fprintf(stderr, "launch mcp: audit log %s: %s\n", config->audit_path, strerror(-r));
 		goto out;

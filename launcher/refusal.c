@@ -72,6 +72,7 @@ int refusal_parse(const char *text, size_t len, struct refusal *ret_refusal)
 	ret_refusal->would = strcmp(event, "would_deny") == 0;
 	copy(ret_refusal->op, sizeof(ret_refusal->op), op);
 	copy(ret_refusal->policy, sizeof(ret_refusal->policy), json_str(line, "policy"));
+	copy(ret_refusal->ts, sizeof(ret_refusal->ts), json_str(line, "ts"));
 	refusal_destination(line, ret_refusal);
 	return 1;
 }
@@ -86,4 +87,9 @@ int refusal_format(const struct refusal *refusal, char *buf, size_t len)
 			 refusal->name[0] && strcmp(refusal->op, "dns") ? "]" : "");
 
 	return n < 0 || (size_t)n >= len ? -ENOBUFS : n;
+}
+
+bool refusal_since(const struct refusal *refusal, const char *since)
+{
+	return !since || !since[0] || strcmp(refusal->ts, since) >= 0;
 }

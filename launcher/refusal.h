@@ -13,7 +13,8 @@ struct refusal {
 	char destination[REFUSAL_FIELD_MAX]; /* "1.1.1.1:443", "[2001:db8::1]:53", a path, a name */
 	char name[REFUSAL_FIELD_MAX];	     /* the host name the job used, when known; else "" */
 	char policy[REFUSAL_FIELD_MAX];
-	bool would; /* a "would_deny" line (--audit-only): let through, not refused */
+	char ts[32]; /* the line's "ts", RFC 3339 UTC of fixed width: ordered as text */
+	bool would;  /* a "would_deny" line (--audit-only): let through, not refused */
 };
 
 /*
@@ -21,6 +22,9 @@ struct refusal {
  * line, 0 for any other line (or one that is not JSON), -ENOMEM.
  */
 int refusal_parse(const char *line, size_t len, struct refusal *ret_refusal);
+
+/* Whether the refusal was made at since (an audit line's "ts") or later; NULL or "": yes. */
+bool refusal_since(const struct refusal *refusal, const char *since);
 
 /*
  * "refused connect 1.1.1.1:443 (policy stripe)" ("would refuse ..." for would_deny), without

@@ -150,3 +150,50 @@ test_mcp_call_folder() {
 	[ ! -e "$shared/left-by-call" ] || fail "a call left a file in the server's folder" || return 1
 	rm -rf "$shared"
 }
+
+# The call's --timeout bounds the whole call: the first call takes the prepared sandbox that
+# the server started with, before its runner is ready, and waiting for it counts in the
+# timeout (it used to be a whole timeout more, then the code's own).
+test_mcp_timeout_bounds_ready_wait() {
+	local timeout_s=2
+
+	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$timeout_s" \
+		>"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+		import json, subprocess, sys, time
+		launch, modules, policy, timeout = sys.argv[1:5]
+		code = "await new Promise(r => setTimeout(r, 30000));\n"
+		p = subprocess.Popen([launch, "mcp", "--policy", policy, "--modules", modules,
+		                      "--pool", "1", "--timeout", timeout], stdin=subprocess.PIPE,
+		                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+		def send(m):
+		    p.stdin.write(json.dumps(m) + "\n")
+		    p.stdin.flush()
+		def recv(want):
+		    for line in p.stdout:
+		        m = json.loads(line)
+		        if m.get("id") == want:
+		            return m
+		send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+		    "protocolVersion": "2025-06-18", "capabilities": {},
+		    "clientInfo": {"name": "t", "version": "1"}}})
+		recv(1)
+		send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+		start = time.monotonic()
+		send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+		    "name": "run_typescript", "arguments": {"code": code}}})
+		reply = recv(2)
+		print("took_ms %d" % ((time.monotonic() - start) * 1000))
+		print(json.dumps(reply))
+		p.stdin.close()
+		p.wait(timeout=60)
+	PY
+	head -c 2000 "$T_DIR/call.out"
+	local took
+	took=$(awk '/^took_ms/ { print $2 }' "$T_DIR/call.out")
+	[ -n "$took" ] || fail "no answer to the call: $(brief "$(cat "$T_DIR/call.err")")" || return 1
+	grep -q 'timed out after' "$T_DIR/call.out" ||
+		fail "the call did not time out: $(brief "$(cat "$T_DIR/call.out")")" || return 1
+	# The timeout, and the kill's teardown (tens of ms here): not two timeouts.
+	[ "$took" -lt $((timeout_s * 1000 + 600)) ] ||
+		fail "the call took $took ms with --timeout $timeout_s" || return 1
+}

@@ -2,6 +2,7 @@
 /* Refusals read from audit log lines, as --notify-denials and launch mcp show them. */
 #include <stdlib.h>
 
+#include "audit.h"
 #include "refusal.h"
 #include "test.h"
 
@@ -71,9 +72,40 @@ static void test_refusal_other_lines(void)
 	CHECK_EQ_STR(notice(""), "");
 }
 
+/*
+ * launch mcp's cut when launch did not confirm its log at ready: the runner's start-up
+ * refusals, written after the call began, are older than the cut and left out; the code's
+ * are not. The time is audit_format_time's, so text order is time order.
+ */
+static void test_refusal_since(void)
+{
+	static const char STARTUP[] = "{\"ts\":\"2026-11-30T21:00:00.999999Z\",\"event\":\"deny\","
+				      "\"policy\":\"p\",\"op\":\"connect_unix\",\"dst_path\":"
+				      "\"/var/run/nscd/socket\"}";
+	static const char CODE[] = "{\"ts\":\"2026-11-30T21:00:01.000000Z\",\"event\":\"deny\","
+				   "\"policy\":\"p\",\"op\":\"connect\",\"dst_ip\":\"1.1.1.1\","
+				   "\"dst_port\":443}";
+	struct refusal startup, code;
+	char cut[32];
+
+	CHECK_EQ_INT(
+		audit_format_time(1796072400LL * 1000000000LL + 1000000000LL, cut, sizeof(cut)),
+		27);
+	CHECK_EQ_STR(cut, "2026-11-30T21:00:01.000000Z");
+	CHECK_EQ_INT(refusal_parse(STARTUP, strlen(STARTUP), &startup), 1);
+	CHECK_EQ_INT(refusal_parse(CODE, strlen(CODE), &code), 1);
+	CHECK_EQ_STR(startup.ts, "2026-11-30T21:00:00.999999Z");
+	CHECK(!refusal_since(&startup, cut));
+	CHECK(refusal_since(&code, cut));
+	/* No cut (the log was confirmed): every refusal is the call's. */
+	CHECK(refusal_since(&startup, ""));
+	CHECK(refusal_since(&startup, NULL));
+}
+
 int main(void)
 {
 	RUN(test_refusal_notices);
 	RUN(test_refusal_other_lines);
+	RUN(test_refusal_since);
 	return test_failures != 0;
 }
