@@ -305,6 +305,65 @@ static int probe_op_tcp_loop(char **argv)
 	return 0;
 }
 
+/* An operation that prints its own result line instead of OK or an errno name. */
+#define PROBE_PRINTED 1
+
+/* Whether the connect hooks let a TCP connect to dest through: anything but EPERM. */
+static bool probe_connect_passes(const struct probe_dest *dest)
+{
+	int fd = socket(dest->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	bool passes;
+
+	if (fd < 0)
+		return false;
+	/* Non-blocking: the hook decides inside connect(), nothing waits for a handshake. */
+	passes = connect(fd, (const struct sockaddr *)&dest->addr, dest->addrlen) == 0 ||
+		 errno != EPERM;
+	close(fd);
+	return passes;
+}
+
+/*
+ * Once GOFILE exists, connects to NEW then to OLD, again and again with no pause, until 2000
+ * rounds after NEW first passed (or 20 s). Prints "new=N old_before=N mixed=N": the rounds
+ * where NEW passed, where OLD passed before NEW ever did, and where OLD passed after NEW had
+ * in the same round (one thread: NEW's connect had returned before OLD's began). A policy
+ * swap from one that allows only OLD to one that allows only NEW makes mixed 0.
+ */
+static int probe_op_connect_race(char **argv)
+{
+	struct probe_dest new_dest, old_dest;
+	unsigned long news = 0, old_before = 0, mixed = 0, after = 0;
+	struct timespec start, now;
+
+	if (probe_parse_dest(argv[0], argv[1], &new_dest) < 0 ||
+	    probe_parse_dest(argv[2], argv[3], &old_dest) < 0)
+		return -EINVAL;
+	while (access(argv[4], F_OK) < 0) {
+		struct timespec pause = { .tv_nsec = 1000000 };
+
+		nanosleep(&pause, NULL);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (unsigned long round = 0; after < 2000; round++) {
+		bool new_passes = probe_connect_passes(&new_dest);
+		bool old_passes = probe_connect_passes(&old_dest);
+
+		news += new_passes;
+		if (news)
+			after++;
+		if (old_passes && !news)
+			old_before++;
+		if (old_passes && news)
+			mixed++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((round & 255) == 0 && now.tv_sec - start.tv_sec > 20)
+			break;
+	}
+	printf("new=%lu old_before=%lu mixed=%lu\n", news, old_before, mixed);
+	return PROBE_PRINTED;
+}
+
 static int probe_op_udp(char **argv)
 {
 	_cleanup_close_ int fd = -1;
@@ -1482,9 +1541,6 @@ static int probe_op_sockopt(char **argv)
 	return setsockopt(fd, level, optname, value, (socklen_t)len) < 0 ? -errno : 0;
 }
 
-/* An operation that prints its own result line instead of OK or an errno name. */
-#define PROBE_PRINTED 1
-
 /* Writable cgroup mounts (v1 or v2) and bpf mounts in our view: "RW BPF". */
 static int probe_op_cgroup_mounts(char **argv)
 {
@@ -1879,6 +1935,8 @@ static const struct probe_op probe_ops[] = {
 	{ "serve-unix", "PATH|@NAME READYFILE", 2, probe_op_serve_unix, probe_valid_unix },
 	{ "fetch", "ADDR PORT", 2, probe_op_fetch, probe_valid_dest },
 	{ "tcp-loop", "ADDR PORT LOGFILE STOPFILE", 4, probe_op_tcp_loop, probe_valid_dest },
+	{ "connect-race", "NEWADDR NEWPORT OLDADDR OLDPORT GOFILE", 5, probe_op_connect_race,
+	  probe_valid_two_dests },
 	{ "fetch-unix", "PATH|@NAME", 1, probe_op_fetch_unix, probe_valid_unix },
 	{ "bind", "ADDR PORT tcp|udp", 3, probe_op_bind, probe_valid_dest },
 	{ "listen-unbound", "", 0, probe_op_listen_unbound, probe_valid_any },

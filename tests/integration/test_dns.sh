@@ -488,3 +488,50 @@ test_dns_unresolved_host_warns() {
 	[[ $L_OUT == *'*.cdn.provider.test'*"DNS proxy"* ]] ||
 		fail "launch check does not explain the wildcard: $(brief "$L_OUT")"
 }
+
+# launch update never judges a call by the new settings with an address that a look-up opened
+# under the old policy (with the old name's ports): the proxy closes those before the swap.
+# In the sandbox, one thread connects to 127.0.3.8:7443, which only the new policy allows
+# (the marker: once it passes, the new settings are in force), then to 127.0.3.7:7443, which
+# only the old one allows (x.cdn.provider.test by a wildcard, so opened by the job's look-up
+# alone), round after round, with no pause, through the update. No round may pass the old
+# address after the marker passed. No listener: a connect the hooks let through is refused by
+# the host (ECONNREFUSED), one they refuse fails with EPERM.
+test_dns_update_closes_before_swap() {
+	local old new i result
+
+	dns_upstream || return 1
+	old=$(policy old '{"name": "old", "allow": [{"host": "*.cdn.provider.test", "ports": [7443]}]}')
+	new=$(policy new '{"name": "new", "allow": [
+		{"host": "*.cdn.provider.test", "ports": [9443]},
+		{"cidr": "127.0.3.8", "ports": [7443]}]}')
+	outside "ECONNREFUSED tcp 127.0.3.7 7443" "ECONNREFUSED tcp 127.0.3.8 7443" || return 1
+	# shellcheck disable=SC2016
+	IT_LAUNCH=$IT_FIX/dns/launch-ns launch_bg --resolver "$DNS_RESOLVER" --policy "$old" -- \
+		/bin/sh -c '"$1" "$2" "gai x.cdn.provider.test 7443" >"$3/gai.out"
+		exec "$0" connect-race 127.0.3.8 7443 127.0.3.7 7443 "$3/go"' \
+		"$IT_PROBE" "$IT_PY" "$DNS_JOB" "$T_DIR"
+	for ((i = 0; i < 500; i++)); do
+		[ -s "$T_DIR/gai.out" ] && [ -S "/run/launch/$L_NAME.ctl" ] && break
+		sleep 0.02
+	done
+	: >"$T_DIR/go"
+	sleep 0.05
+	"$DNS_REAL_LAUNCH" update "$L_NAME" --policy "$new" >"$T_DIR/update.out" 2>&1 ||
+		fail "launch update failed: $(brief "$(cat "$T_DIR/update.out")")"
+	launch_bg_wait 30 || return 1
+	expect_rc "job" 0 || return 1
+	result=$(cat "$L_OUT_FILE")
+	echo "  $(cat "$T_DIR/gai.out"); race: $result"
+	[[ $result =~ ^new=([0-9]+)\ old_before=([0-9]+)\ mixed=([0-9]+)$ ]] ||
+		fail "no race result: $(brief "$result") $(brief "$(cat "$L_ERR_FILE")")" || return 1
+	[ "${BASH_REMATCH[2]}" -gt 0 ] ||
+		fail "the look-up's address was never reached under the old policy" || return 1
+	[ "${BASH_REMATCH[1]}" -gt 0 ] ||
+		fail "the new policy's address was never reached after the update" || return 1
+	[ "${BASH_REMATCH[3]}" = 0 ] ||
+		fail "${BASH_REMATCH[3]} round(s) reached the old policy's DNS-opened address under the new settings" ||
+		return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=policy_update
+}
