@@ -197,3 +197,85 @@ test_mcp_timeout_bounds_ready_wait() {
 	[ "$took" -lt $((timeout_s * 1000 + 600)) ] ||
 		fail "the call took $took ms with --timeout $timeout_s" || return 1
 }
+
+# What a prepared runner is refused while it starts is not its call's, even when the server
+# cannot have launch confirm its log at ready (launch stopped here for 3 s: the sync times
+# out): the call's refusals are those after the go. The start-up refusal comes from a stand-in
+# "openai" SDK that the runner imports ahead, which connects to 127.0.5.3:443 as it loads.
+test_mcp_startup_refusals_not_the_calls() {
+	local m
+
+	outside "OK tcp 127.0.5.3 443" || return 1
+	mkdir -p "$T_DIR/modules/openai" || return 1
+	for m in "$MCP_MODULES"/* "$MCP_MODULES"/.package-lock.json; do
+		[ "${m##*/}" = openai ] || ln -s "$m" "$T_DIR/modules/${m##*/}"
+	done
+	printf '{"name": "openai", "version": "0.0.0", "main": "index.js"}\n' \
+		>"$T_DIR/modules/openai/package.json"
+	printf '%s\n' "require('node:net').connect(443, '127.0.5.3').on('error', () => {});" \
+		"module.exports = {};" >"$T_DIR/modules/openai/index.js"
+	chmod -R a+rX "$T_DIR/modules"
+	python3 - "$IT_LAUNCH" "$T_DIR/modules" "$IT_ROOT/policies/stripe.json" \
+		>"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+		import json, os, signal, subprocess, sys, threading, time
+		launch, modules, policy = sys.argv[1:4]
+		p = subprocess.Popen([launch, "mcp", "--policy", policy, "--modules", modules,
+		                      "--pool", "1", "--timeout", "60"], stdin=subprocess.PIPE,
+		                     stdout=subprocess.PIPE, stderr=sys.stderr, text=True)
+		def send(m):
+		    p.stdin.write(json.dumps(m) + "\n")
+		    p.stdin.flush()
+		def recv(want):
+		    for line in p.stdout:
+		        m = json.loads(line)
+		        if m.get("id") == want:
+		            return m
+		def pool_launch():
+		    for pid in filter(str.isdigit, os.listdir("/proc")):
+		        try:
+		            with open(f"/proc/{pid}/stat") as f:
+		                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+		            with open(f"/proc/{pid}/cmdline", "rb") as f:
+		                argv = f.read().decode().split("\0")
+		        except OSError:
+		            continue
+		        if ppid == p.pid and any(a.startswith("--audit-sync-fd") for a in argv):
+		            return int(pid), argv[argv.index("--audit-log") + 1]
+		    return None, None
+		send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+		    "protocolVersion": "2025-06-18", "capabilities": {},
+		    "clientInfo": {"name": "t", "version": "1"}}})
+		recv(1)
+		send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+		deadline = time.monotonic() + 40
+		pid = audit = None
+		while time.monotonic() < deadline:
+		    pid, audit = pid and (pid, audit) or pool_launch()
+		    try:
+		        if audit and '"dst_ip":"127.0.5.3"' in open(audit).read():
+		            break
+		    except OSError:
+		        pass
+		    time.sleep(0.05)
+		else:
+		    print("no start-up refusal in the prepared sandbox's log")
+		    sys.exit(1)
+		print("start-up refusal logged")
+		time.sleep(0.5)
+		os.kill(pid, signal.SIGSTOP)
+		threading.Timer(3.0, os.kill, (pid, signal.SIGCONT)).start()
+		send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+		    "name": "run_typescript", "arguments": {"code": "console.log('code ran');\n"}}})
+		print(json.dumps(recv(2)))
+		p.stdin.close()
+		p.wait(timeout=60)
+	PY
+	head -c 3000 "$T_DIR/call.out"
+	grep -q 'start-up refusal logged' "$T_DIR/call.out" ||
+		fail "no start-up refusal: $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")" ||
+		return 1
+	grep -q 'code ran' "$T_DIR/call.out" ||
+		fail "the call's code did not run: $(brief "$(cat "$T_DIR/call.out")")" || return 1
+	! grep -q '127\.0\.5\.3' <(sed -n '/"id": 2/p' "$T_DIR/call.out") ||
+		fail "the runner's start-up refusal is listed as the call's: $(brief "$(grep '"id": 2' "$T_DIR/call.out")")"
+}
