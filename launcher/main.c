@@ -1165,6 +1165,8 @@ static int cmd_mcp(int argc, char **argv)
 	struct mcp_run_config config = { .runtime = runtime ?: "node" };
 	char modules_path[PATH_MAX], tsx[PATH_MAX + 32], self[PATH_MAX], errbuf[PATH_MAX + 256];
 	char parent[PATH_MAX];
+	struct job_limits limits;
+	uint64_t ram;
 	unsigned int max_output_bytes = MCP_RUN_DEFAULT_MAX_OUTPUT_BYTES;
 	unsigned int pool_size = MCP_RUN_DEFAULT_POOL;
 	int first, nforward;
@@ -1212,8 +1214,11 @@ static int cmd_mcp(int argc, char **argv)
 		     modules_path);
 		return EXIT_LAUNCH_FAILED;
 	}
-	if (check_system() < 0 || resolve_policy_names() < 0 || compile_rules(&rules) < 0 ||
-	    cgroup_parent_dir(parent, sizeof(parent), false) < 0)
+	if (check_system() < 0 || resolve_policy_names() < 0 || compile_rules(&rules) < 0)
+		return EXIT_LAUNCH_FAILED;
+	/* Each call's launch takes the mounts made here, and the same policies and options. */
+	job_limits_of(rules, &limits, &ram);
+	if (cgroup_parent_dir(parent, sizeof(parent), limit_wants_cgroup(&limits)) < 0)
 		return EXIT_LAUNCH_FAILED;
 	if (!realpath("/proc/self/exe", self)) {
 		fail("cannot find launch's own binary: %s", strerror(errno));

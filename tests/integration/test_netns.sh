@@ -139,6 +139,17 @@ test_netns_exec_no_v1_mounts() {
 			--policy "$p" -- /bin/true
 		expect_rc "no limit wanted, v1 hierarchies not mountable" 0 || ok=0
 	fi
+	# launch mcp makes the mounts its calls' launches take: it stops there too.
+	if [ "$ok" = 1 ]; then
+		mkdir -p "$T_DIR/modules/tsx" && echo '{}' >"$T_DIR/modules/tsx/package.json"
+		timeout -k 3 30 ip netns exec "$ns" "$T_DIR/launch-nov1" mcp --policy "$p" \
+			--modules "$T_DIR/modules" </dev/null >"$T_DIR/mcp.out" 2>"$T_DIR/mcp.err"
+		L_RC=$?
+		L_ERR=$(cat "$T_DIR/mcp.err")
+		expect_rc "launch mcp, v1 hierarchies not mountable" 125 || ok=0
+		[ "$ok" = 0 ] || [[ $L_ERR == *"cannot mount the cgroup v1 hierarchies"* ]] ||
+			fail "launch mcp: $(brief "$L_ERR")" || ok=0
+	fi
 	ip netns del "$ns" || fail "ip netns del $ns" || return 1
 	[ "$ok" = 1 ]
 }
