@@ -655,8 +655,7 @@ static void mcp_sandbox_wait_ready(struct mcp_sandbox *sandbox, long long deadli
 	synced = sandbox->ready && mcp_sandbox_sync(sandbox, deadline) == 0;
 	if (stat(sandbox->audit, &st) == 0)
 		sandbox->audit_from = st.st_size;
-	/* A refusal's time is the kernel's, before launch writes it: none of the code's is older.
-	 */
+	/* A refusal's time is the kernel's, not the write's: none of the code's is older. */
 	if (!synced && (clock_gettime(CLOCK_REALTIME, &now) < 0 ||
 			audit_format_time(now.tv_sec * 1000000000LL + now.tv_nsec,
 					  sandbox->audit_since, sizeof(sandbox->audit_since)) < 0))
