@@ -48,63 +48,73 @@ static int write_text(int dir_fd, const char *file, const char *text)
 	return 0;
 }
 
-struct v1_search {
-	const char *ctrl;
-	char *path;
-	size_t len;
+/*
+ * Where the cgroup file systems are mounted, from one read of mountinfo: every question
+ * about a controller's v1 hierarchy and the v2 mount is answered from it.
+ */
+struct cgroup_mounts {
+	char v2[PATH_MAX];		   /* the first cgroup2 mount, or "" */
+	char v1[CGLIMIT_NCTRLS][PATH_MAX]; /* each controller's first v1 hierarchy, or "" */
 };
 
-static int v1_match(const struct mount_entry *mount, void *userdata)
+static int mounts_match(const struct mount_entry *mount, void *userdata)
 {
-	struct v1_search *search = userdata;
+	struct cgroup_mounts *mounts = userdata;
+	bool v1 = strcmp(mount->fstype, "cgroup") == 0;
 
-	if (strcmp(mount->fstype, "cgroup") != 0 || !list_has(mount->super_options, search->ctrl))
+	if (!v1 && strcmp(mount->fstype, "cgroup2") != 0)
 		return 0;
-	if ((size_t)snprintf(search->path, search->len, "%s", mount->mount_point) >= search->len)
+	if (strlen(mount->mount_point) >= PATH_MAX)
 		return -ENAMETOOLONG;
-	return 1;
+	if (!v1) {
+		if (!mounts->v2[0])
+			strcpy(mounts->v2, mount->mount_point);
+		return 0;
+	}
+	for (int c = 0; c < CGLIMIT_NCTRLS; c++)
+		if (!mounts->v1[c][0] && list_has(mount->super_options, cgplan_ctrl_name(c)))
+			strcpy(mounts->v1[c], mount->mount_point);
+	return 0;
 }
 
-/* The mount point of ctrl's v1 hierarchy; -ENOENT when it has none. */
-static int v1_mount_of(enum cglimit_ctrl ctrl, char *ret, size_t len)
+static int mounts_read(struct cgroup_mounts *ret)
 {
-	struct v1_search search = { .ctrl = cgplan_ctrl_name(ctrl), .path = ret, .len = len };
-	int r = mountinfo_foreach(v1_match, &search);
-
-	if (r < 0)
-		return r;
-	return r == 1 ? 0 : -ENOENT;
+	memset(ret, 0, sizeof(*ret));
+	return mountinfo_foreach(mounts_match, ret);
 }
 
-int cglimit_v1_mirror(enum cglimit_ctrl ctrl, const char *v2_path, char *ret, size_t len)
+/* The same path below ctrl's v1 mount as below the v2 one: gc finds it from the v2 path. */
+static int v1_mirror_of(const struct cgroup_mounts *mounts, enum cglimit_ctrl ctrl,
+			const char *v2_path, char *ret, size_t len)
 {
-	char v1_mount[PATH_MAX], v2_mount[PATH_MAX];
-	size_t n;
-	int r;
+	size_t n = strlen(mounts->v2);
 
-	r = v1_mount_of(ctrl, v1_mount, sizeof(v1_mount));
-	if (r < 0)
-		return r;
-	r = cgroup_find_mount(v2_mount, sizeof(v2_mount));
-	if (r < 0)
-		return r;
-	n = strlen(v2_mount);
-	/* The same path below the v1 mount as below the v2 one: gc finds it from the v2 path. */
-	if (strncmp(v2_path, v2_mount, n) != 0 || (v2_path[n] != '/' && v2_path[n] != '\0'))
+	if (!mounts->v1[ctrl][0] || !mounts->v2[0])
+		return -ENOENT;
+	if (strncmp(v2_path, mounts->v2, n) != 0 || (v2_path[n] != '/' && v2_path[n] != '\0'))
 		return -EXDEV;
-	if ((size_t)snprintf(ret, len, "%s%s", v1_mount, v2_path + n) >= len)
+	if ((size_t)snprintf(ret, len, "%s%s", mounts->v1[ctrl], v2_path + n) >= len)
 		return -ENAMETOOLONG;
 	return 0;
 }
 
-/* Whether the sandbox's parent offers ctrl in cgroup v2 (its cgroup.controllers has it). */
-static bool v2_listed(const char *parent, const char *ctrl)
+int cglimit_v1_mirror(enum cglimit_ctrl ctrl, const char *v2_path, char *ret, size_t len)
+{
+	struct cgroup_mounts mounts;
+	int r = mounts_read(&mounts);
+
+	if (r < 0)
+		return r;
+	return v1_mirror_of(&mounts, ctrl, v2_path, ret, len);
+}
+
+/* What the sandbox's parent offers in cgroup v2 (its cgroup.controllers); "" if unreadable. */
+static void v2_offered(const char *parent, char *list, size_t len)
 {
 	_cleanup_close_ int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	char list[512];
 
-	return fd >= 0 && cgroup_read_text(fd, "cgroup.controllers", list, sizeof(list)) == 0 &&
-	       list_has(list, ctrl);
+	if (fd < 0 || cgroup_read_text(fd, "cgroup.controllers", list, len) < 0)
+		list[0] = '\0';
 }
 
 /* Enables ctrl for the children of the sandbox's parent. 0 or -errno. */
@@ -152,17 +162,15 @@ static int v1_remove(const char *path, int timeout_ms)
 }
 
 /* The sandbox's v1 cgroup of ctrl, made anew. */
-static int v1_create(struct cglimit *cl, enum cglimit_ctrl ctrl, const char *v2_path)
+static int v1_create(struct cglimit *cl, const struct cgroup_mounts *mounts, enum cglimit_ctrl ctrl,
+		     const char *v2_path)
 {
 	char *path = cl->v1[ctrl];
-	char mount[PATH_MAX];
 	int r;
 
-	r = v1_mount_of(ctrl, mount, sizeof(mount));
+	r = v1_mirror_of(mounts, ctrl, v2_path, path, PATH_MAX);
 	if (r == 0)
-		r = cglimit_v1_mirror(ctrl, v2_path, path, PATH_MAX);
-	if (r == 0)
-		r = mkdir_below(path, strlen(mount));
+		r = mkdir_below(path, strlen(mounts->v1[ctrl]));
 	if (r == -EEXIST) {
 		/* A dead sandbox's of the same name (we hold its lock): removed, then made. */
 		r = v1_remove(path, 1000);
@@ -279,7 +287,8 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 		  const char *v2_path, char *errbuf, size_t errlen)
 {
 	const char *slash = strrchr(v2_path, '/'), *file = "";
-	char parent[PATH_MAX], named[96];
+	char parent[PATH_MAX], named[96], offered[512];
+	struct cgroup_mounts mounts;
 	int r;
 
 	cl->v2_fd = v2_fd;
@@ -287,6 +296,13 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 		return -EINVAL;
 	memcpy(parent, v2_path, (size_t)(slash - v2_path));
 	parent[slash - v2_path] = '\0';
+	/* Read once for the three controllers: nothing here changes them meanwhile. */
+	v2_offered(parent, offered, sizeof(offered));
+	r = mounts_read(&mounts);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot read /proc/self/mountinfo: %s", strerror(-r));
+		return r;
+	}
 	for (int c = 0; c < CGLIMIT_NCTRLS; c++) {
 		bool defaulted =
 			(c == CGLIMIT_PIDS && (limits->defaulted & LIMIT_DEFAULTED_PIDS)) ||
@@ -296,11 +312,10 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 				   (c == CGLIMIT_MEMORY && limits->memory_max != LIMIT_NONE) ||
 				   (c == CGLIMIT_CPU && limits->cpu_quota_us != LIMIT_NONE),
 		};
-		char v1_mount[PATH_MAX];
 
 		offer.required = offer.limited && !defaulted;
-		offer.v2_listed = v2_listed(parent, cgplan_ctrl_name(c));
-		offer.v1_mounted = v1_mount_of(c, v1_mount, sizeof(v1_mount)) == 0;
+		offer.v2_listed = list_has(offered, cgplan_ctrl_name(c));
+		offer.v1_mounted = mounts.v1[c][0] != '\0';
 		switch (cgplan_choose(c, &offer)) {
 		case CGPLAN_SKIP:
 			continue;
@@ -318,7 +333,7 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 				 parent, strerror(-r));
 			return r;
 		case CGPLAN_V1:
-			r = v1_create(cl, c, v2_path);
+			r = v1_create(cl, &mounts, c, v2_path);
 			if (r == 0)
 				continue;
 			snprintf(errbuf, errlen,
