@@ -304,14 +304,13 @@ static _Noreturn void child_fail(int fd, int stage, int error)
  */
 static int child_drop_bounding_set(void)
 {
-	int last;
-
-	for (last = 0; prctl(PR_CAPBSET_READ, last, 0, 0, 0) >= 0; last++)
-		;
-	for (int cap = 0; cap < last; cap++)
+	/*
+	 * Dropped until the kernel knows no such capability (EINVAL): one call each, where
+	 * reading first how many there are doubled the calls.
+	 */
+	for (int cap = 0;; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
-			return -errno;
-	return 0;
+			return errno == EINVAL && cap > 0 ? 0 : -errno;
 }
 
 /*
