@@ -647,6 +647,12 @@ static _Noreturn void child_exec_job(const struct child_config *config, int exec
 		if (setresgid(config->gid, config->gid, config->gid) < 0 ||
 		    setresuid(config->uid, config->uid, config->uid) < 0)
 			child_fail(exec_fd, CHILD_STAGE_USER, errno);
+		/*
+		 * A change of user sets the memory's dumpable flag to fs.suid_dumpable, and this
+		 * is init's memory until the exec (child_start_job): not dumpable again.
+		 */
+		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+			child_fail(exec_fd, CHILD_STAGE_USER, errno);
 	}
 	if (child_drop_caps() < 0)
 		child_fail(exec_fd, CHILD_STAGE_CAPS, errno);
@@ -693,6 +699,19 @@ static int child_job_main(void *data)
 	child_exec_job(args->config, INIT_EXEC_FD, args->ruleset_fd);
 }
 
+/*
+ * Whether a process that changes its user stays undumpable meanwhile: fs.suid_dumpable 0 or
+ * 2 (only CAP_SYS_PTRACE may trace it), not 1, with which any process of the job's user
+ * could trace the job, and so write init's memory, until the job makes itself undumpable.
+ */
+static bool child_user_change_undumpable(void)
+{
+	_cleanup_close_ int fd = open("/proc/sys/fs/suid_dumpable", O_RDONLY | O_CLOEXEC);
+	char mode = '1';
+
+	return fd >= 0 && read(fd, &mode, 1) == 1 && mode != '1';
+}
+
 /* The job's stack until its exec: launch's own code, libcap's and libc's; a guard page below. */
 #define CHILD_JOB_STACK (256 * 1024)
 
@@ -703,8 +722,9 @@ static int child_job_main(void *data)
  * the job's start 2 to 4 ms here. Init is suspended, so the two never run in its memory at
  * once: the job's allocations (libcap's) and errno are as a function call's of init's.
  * Init is not dumpable, so no process of the job's uid can read or write that memory through
- * the job meanwhile. Returns the job's pid or -errno; when it returns, the job has exec'd or
- * is dead.
+ * the job meanwhile; where a change of user could make it so for a moment, the job is forked
+ * as before. Returns the job's pid or -errno; when it returns with CLONE_VFORK, the job has
+ * exec'd or is dead.
  */
 static pid_t child_start_job(const struct child_config *config, int ruleset_fd)
 {
@@ -714,6 +734,12 @@ static pid_t child_start_job(const struct child_config *config, int ruleset_fd)
 	pid_t job;
 	int r;
 
+	if (config->set_user && !child_user_change_undumpable()) {
+		job = fork();
+		if (job == 0)
+			child_exec_job(config, INIT_EXEC_FD, ruleset_fd);
+		return job < 0 ? -errno : job;
+	}
 	stack = mmap(NULL, guard + CHILD_JOB_STACK, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stack == MAP_FAILED)
