@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Reading /proc/self/mountinfo: where the cgroup and BPF file systems are mounted. */
 #include <errno.h>
-#include <stdio.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mountinfo.h"
 #include "util.h"
@@ -24,32 +25,100 @@ static void mountinfo_unescape(char *s)
 	*out = '\0';
 }
 
+/* Copies src into dst of size len, cut to fit (as the fields were read before). */
+static void mountinfo_copy(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/*
+ * Fields: id parent major:minor root mount-point options [optional...] - fstype source
+ * super-options. -EINVAL for a line that is not one; -ENAMETOOLONG for a mount point longer
+ * than a path can be (no call could name it, so no caller can act on it).
+ */
+static int mountinfo_parse(char *line, struct mount_entry *mount)
+{
+	char *field[6], *sep = strstr(line, " - "), *save = NULL;
+	int n = 0;
+
+	if (!sep)
+		return -EINVAL;
+	*sep = '\0';
+	for (char *f = strtok_r(line, " ", &save); f && n < 6; f = strtok_r(NULL, " ", &save))
+		field[n++] = f;
+	if (n < 6)
+		return -EINVAL;
+	mountinfo_unescape(field[4]);
+	if (strlen(field[4]) >= sizeof(mount->mount_point))
+		return -ENAMETOOLONG;
+	strcpy(mount->mount_point, field[4]);
+	mountinfo_copy(mount->options, sizeof(mount->options), field[5]);
+	save = NULL;
+	n = 0;
+	for (char *f = strtok_r(sep + 3, " ", &save); f && n < 3; f = strtok_r(NULL, " ", &save))
+		field[n++] = f;
+	if (n < 1)
+		return -EINVAL;
+	mountinfo_copy(mount->fstype, sizeof(mount->fstype), field[0]);
+	mountinfo_copy(mount->super_options, sizeof(mount->super_options), n == 3 ? field[2] : "");
+	return 0;
+}
+
+/* Parses one line and hands it to fn: fn's answer, 0 for a line passed over, or -errno. */
+static int mountinfo_line(char *line, int (*fn)(const struct mount_entry *mount, void *userdata),
+			  void *userdata)
+{
+	struct mount_entry mount;
+	int r = mountinfo_parse(line, &mount);
+
+	if (r == -EINVAL)
+		return 0; /* not a mount line: passed over, as before */
+	return r < 0 ? r : fn(&mount, userdata);
+}
+
+/*
+ * With read(2) into a buffer on the stack rather than stdio: the sandbox's init walks
+ * mountinfo before the job starts, and a FILE and getline's line (its first allocations,
+ * in pages it shares with the launcher until it writes them) cost it more than the walk.
+ */
 int mountinfo_foreach(int (*fn)(const struct mount_entry *mount, void *userdata), void *userdata)
 {
-	_cleanup_free_ char *line = NULL;
-	struct mount_entry mount;
-	size_t cap = 0;
-	FILE *f;
+	_cleanup_close_ int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	char buf[MOUNTINFO_LINE_MAX];
+	size_t len = 0;
 	int r = 0;
 
-	f = fopen("/proc/self/mountinfo", "re");
-	if (!f)
+	if (fd < 0)
 		return -errno;
-	while (r == 0 && getline(&line, &cap, f) > 0) {
-		const char *sep = strstr(line, " - ");
+	while (r == 0) {
+		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		char *line = buf, *end;
 
-		/* Fields: id parent major:minor root mount-point options ... - fstype source */
-		if (!sep ||
-		    sscanf(line, "%*s %*s %*s %*s %4095s %255s", mount.mount_point,
-			   mount.options) != 2 ||
-		    sscanf(sep + 3, "%63s", mount.fstype) != 1)
+		if (n < 0 && errno == EINTR)
 			continue;
-		mount.super_options[0] = '\0';
-		sscanf(sep + 3, "%*s %*s %255s", mount.super_options);
-		mountinfo_unescape(mount.mount_point);
-		r = fn(&mount, userdata);
+		if (n < 0)
+			return -errno;
+		len += (size_t)n;
+		buf[len] = '\0';
+		while (r == 0 && (end = strchr(line, '\n'))) {
+			*end = '\0';
+			r = mountinfo_line(line, fn, userdata);
+			line = end + 1;
+		}
+		len -= (size_t)(line - buf);
+		memmove(buf, line, len + 1);
+		if (n == 0) {
+			/* A last line without its newline. */
+			if (r == 0 && len > 0)
+				r = mountinfo_line(buf, fn, userdata);
+			break;
+		}
+		if (len == sizeof(buf) - 1)
+			return -E2BIG; /* one line longer than the buffer */
 	}
-	fclose(f);
 	return r;
 }
 

@@ -13,6 +13,9 @@ struct mount_entry {
 	char super_options[256]; /* the file system's: "rw,pids" for a cgroup v1 hierarchy */
 };
 
+/* Room for one line of mountinfo: its two paths escaped (a byte may take four), and more. */
+#define MOUNTINFO_LINE_MAX (6 * PATH_MAX)
+
 /*
  * Calls fn for every mount, in order, until it returns non-zero; returns that value, 0 when
  * every mount was seen, or -errno when mountinfo cannot be read.
