@@ -76,17 +76,42 @@ struct port_sets_map {
 	__array(values, struct port_sets_inner);
 };
 
+/*
+ * The last destination the allowlist let an unconnected datagram of the socket reach, under
+ * the sandbox's settings of that generation: the next send there, and its packet at the
+ * backstop, skip the map lookups, which on a big allowlist cost more than the rest of the
+ * hook. Written by sendmsg only, under the socket's lock, which the kernel holds for that
+ * hook; the backstop runs outside it, hence the spin lock.
+ */
+struct send_verdict {
+	struct bpf_spin_lock lock;
+	__u32 generation;
+	__u32 addr[4]; /* as addr_key, in 32-bit words */
+	__u16 port;
+	__u16 proto;
+	__u32 valid; /* 0 until a verdict is written */
+};
+
+struct send_verdicts_map {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct send_verdict);
+};
+
 /* Defined once, in maps.bpf.c; every hook group is linked into one object. */
 #ifdef LAUNCH_DEFINE_ALLOWLIST
 struct allow_exact_map allow_exact SEC(".maps");
 struct allow_prefix_map allow_prefix SEC(".maps");
 struct allow_prefix_hash_map allow_prefix_hash SEC(".maps");
 struct port_sets_map port_sets SEC(".maps");
+struct send_verdicts_map send_verdicts SEC(".maps");
 #else
 extern struct allow_exact_map allow_exact SEC(".maps");
 extern struct allow_prefix_map allow_prefix SEC(".maps");
 extern struct allow_prefix_hash_map allow_prefix_hash SEC(".maps");
 extern struct port_sets_map port_sets SEC(".maps");
+extern struct send_verdicts_map send_verdicts SEC(".maps");
 #endif
 
 static __always_inline struct allow_value *
@@ -201,6 +226,87 @@ static __always_inline bool allowlist_allows(const struct sandbox_cfg *cfg,
 		return false;
 	set = bpf_map_lookup_elem(map, &value->set);
 	return set && port_set_allows(set, port, proto);
+}
+
+/*
+ * Whether judging a destination may look up a map: only then is a remembered verdict worth
+ * its own lookup (the settings' few addresses and prefixes are compared in place).
+ */
+static __always_inline bool allowlist_in_maps(const struct sandbox_cfg *cfg)
+{
+	return ((cfg->flags & CFG_HAS_EXACT) && !cfg->ninline_exact) ||
+	       ((cfg->flags & CFG_HAS_PREFIXES) && !cfg->ninline_prefixes);
+}
+
+static __always_inline bool send_verdict_is(const struct send_verdict *v,
+					    const struct sandbox_cfg *cfg,
+					    const struct prefix_key *dst, __u16 port, __u32 proto)
+{
+	__u32 words[4];
+
+	__builtin_memcpy(words, dst->addr, sizeof(words));
+	return v->valid && v->generation == cfg->generation && v->port == port &&
+	       v->proto == proto && v->addr[3] == words[3] && v->addr[2] == words[2] &&
+	       v->addr[1] == words[1] && v->addr[0] == words[0];
+}
+
+/*
+ * allowlist_allows for an unconnected datagram of socket sk, at sendmsg: a destination
+ * allowed is remembered on the socket for the next send there. The caller holds the socket's
+ * lock (the kernel takes it for sendmsg's hook), so reading needs no spin lock: only sendmsg
+ * writes.
+ */
+static __always_inline bool allowlist_allows_send(const struct sandbox_cfg *cfg,
+						  struct bpf_sock *sk, const struct prefix_key *dst,
+						  __u16 port, __u32 proto)
+{
+	struct send_verdict *v;
+	__u32 words[4];
+
+	if (!allowlist_in_maps(cfg))
+		return allowlist_allows(cfg, dst, port, proto);
+	v = bpf_sk_storage_get(&send_verdicts, sk, 0, 0);
+	if (v && send_verdict_is(v, cfg, dst, port, proto))
+		return true;
+	if (!allowlist_allows(cfg, dst, port, proto))
+		return false;
+	if (!v)
+		v = bpf_sk_storage_get(&send_verdicts, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	/* Without room for it, the next send is judged from the maps again. */
+	if (v) {
+		__builtin_memcpy(words, dst->addr, sizeof(words));
+		bpf_spin_lock(&v->lock);
+		v->generation = cfg->generation;
+		v->addr[0] = words[0];
+		v->addr[1] = words[1];
+		v->addr[2] = words[2];
+		v->addr[3] = words[3];
+		v->port = port;
+		v->proto = proto;
+		v->valid = 1;
+		bpf_spin_unlock(&v->lock);
+	}
+	return true;
+}
+
+/*
+ * Whether sendmsg allowed this destination on socket sk under the current settings: what
+ * allowlist_allows would say, for the packet of a datagram sent there. False when nothing is
+ * remembered, or something else is.
+ */
+static __always_inline bool allowlist_sent(const struct sandbox_cfg *cfg, struct bpf_sock *sk,
+					   const struct prefix_key *dst, __u16 port, __u32 proto)
+{
+	struct send_verdict *v = bpf_sk_storage_get(&send_verdicts, sk, 0, 0);
+	bool same;
+
+	if (!v)
+		return false;
+	/* A send on another thread may be rewriting it. */
+	bpf_spin_lock(&v->lock);
+	same = send_verdict_is(v, cfg, dst, port, proto);
+	bpf_spin_unlock(&v->lock);
+	return same;
 }
 
 #endif /* LAUNCH_ALLOWLIST_BPF_H */

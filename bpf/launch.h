@@ -138,7 +138,11 @@ struct sandbox_cfg {
 	__u32 ninline_exact;
 	/* The prefixes, when there are at most MAX_INLINE_PREFIXES; 0: in the maps. */
 	__u32 ninline_prefixes;
-	__u32 pad;
+	/*
+	 * 0 at start, one more at each `launch update`: a verdict remembered under another
+	 * generation (send_verdicts, allowlist.bpf.h) was made by other rules.
+	 */
+	__u32 generation;
 	/* The prefix lengths in the prefix hash, longest first; 0 of them: the trie. */
 	struct prefix_mask prefix_masks[MAX_HASHED_PREFIX_LENGTHS];
 	struct inline_exact inline_exact[MAX_INLINE_EXACT];

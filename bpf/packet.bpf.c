@@ -110,6 +110,84 @@ static __always_inline __u32 packet_parse6(struct __sk_buff *skb, struct packet_
 	return PACKET_DROP_MALFORMED;
 }
 
+/*
+ * The packets a job sends nearly always: IPv4 without options or IPv6 without extension
+ * headers, TCP or UDP, not a later fragment. Read in place, their headers being in the
+ * packet's linear part, with no helper call; false for any other packet, or one whose
+ * headers are not where this reads them, which packet_parse then reads whole.
+ */
+static __always_inline bool packet_parse_common(struct __sk_buff *skb, struct packet_info *info)
+{
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	__u16 *ports;
+	__u8 ip_proto;
+
+	if (data + sizeof(struct ipv6hdr) + 4 <= end && ((__u8 *)data)[0] >> 4 == 6) {
+		struct ipv6hdr *ip6 = data;
+
+		ip_proto = ip6->nexthdr;
+		ports = data + sizeof(*ip6);
+		info->family = AF_INET6;
+		__builtin_memcpy(info->dst.addr, &ip6->daddr, sizeof(info->dst.addr));
+	} else if (data + sizeof(struct iphdr) + 4 <= end && ((__u8 *)data)[0] == 0x45) {
+		/* Version 4, ihl 5: no options. */
+		struct iphdr *iph = data;
+
+		if (iph->frag_off & bpf_htons(IP_OFFSET_MASK))
+			return false;
+		ip_proto = iph->protocol;
+		ports = data + sizeof(*iph);
+		info->family = AF_INET;
+		info->dst.addr[10] = 0xff;
+		info->dst.addr[11] = 0xff;
+		__builtin_memcpy(&info->dst.addr[12], &iph->daddr, 4);
+	} else {
+		return false;
+	}
+	if (ip_proto == IPPROTO_TCP)
+		info->proto = PROTO_TCP;
+	else if (ip_proto == IPPROTO_UDP)
+		info->proto = PROTO_UDP;
+	else
+		return false;
+	info->ip_proto = ip_proto;
+	/* The destination port follows the source port in both. */
+	info->port = bpf_ntohs(ports[1]);
+	return true;
+}
+
+/*
+ * Reads any other packet with bpf_skb_load_bytes, wherever its headers lie. Returns 0, or the
+ * reason to drop the packet.
+ */
+static __noinline __u32 packet_parse(struct __sk_buff *skb, struct packet_info *info)
+{
+	__u32 off = 0, reason;
+	__u8 version = 0;
+	__u16 port;
+
+	if (bpf_skb_load_bytes(skb, 0, &version, 1) < 0)
+		version = 0;
+	if (version >> 4 == 4)
+		reason = packet_parse4(skb, info, &off);
+	else if (version >> 4 == 6)
+		reason = packet_parse6(skb, info, &off);
+	else
+		reason = PACKET_DROP_MALFORMED;
+	if (reason != PACKET_DROP_MALFORMED && !info->later_fragment &&
+	    (info->ip_proto == IPPROTO_TCP || info->ip_proto == IPPROTO_UDP)) {
+		/* The destination port follows the source port in both. */
+		if (bpf_skb_load_bytes(skb, off + 2, &port, sizeof(port)) < 0) {
+			reason = reason ?: PACKET_DROP_MALFORMED;
+		} else {
+			info->port = bpf_ntohs(port);
+			info->proto = info->ip_proto == IPPROTO_TCP ? PROTO_TCP : PROTO_UDP;
+		}
+	}
+	return reason;
+}
+
 /* Whether the packet goes to the peer of its own socket, which connect judged. */
 static __always_inline bool packet_to_peer(const struct bpf_sock *sk,
 					   const struct packet_info *info)
@@ -150,6 +228,10 @@ static __always_inline bool packet_allowed(const struct sandbox_cfg *cfg, struct
 	if ((cfg->flags & CFG_DNS_PROXY) &&
 	    dns_is_proxy(cfg, info->dst.addr, info->port, info->proto == PROTO_UDP))
 		return true;
+	/* An unconnected datagram: sendmsg may have judged and remembered its destination. */
+	if (sk && info->proto == PROTO_UDP && allowlist_in_maps(cfg) &&
+	    allowlist_sent(cfg, sk, &info->dst, info->port, info->proto))
+		return true;
 	return allowlist_allows(cfg, &info->dst, info->port, info->proto) ||
 	       dns_allows(cfg, &info->dst, info->port, info->proto);
 }
@@ -158,8 +240,8 @@ static __always_inline bool packet_allowed(const struct sandbox_cfg *cfg, struct
  * Counts a drop, and logs it unless this CPU has logged PACKET_LOG_BURST drops in the current
  * window (launch.h).
  */
-static __always_inline void packet_log_drop(const struct sandbox_cfg *cfg,
-					    const struct packet_info *info, __u32 reason)
+static __noinline void packet_log_drop(const struct sandbox_cfg *cfg,
+				       const struct packet_info *info, __u32 reason)
 {
 	struct sandbox_counters *counters = bpf_get_local_storage(&sandbox_states, 0);
 	__u64 now = bpf_ktime_get_ns();
@@ -199,38 +281,20 @@ int launch_egress(struct __sk_buff *skb)
 {
 	const struct sandbox_cfg *cfg = sandbox_get();
 	struct packet_info info = {};
-	__u32 off = 0, reason;
-	__u8 version = 0;
-	__u16 port;
+	__u32 reason = 0;
 
 	if (!cfg)
 		return 0;
-	if (bpf_skb_load_bytes(skb, 0, &version, 1) < 0)
-		version = 0;
 	info.dst.prefixlen = 128;
-	if (version >> 4 == 4)
-		reason = packet_parse4(skb, &info, &off);
-	else if (version >> 4 == 6)
-		reason = packet_parse6(skb, &info, &off);
-	else
-		reason = PACKET_DROP_MALFORMED;
-	if (reason != PACKET_DROP_MALFORMED && !info.later_fragment &&
-	    (info.ip_proto == IPPROTO_TCP || info.ip_proto == IPPROTO_UDP)) {
-		/* The destination port follows the source port in both. */
-		if (bpf_skb_load_bytes(skb, off + 2, &port, sizeof(port)) < 0) {
-			reason = reason ?: PACKET_DROP_MALFORMED;
-		} else {
-			info.port = bpf_ntohs(port);
-			info.proto = info.ip_proto == IPPROTO_TCP ? PROTO_TCP : PROTO_UDP;
-		}
-	}
+	if (!packet_parse_common(skb, &info))
+		reason = packet_parse(skb, &info);
 	if (!reason) {
 		/*
 		 * Audit-only: the address hooks let the call through and logged it as
 		 * would_deny; its packets must leave too. A packet routed elsewhere (options,
 		 * routing headers) is dropped all the same: no policy allows that.
 		 */
-		if (packet_allowed(cfg, skb, &info) || (cfg->flags & CFG_AUDIT_ONLY))
+		if ((cfg->flags & CFG_AUDIT_ONLY) || packet_allowed(cfg, skb, &info))
 			return 1;
 		reason = PACKET_DROP_DESTINATION;
 	}

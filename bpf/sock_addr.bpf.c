@@ -44,7 +44,9 @@ static __always_inline int sock_addr_judge(struct bpf_sock_addr *ctx, struct pre
 	if (proto && dns_redirect(cfg, ctx, dst, family, port, proto))
 		return 1;
 	if (proto &&
-	    (allowlist_allows(cfg, dst, port, proto) || dns_allows(cfg, dst, port, proto))) {
+	    ((op == AUDIT_OP_SENDMSG ? allowlist_allows_send(cfg, ctx->sk, dst, port, proto)
+				     : allowlist_allows(cfg, dst, port, proto)) ||
+	     dns_allows(cfg, dst, port, proto))) {
 		/* Enforcing, an allowed call costs this one test and logs nothing. */
 		if (cfg->flags & CFG_AUDIT_ONLY)
 			sock_addr_log(cfg, ctx, dst, family, op, port, AUDIT_VERDICT_ALLOW);

@@ -755,6 +755,8 @@ int loader_sandbox_update(struct loader_sandbox *sb, const struct image *image)
 	cfg = image->cfg;
 	cfg.cgroup_id = sb->cgroup_id;
 	cfg.slot = new_slot;
+	/* What the programs remembered under the old rules no longer holds. */
+	cfg.generation = sb->cfg.generation + 1;
 	/* Where the DNS proxy listens is the running sandbox's, as is --audit-only. */
 	cfg.flags |= sb->cfg.flags & (CFG_DNS_PROXY | CFG_AUDIT_ONLY);
 	cfg.dns_udp4_port = sb->cfg.dns_udp4_port;

@@ -364,6 +364,44 @@ static int probe_op_connect_race(char **argv)
 	return PROBE_PRINTED;
 }
 
+/*
+ * Like tcp-loop, but every attempt is a sendto() of one datagram on the same unconnected UDP
+ * socket: what a socket was let send before a change of policy must not outlast it.
+ */
+static int probe_op_udp_loop(char **argv)
+{
+	_cleanup_close_ int fd = -1;
+	struct probe_dest dest;
+	FILE *log;
+	int r;
+
+	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
+		return -EINVAL;
+	r = probe_socket(dest.family, SOCK_DGRAM, 0, &fd);
+	if (r < 0)
+		return r;
+	log = fopen(argv[2], "ae");
+	if (!log)
+		return -errno;
+	while (access(argv[3], F_OK) < 0) {
+		struct timespec now, pause = { .tv_nsec = 1000000 };
+		const char *name;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		r = sendto(fd, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN, 0, (struct sockaddr *)&dest.addr,
+			   dest.addrlen) < 0
+			    ? -errno
+			    : 0;
+		name = r ? strerrorname_np(-r) : "OK";
+		fprintf(log, "%lld %s\n", (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000,
+			name ? name : "E?");
+		fflush(log);
+		nanosleep(&pause, NULL);
+	}
+	fclose(log);
+	return 0;
+}
+
 static int probe_op_udp(char **argv)
 {
 	_cleanup_close_ int fd = -1;
@@ -1937,6 +1975,7 @@ static const struct probe_op probe_ops[] = {
 	{ "tcp-loop", "ADDR PORT LOGFILE STOPFILE", 4, probe_op_tcp_loop, probe_valid_dest },
 	{ "connect-race", "NEWADDR NEWPORT OLDADDR OLDPORT GOFILE", 5, probe_op_connect_race,
 	  probe_valid_two_dests },
+	{ "udp-loop", "ADDR PORT LOGFILE STOPFILE", 4, probe_op_udp_loop, probe_valid_dest },
 	{ "fetch-unix", "PATH|@NAME", 1, probe_op_fetch_unix, probe_valid_unix },
 	{ "bind", "ADDR PORT tcp|udp", 3, probe_op_bind, probe_valid_dest },
 	{ "listen-unbound", "", 0, probe_op_listen_unbound, probe_valid_any },

@@ -6,7 +6,7 @@
 # Each address is first shown to be reachable outside the sandbox, so that a refusal inside
 # is the policy's doing.
 
-listeners tcp:127.0.0.2:8201 tcp:127.0.0.3:8202 tcp:127.0.0.4:8203
+listeners tcp:127.0.0.2:8201 tcp:127.0.0.3:8202 tcp:127.0.0.4:8203 udp:127.0.0.2:8211
 
 UPD_OLD='{"name": "old", "allow": [{"cidr": "127.0.0.2", "ports": [8201], "protocol": "tcp"}]}'
 UPD_NEW='{"name": "new", "allow": [{"cidr": "127.0.0.3", "ports": [8202], "protocol": "tcp"}]}'
@@ -131,6 +131,56 @@ test_update_swap() {
 	# The counters live apart from the settings: the swap lost none of them.
 	expect_audit 1 "$L_AUDIT" event=sandbox_exit policy=new lost=0 \
 		denied="$(audit_count "$L_AUDIT" event=deny)" || return 1
+}
+
+# A socket's unconnected sends: sendmsg remembers, on the socket, the destination that the
+# allowlist's maps let it reach (more than four exact addresses are in maps, not compared in
+# place). What it remembered under the old policy must not let the same socket reach that
+# destination under the new one.
+test_update_udp_remembered() {
+	local old new before after end ok no other i
+
+	old=$(policy old '{"name": "old", "allow": [
+		{"cidr": "127.0.0.2", "ports": [8211], "protocol": "udp"},
+		{"cidr": "127.0.9.1", "ports": [8211], "protocol": "udp"},
+		{"cidr": "127.0.9.2", "ports": [8211], "protocol": "udp"},
+		{"cidr": "127.0.9.3", "ports": [8211], "protocol": "udp"},
+		{"cidr": "127.0.9.4", "ports": [8211], "protocol": "udp"}]}')
+	new=$(policy new '{"name": "new", "allow": [
+		{"cidr": "127.0.9.1", "ports": [8211], "protocol": "udp"},
+		{"cidr": "127.0.9.2", "ports": [8211], "protocol": "udp"},
+		{"cidr": "127.0.9.3", "ports": [8211], "protocol": "udp"},
+		{"cidr": "127.0.9.4", "ports": [8211], "protocol": "udp"},
+		{"cidr": "127.0.9.5", "ports": [8211], "protocol": "udp"}]}')
+	outside "OK udp 127.0.0.2 8211" || return 1
+
+	launch_bg --policy "$old" -- "$IT_PROBE" udp-loop 127.0.0.2 8211 "$T_DIR/udp.log" \
+		"$T_DIR/stop"
+	upd_wait_ok "$T_DIR/udp.log" 0 20 10 || upd_stop || return 1
+	before=$(upd_us "$EPOCHREALTIME")
+	upd_run update "$L_NAME" --policy "$new"
+	after=$(upd_us "$U_END")
+	[ "$U_RC" = 0 ] || fail "launch update exited $U_RC ($(brief "$U_ERR"))" || upd_stop ||
+		return 1
+	# Refusals after the update, on the socket that sent there before it.
+	for ((i = 0; i < 500; i++)); do
+		read -r ok no other < <(upd_outcomes "$T_DIR/udp.log" "$after" 99999999999999999)
+		[ "$((ok + no + other))" -ge 20 ] && break
+		sleep 0.02
+	done
+	: >"$T_DIR/stop"
+	launch_bg_wait 10 || return 1
+	end=$(upd_us "$EPOCHREALTIME")
+	read -r ok no other < <(upd_outcomes "$T_DIR/udp.log" 0 "$before")
+	[ "$ok" -ge 20 ] && [ "$no" = 0 ] && [ "$other" = 0 ] ||
+		fail "before the update: $ok sent, $no refused, $other other" || return 1
+	read -r ok no other < <(upd_outcomes "$T_DIR/udp.log" "$after" "$end")
+	[ "$ok" = 0 ] && [ "$other" = 0 ] && [ "$no" -ge 20 ] ||
+		fail "the same socket after the update: $ok sent, $no refused, $other other" ||
+		return 1
+	audit_check || return 1
+	[ "$(audit_count "$L_AUDIT" event=deny op=sendmsg dst_ip=127.0.0.2 policy=new)" -ge 1 ] ||
+		fail "no sendmsg deny line for the old address under the new policy" || return 1
 }
 
 # A policy that does not load leaves the old one in force, and says which file is at fault.
