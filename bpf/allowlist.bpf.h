@@ -260,16 +260,20 @@ static __always_inline bool allowlist_allows_send(const struct sandbox_cfg *cfg,
 						  struct bpf_sock *sk, const struct prefix_key *dst,
 						  __u16 port, __u32 proto)
 {
-	struct send_verdict *v;
+	struct send_verdict *v = NULL;
+	bool in_maps = allowlist_in_maps(cfg);
 	__u32 words[4];
 
-	if (!allowlist_in_maps(cfg))
-		return allowlist_allows(cfg, dst, port, proto);
-	v = bpf_sk_storage_get(&send_verdicts, sk, 0, 0);
-	if (v && send_verdict_is(v, cfg, dst, port, proto))
-		return true;
+	if (in_maps) {
+		v = bpf_sk_storage_get(&send_verdicts, sk, 0, 0);
+		if (v && send_verdict_is(v, cfg, dst, port, proto))
+			return true;
+	}
+	/* One copy of the lookup in the program: its code is what every call runs through. */
 	if (!allowlist_allows(cfg, dst, port, proto))
 		return false;
+	if (!in_maps)
+		return true;
 	if (!v)
 		v = bpf_sk_storage_get(&send_verdicts, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	/* Without room for it, the next send is judged from the maps again. */
