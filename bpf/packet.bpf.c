@@ -286,8 +286,12 @@ int launch_egress(struct __sk_buff *skb)
 	if (!cfg)
 		return 0;
 	info.dst.prefixlen = 128;
-	if (!packet_parse_common(skb, &info))
+	if (!packet_parse_common(skb, &info)) {
+		/* Whatever the in-place read filled in, the general one starts from nothing. */
+		__builtin_memset(&info, 0, sizeof(info));
+		info.dst.prefixlen = 128;
 		reason = packet_parse(skb, &info);
+	}
 	if (!reason) {
 		/*
 		 * Audit-only: the address hooks let the call through and logged it as
