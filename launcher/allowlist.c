@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 
 #include "allowlist.h"
+#include "hashtable.h"
 #include "policy.h"
 
 /* Open-addressing table for port set deduplication: a power of two, at most half full. */
@@ -229,13 +230,8 @@ static int port_set_from_intervals(const struct interval_vec *tcp, const struct 
 
 static __u32 port_set_hash(const struct port_set *set)
 {
-	const unsigned char *p = (const unsigned char *)set;
-	size_t i, len = offsetof(struct port_set, ranges) + set->nranges * sizeof(set->ranges[0]);
-	__u32 h = 2166136261u; /* FNV-1a */
-
-	for (i = 0; i < len; i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
+	return hashtable_hash_bytes(set, offsetof(struct port_set, ranges) +
+						 set->nranges * sizeof(set->ranges[0]));
 }
 
 /* Returns the index of an identical set, adding it when new; -E2BIG past MAX_PORT_SETS. */
