@@ -790,45 +790,6 @@ int loader_sandbox_update(struct loader_sandbox *sb, const struct image *image)
 	return slot_release(sb, old_slot);
 }
 
-void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long *ret_denied,
-			     unsigned long long *ret_lost)
-{
-	int ncpus = libbpf_num_possible_cpus();
-	__u64 key = sb->cgroup_id;
-	struct sandbox_counters *per_cpu;
-
-	*ret_denied = 0;
-	*ret_lost = 0;
-	if (!sb->cgroup_id || ncpus <= 0)
-		return;
-	per_cpu = calloc((size_t)ncpus, sizeof(*per_cpu));
-	if (!per_cpu)
-		return;
-	if (bpf_map_lookup_elem(sb->shared->map_fd[LOADER_MAP_STATES], &key, per_cpu) == 0)
-		for (int i = 0; i < ncpus; i++) {
-			*ret_denied += per_cpu[i].denied;
-			*ret_lost += per_cpu[i].lost;
-		}
-	free(per_cpu);
-}
-
-unsigned long long loader_sandbox_packet_dropped(const struct loader_sandbox *sb)
-{
-	int ncpus = libbpf_num_possible_cpus();
-	_cleanup_free_ struct sandbox_counters *per_cpu = NULL;
-	unsigned long long dropped = 0;
-	__u64 key = sb->cgroup_id;
-
-	if (!sb->cgroup_id || ncpus <= 0)
-		return 0;
-	per_cpu = calloc((size_t)ncpus, sizeof(*per_cpu));
-	if (per_cpu &&
-	    bpf_map_lookup_elem(sb->shared->map_fd[LOADER_MAP_STATES], &key, per_cpu) == 0)
-		for (int i = 0; i < ncpus; i++)
-			dropped += per_cpu[i].packet_dropped;
-	return dropped;
-}
-
 void loader_sandbox_sum_counters(const struct loader_sandbox *sb,
 				 struct sandbox_counters *ret_counters)
 {
@@ -854,6 +815,24 @@ void loader_sandbox_sum_counters(const struct loader_sandbox *sb,
 		ret_counters->allowed += c->allowed;
 		ret_counters->allowed_lost += c->allowed_lost;
 	}
+}
+
+void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long *ret_denied,
+			     unsigned long long *ret_lost)
+{
+	struct sandbox_counters sum;
+
+	loader_sandbox_sum_counters(sb, &sum);
+	*ret_denied = sum.denied;
+	*ret_lost = sum.lost;
+}
+
+unsigned long long loader_sandbox_packet_dropped(const struct loader_sandbox *sb)
+{
+	struct sandbox_counters sum;
+
+	loader_sandbox_sum_counters(sb, &sum);
+	return sum.packet_dropped;
 }
 
 int loader_sandbox_events_fd(const struct loader_sandbox *sb)

@@ -106,13 +106,19 @@ int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgr
  * when only letting the old slot go failed (the update is in force then).
  */
 int loader_sandbox_update(struct loader_sandbox *sb, const struct image *image);
-/* Refusals counted by the kernel: all of them, and those whose event was lost. */
-void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long *ret_denied,
-			     unsigned long long *ret_lost);
-/* Every counter of the sandbox's kernel side, summed over the CPUs; zeros when unreadable. */
+/*
+ * Every counter of the sandbox's kernel side, summed over the CPUs (one read of the per-CPU
+ * map); zeros when unreadable. A caller that wants several counters reads them here once.
+ */
 void loader_sandbox_sum_counters(const struct loader_sandbox *sb,
 				 struct sandbox_counters *ret_counters);
-/* Packets the egress backstop dropped, every one (their deny lines are rate-limited). */
+/* Refusals counted by the kernel, all and those whose event was lost: from the sum above. */
+void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long *ret_denied,
+			     unsigned long long *ret_lost);
+/*
+ * Packets the egress backstop dropped, every one (their deny lines are rate-limited): from
+ * the sum above.
+ */
 unsigned long long loader_sandbox_packet_dropped(const struct loader_sandbox *sb);
 int loader_sandbox_events_fd(const struct loader_sandbox *sb);
 /*
