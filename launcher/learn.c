@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
 
+#include "json.h"
 #include "learn.h"
 #include "policy.h"
 #include "util.h"
@@ -85,21 +86,6 @@ void learn_free(struct learn *learn)
 size_t learn_lines(const struct learn *learn)
 {
 	return learn->nlines;
-}
-
-static const char *json_str(const cJSON *object, const char *key)
-{
-	const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, key);
-
-	return cJSON_IsString(item) ? item->valuestring : NULL;
-}
-
-static unsigned long long json_u64(const cJSON *object, const char *key)
-{
-	const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, key);
-
-	return cJSON_IsNumber(item) && item->valuedouble > 0 ? (unsigned long long)item->valuedouble
-							     : 0;
 }
 
 void learn_gaps(const struct learn *learn, struct learn_gaps *ret_gaps)

@@ -5,17 +5,11 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 
+#include "json.h"
 #include "refusal.h"
 #include "util.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
-
-static const char *json_str(const cJSON *object, const char *key)
-{
-	const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, key);
-
-	return cJSON_IsString(item) ? item->valuestring : NULL;
-}
 
 static void copy(char *dst, size_t len, const char *src)
 {

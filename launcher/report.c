@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 
+#include "json.h"
 #include "report.h"
 #include "util.h"
 
@@ -70,21 +71,6 @@ void report_free(struct report *report)
 	}
 	free(report->sandboxes);
 	free(report);
-}
-
-static const char *json_str(const cJSON *object, const char *key)
-{
-	const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, key);
-
-	return cJSON_IsString(item) ? item->valuestring : NULL;
-}
-
-static unsigned long long json_u64(const cJSON *object, const char *key)
-{
-	const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, key);
-
-	return cJSON_IsNumber(item) && item->valuedouble > 0 ? (unsigned long long)item->valuedouble
-							     : 0;
 }
 
 static struct report_sandbox *report_sandbox_get(struct report *report, const char *policy,
