@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dnsproxy_internal.h"
+#include "util.h"
 
 /* (name, address) pairs over all names: wildcards let a job make up names. */
 #define DNSPROXY_MAX_CLAIMS (4 * MAX_DNS_ALLOW_ENTRIES)
@@ -336,24 +337,6 @@ static void dnsproxy_evict_oldest(struct dnsproxy *p, const struct dnsproxy_name
 		dnsproxy_name_free(p, oldest);
 }
 
-int dnsproxy_grow(void **array, size_t *cap, size_t need, size_t size)
-{
-	void *grown;
-	size_t ncap;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 4;
-	while (ncap < need)
-		ncap *= 2;
-	grown = realloc(*array, ncap * size);
-	if (!grown)
-		return -ENOMEM;
-	*array = grown;
-	*cap = ncap;
-	return 0;
-}
-
 /*
  * The name holds the address until expires_ms: opened in the kernel (or given the union of
  * its names' ports) before this returns, that is before the answer reaches the job.
@@ -383,8 +366,8 @@ static int dnsproxy_claim(struct dnsproxy *p, struct dnsproxy_name *name,
 		dnsproxy_unclaim(p, name, 0);
 	if (p->nclaims >= DNSPROXY_MAX_CLAIMS)
 		dnsproxy_evict_oldest(p, name);
-	r = dnsproxy_grow((void **)&name->claims, &name->cap, name->nclaims + 1,
-			  sizeof(*name->claims));
+	r = array_grow((void **)&name->claims, &name->cap, name->nclaims + 1,
+		       sizeof(*name->claims));
 	if (r < 0)
 		return r;
 
@@ -404,7 +387,7 @@ static int dnsproxy_claim(struct dnsproxy *p, struct dnsproxy_name *name,
 		hashtable_insert(&p->addrs, &a->node, addr_hash(addr));
 		created = true;
 	}
-	r = dnsproxy_grow((void **)&a->names, &a->cap, a->nnames + 1, sizeof(*a->names));
+	r = array_grow((void **)&a->names, &a->cap, a->nnames + 1, sizeof(*a->names));
 	if (r == 0) {
 		a->names[a->nnames++] = name;
 		r = dnsproxy_addr_set(p, a, &set_id);

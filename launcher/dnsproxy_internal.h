@@ -163,7 +163,5 @@ static inline void dnsproxy_put16(uint8_t *p, uint16_t v)
 long long dnsproxy_next_flush_ms(const struct dnsproxy *p);
 /* Unpredictable 16 bits: upstream query ids and the choice of upstream socket. */
 uint16_t dnsproxy_random16(struct dnsproxy *p);
-/* Grows *array to hold `need` elements of `size` bytes, doubling; 0 or -ENOMEM. */
-int dnsproxy_grow(void **array, size_t *cap, size_t need, size_t size);
 
 #endif /* LAUNCH_DNSPROXY_INTERNAL_H */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dnsproxy_internal.h"
+#include "util.h"
 
 /* Connected UDP sockets to the upstream; each query goes out on one drawn at random. */
 #define DNSPROXY_UPSTREAM_SOCKETS 8
@@ -256,7 +257,7 @@ static bool dnsproxy_client_send(struct dnsproxy *p, struct dnsproxy_client *c, 
 		c->out_off = 0;
 	}
 	if (c->out_len + len > DNSPROXY_TCP_OUT_MAX ||
-	    dnsproxy_grow((void **)&c->out, &c->out_cap, c->out_len + len, 1) < 0) {
+	    array_grow((void **)&c->out, &c->out_cap, c->out_len + len, 1) < 0) {
 		dnsproxy_client_close(p, c);
 		return false;
 	}
