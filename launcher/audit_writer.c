@@ -27,14 +27,6 @@
 /* Poll interval while a FIFO has no reader yet. */
 #define AUDIT_FIFO_POLL_MS 20
 
-static long long audit_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* A CLOCK_MONOTONIC deadline ms from now, for the queue's condition variables. */
 static struct timespec audit_deadline(long long ms)
 {
@@ -191,7 +183,7 @@ int audit_append_kind(struct audit_log *log, enum audit_kind kind, const char *l
 
 		/* At teardown the job is dead: waiting for the writer (bounded) loses nothing. */
 		if (!log->wait_room || !log->writer_running || log->abandon ||
-		    audit_now_ms() >= at) {
+		    monotonic_now_ms() >= at) {
 			log->counts.unwritten_lines++;
 			if (kind == AUDIT_KIND_DENY)
 				log->counts.unwritten_denied++;
@@ -201,12 +193,12 @@ int audit_append_kind(struct audit_log *log, enum audit_kind kind, const char *l
 			goto out;
 		}
 		pthread_cond_signal(&log->wake);
-		deadline = audit_deadline(at - audit_now_ms());
+		deadline = audit_deadline(at - monotonic_now_ms());
 		pthread_cond_timedwait(&log->progress, &log->lock, &deadline);
 	}
 	/* The stall clock starts when lines wait; the writer starts writing at once. */
 	if (log->tail == log->head) {
-		log->progress_ms = audit_now_ms();
+		log->progress_ms = monotonic_now_ms();
 		if (log->writer_running)
 			pthread_cond_signal(&log->wake);
 	}
@@ -525,7 +517,7 @@ static void *audit_writer(void *userdata)
 		if (log->abandoned)
 			break;
 		audit_account(log, taken, written, error);
-		log->progress_ms = audit_now_ms();
+		log->progress_ms = monotonic_now_ms();
 		pthread_cond_broadcast(&log->progress);
 		if (write(log->event_fd, &one, sizeof(one)) < 0) {
 			/* The counter cannot overflow in practice; a missed wake-up only delays. */
@@ -598,8 +590,8 @@ static int audit_open_path(struct audit_log *log, const char *path, long long st
 	 * O_NONBLOCK: opening a FIFO for writing would wait for a reader forever. With none,
 	 * ENXIO: a reader may still come, for as long as a stall is allowed.
 	 */
-	deadline = audit_now_ms() + stall_timeout_ms;
-	while ((log->fd = audit_open_file(path, flags)) == -ENXIO && audit_now_ms() < deadline)
+	deadline = monotonic_now_ms() + stall_timeout_ms;
+	while ((log->fd = audit_open_file(path, flags)) == -ENXIO && monotonic_now_ms() < deadline)
 		usleep(AUDIT_FIFO_POLL_MS * 1000);
 	if (log->fd < 0) {
 		r = log->fd;
@@ -748,7 +740,7 @@ int audit_start_writer(struct audit_log *log)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r < 0)
 		return r;
-	log->progress_ms = audit_now_ms();
+	log->progress_ms = monotonic_now_ms();
 	log->writer_running = true;
 	return 0;
 }
@@ -760,7 +752,7 @@ int audit_flush(struct audit_log *log)
 	pthread_mutex_lock(&log->lock);
 	if (log->head != log->tail) {
 		pthread_cond_signal(&log->wake);
-		if (audit_now_ms() - log->progress_ms >= log->stall_timeout_ms)
+		if (monotonic_now_ms() - log->progress_ms >= log->stall_timeout_ms)
 			audit_fail(log, -ETIMEDOUT);
 	}
 	pthread_mutex_unlock(&log->lock);
@@ -775,7 +767,7 @@ int audit_timeout_ms(struct audit_log *log)
 		return -1;
 	pthread_mutex_lock(&log->lock);
 	if (log->head != log->tail) {
-		left = log->progress_ms + log->stall_timeout_ms - audit_now_ms();
+		left = log->progress_ms + log->stall_timeout_ms - monotonic_now_ms();
 		if (left < 0)
 			left = 0;
 	}
@@ -790,7 +782,8 @@ int audit_drain(struct audit_log *log)
 	pthread_mutex_lock(&log->lock);
 	pthread_cond_signal(&log->wake);
 	while (log->head != log->tail && !log->abandon) {
-		long long at = log->progress_ms + log->stall_timeout_ms, left = at - audit_now_ms();
+		long long at = log->progress_ms + log->stall_timeout_ms,
+			  left = at - monotonic_now_ms();
 		struct timespec deadline;
 
 		if (left <= 0) {

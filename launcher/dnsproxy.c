@@ -642,11 +642,8 @@ static void dnsproxy_audit(struct dnsproxy *p, bool allow, struct audit_dns *dns
 		return;
 	/* Only refusals: a look-up costs a scan of /proc, which allowed ones need not pay. */
 	if (!allow && p->pid_find && p->peerlen) {
-		struct timespec ts;
-		long long now_ms;
+		long long now_ms = monotonic_now_ms();
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now_ms = ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 		if (p->pid_peerlen != p->peerlen || memcmp(&p->pid_peer, &p->peer, p->peerlen) ||
 		    now_ms - p->pid_found_ms >= 1000) {
 			int pid = p->pid_find(p->pid_ctx, (const struct sockaddr *)&p->peer,

@@ -100,14 +100,6 @@ static int dnsproxy_loop_new(struct dnsproxy_loop **ret_loop)
 	return 0;
 }
 
-static long long dnsproxy_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* Events carry the kind, a slot and the slot's generation, so a stale event finds nothing. */
 static uint64_t dnsproxy_tag(enum dnsproxy_kind kind, unsigned int index, unsigned long long gen)
 {
@@ -672,7 +664,7 @@ int dnsproxy_process(struct dnsproxy *p)
 	n = epoll_wait(p->loop->epoll_fd, evs, DNSPROXY_EVENTS, 0);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
-	now_ms = dnsproxy_now_ms();
+	now_ms = monotonic_now_ms();
 	for (int i = 0; i < n; i++) {
 		uint64_t tag = evs[i].data.u64;
 		enum dnsproxy_kind kind = (enum dnsproxy_kind)(tag >> 56);

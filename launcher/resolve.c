@@ -204,20 +204,12 @@ static int resolve_system(const char *name, struct in6_addr **ret_addrs, size_t 
 	return 0;
 }
 
-static int64_t resolve_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits for `events` on fd until the deadline: 0, -ETIMEDOUT, or -errno. */
 static int resolve_wait(int fd, short events, int64_t deadline_ms)
 {
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = events };
-		int64_t left = deadline_ms - resolve_now_ms();
+		int64_t left = deadline_ms - monotonic_now_ms();
 		int r;
 
 		if (left <= 0)
@@ -314,7 +306,7 @@ static int resolve_udp(const struct resolver *server, const char *name,
 		return -errno;
 
 	for (int try = 0; try < RESOLVE_TRIES && resolve_pending(queries, n); try++) {
-		int64_t deadline = resolve_now_ms() + RESOLVE_TRY_TIMEOUT_MS;
+		int64_t deadline = monotonic_now_ms() + RESOLVE_TRY_TIMEOUT_MS;
 
 		bool refused = false;
 
@@ -408,7 +400,7 @@ static int resolve_recv_all(int fd, uint8_t *buf, size_t len, int64_t deadline_m
 static int resolve_tcp_try(const struct resolver *server, const char *name, struct resolve_query *q,
 			   uint8_t *reply)
 {
-	int64_t deadline = resolve_now_ms() + RESOLVE_TRY_TIMEOUT_MS;
+	int64_t deadline = monotonic_now_ms() + RESOLVE_TRY_TIMEOUT_MS;
 	_cleanup_close_ int fd = -1;
 	uint8_t prefix[2];
 	socklen_t errlen = sizeof(int);

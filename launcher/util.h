@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
@@ -74,6 +75,15 @@ static inline int array_grow(void **array, size_t *cap, size_t need, size_t size
 	*array = p;
 	*cap = n;
 	return 0;
+}
+
+/* Milliseconds on CLOCK_MONOTONIC: deadlines and durations that a clock change cannot move. */
+static inline long long monotonic_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 #endif /* LAUNCH_UTIL_H */
