@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -23,12 +22,9 @@
 #include "syscalls.h"
 #include "util.h"
 
-/* A line being built; `overflow` turns every later call into a no-op. */
+/* A line being built, and the fields cut to fit it. */
 struct json_line {
-	char *buf;
-	size_t len;
-	size_t cap;
-	bool overflow;
+	struct line_buf out;
 	const char *truncated[JSON_TRUNCATED_MAX];
 	size_t ntruncated;
 };
@@ -37,32 +33,6 @@ static void json_mark_truncated(struct json_line *j, const char *key)
 {
 	if (j->ntruncated < JSON_TRUNCATED_MAX)
 		j->truncated[j->ntruncated++] = key;
-}
-
-static void json_raw(struct json_line *j, const char *s, size_t n)
-{
-	if (j->overflow || j->len + n >= j->cap) {
-		j->overflow = true;
-		return;
-	}
-	memcpy(j->buf + j->len, s, n);
-	j->len += n;
-}
-
-static void json_printf(struct json_line *j, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (j->overflow)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(j->buf + j->len, j->cap - j->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= j->cap - j->len)
-		j->overflow = true;
-	else
-		j->len += n;
 }
 
 /*
@@ -156,8 +126,8 @@ static bool json_bytes_capped(struct json_line *j, const char *prefix, const cha
 	size_t out = strlen(prefix);
 	bool whole = true;
 
-	json_raw(j, "\"", 1);
-	json_raw(j, prefix, out);
+	line_buf_append(&j->out, "\"", 1);
+	line_buf_append(&j->out, prefix, out);
 	for (size_t i = 0; i < len;) {
 		char esc[12];
 		size_t n, taken = json_char((const unsigned char *)s + i, len - i, esc, &n);
@@ -166,11 +136,11 @@ static bool json_bytes_capped(struct json_line *j, const char *prefix, const cha
 			whole = false;
 			break;
 		}
-		json_raw(j, esc, n);
+		line_buf_append(&j->out, esc, n);
 		out += n;
 		i += taken;
 	}
-	json_raw(j, "\"", 1);
+	line_buf_append(&j->out, "\"", 1);
 	return whole;
 }
 
@@ -189,7 +159,7 @@ static bool json_string_capped(struct json_line *j, const char *prefix, const ch
 static void json_key_string(struct json_line *j, const char *key, const char *prefix,
 			    const char *value, size_t max)
 {
-	json_printf(j, ",\"%s\":", key);
+	line_buf_printf(&j->out, ",\"%s\":", key);
 	if (!json_string_capped(j, prefix, value, max, AUDIT_FIELD_MAX))
 		json_mark_truncated(j, key);
 }
@@ -201,7 +171,7 @@ static void json_key_str(struct json_line *j, const char *key, const char *value
 
 static void json_key_u64(struct json_line *j, const char *key, unsigned long long value)
 {
-	json_printf(j, ",\"%s\":%llu", key, value);
+	line_buf_printf(&j->out, ",\"%s\":%llu", key, value);
 }
 
 int audit_format_time(int64_t real_ns, char *buf, size_t len)
@@ -235,7 +205,8 @@ static void json_begin(struct json_line *j, const struct audit_log *log, int64_t
 
 	if (audit_format_time(real_ns, ts, sizeof(ts)) < 0)
 		strcpy(ts, "1970-01-01T00:00:00.000000Z");
-	json_printf(j, "{\"ts\":\"%s\",\"event\":\"%s\",\"v\":%d", ts, event, AUDIT_SCHEMA_VERSION);
+	line_buf_printf(&j->out, "{\"ts\":\"%s\",\"event\":\"%s\",\"v\":%d", ts, event,
+			AUDIT_SCHEMA_VERSION);
 	/* The line's place among its sandbox's lines: the next one audit_append queues. */
 	json_key_u64(j, "seq", log->seq + 1);
 	json_key_str(j, "host", log->host);
@@ -246,16 +217,16 @@ static void json_begin(struct json_line *j, const struct audit_log *log, int64_t
 static int json_end(struct json_line *j)
 {
 	if (j->ntruncated) {
-		json_printf(j, ",\"truncated\":[");
+		line_buf_printf(&j->out, ",\"truncated\":[");
 		for (size_t i = 0; i < j->ntruncated; i++)
-			json_printf(j, "%s\"%s\"", i ? "," : "", j->truncated[i]);
-		json_raw(j, "]", 1);
+			line_buf_printf(&j->out, "%s\"%s\"", i ? "," : "", j->truncated[i]);
+		line_buf_append(&j->out, "]", 1);
 	}
-	json_raw(j, "}\n", 2);
-	if (j->overflow)
+	line_buf_append(&j->out, "}\n", 2);
+	if (j->out.overflow)
 		return -ENOBUFS;
-	j->buf[j->len] = '\0';
-	return (int)j->len;
+	j->out.buf[j->out.len] = '\0';
+	return (int)j->out.len;
 }
 
 static const char *family_name(unsigned int family)
@@ -384,7 +355,7 @@ static void json_key_unix(struct json_line *j, const char *key, const struct den
 	size_t len = event->unix_path_len < sizeof(event->unix_path) ? event->unix_path_len
 								     : sizeof(event->unix_path);
 
-	json_printf(j, ",\"%s\":", key);
+	line_buf_printf(&j->out, ",\"%s\":", key);
 	if (event->unix_path[0] != '\0') {
 		if (!json_string_capped(j, "", event->unix_path,
 					len ? len : sizeof(event->unix_path), AUDIT_FIELD_MAX))
@@ -543,7 +514,7 @@ int audit_format_deny_name(const struct audit_log *log, const struct deny_event 
 int audit_format_deny_exe(const struct audit_log *log, const struct deny_event *event,
 			  const char *dst_name, const char *exe, char *buf, size_t len)
 {
-	struct json_line j = { .buf = buf, .cap = len };
+	struct json_line j = { .out = { .buf = buf, .cap = len } };
 
 	json_begin(&j, log, (int64_t)event->boot_ns + log->boot_to_real_ns,
 		   verdict_event_name(event->verdict));
@@ -627,7 +598,7 @@ static void json_dns_common(struct json_line *j, const struct audit_dns *dns)
 int audit_format_dns_deny(const struct audit_log *log, const struct audit_dns *dns, char *buf,
 			  size_t len)
 {
-	struct json_line j = { .buf = buf, .cap = len };
+	struct json_line j = { .out = { .buf = buf, .cap = len } };
 
 	json_begin(&j, log, dns->ts_ns ? dns->ts_ns : realtime_ns(),
 		   dns->would_deny ? "would_deny" : "deny");
@@ -643,12 +614,12 @@ int audit_format_dns_deny(const struct audit_log *log, const struct audit_dns *d
 int audit_format_dns_allow(const struct audit_log *log, const struct audit_dns *dns, char *buf,
 			   size_t len)
 {
-	struct json_line j = { .buf = buf, .cap = len };
+	struct json_line j = { .out = { .buf = buf, .cap = len } };
 	char ip[INET6_ADDRSTRLEN];
 
 	json_begin(&j, log, realtime_ns(), "dns_allow");
 	json_dns_common(&j, dns);
-	json_printf(&j, ",\"addrs\":[");
+	line_buf_printf(&j.out, ",\"addrs\":[");
 	for (size_t i = 0; i < dns->naddrs && i < AUDIT_DNS_ADDRS_MAX; i++) {
 		const struct in6_addr *addr = &dns->addrs[i];
 
@@ -656,9 +627,9 @@ int audit_format_dns_allow(const struct audit_log *log, const struct audit_dns *
 			inet_ntop(AF_INET, &addr->s6_addr[12], ip, sizeof(ip));
 		else
 			inet_ntop(AF_INET6, addr, ip, sizeof(ip));
-		json_printf(&j, "%s\"%s\"", i ? "," : "", ip);
+		line_buf_printf(&j.out, "%s\"%s\"", i ? "," : "", ip);
 	}
-	json_raw(&j, "]", 1);
+	line_buf_append(&j.out, "]", 1);
 	json_key_u64(&j, "naddrs", dns->naddrs);
 	json_key_u64(&j, "ttl", dns->ttl_s);
 	json_key_u64(&j, "open_s", dns->open_s);
@@ -675,10 +646,10 @@ static bool json_string_array_capped(struct json_line *j, char *const *strings, 
 	bool whole = true, full = false;
 	size_t n = 0, first;
 
-	json_raw(j, "[", 1);
-	first = j->len;
+	line_buf_append(&j->out, "[", 1);
+	first = j->out.len;
 	for (; strings[n]; n++) {
-		size_t used = j->len - first, budget = AUDIT_ARG_MAX;
+		size_t used = j->out.len - first, budget = AUDIT_ARG_MAX;
 
 		if (full)
 			continue;
@@ -692,11 +663,11 @@ static bool json_string_array_capped(struct json_line *j, char *const *strings, 
 			continue;
 		}
 		if (n)
-			json_raw(j, ",", 1);
+			line_buf_append(&j->out, ",", 1);
 		if (!json_string_capped(j, "", strings[n], SIZE_MAX, budget))
 			whole = false;
 	}
-	json_raw(j, "]", 1);
+	line_buf_append(&j->out, "]", 1);
 	*ret_count = n;
 	return whole;
 }
@@ -711,37 +682,37 @@ static bool json_string_array_capped(struct json_line *j, char *const *strings, 
 static void json_policies(struct json_line *j, const char *key, struct policy *const *policies,
 			  size_t npolicies)
 {
-	size_t cap = j->cap;
+	size_t cap = j->out.cap;
 
-	if (j->overflow || j->len + JSON_POLICIES_RESERVE >= cap)
+	if (j->out.overflow || j->out.len + JSON_POLICIES_RESERVE >= cap)
 		return json_mark_truncated(j, key);
-	j->cap = cap - JSON_POLICIES_RESERVE;
-	json_printf(j, ",\"%s\":[", key);
-	for (size_t i = 0; i < npolicies && !j->overflow; i++) {
-		size_t before = j->len;
+	j->out.cap = cap - JSON_POLICIES_RESERVE;
+	line_buf_printf(&j->out, ",\"%s\":[", key);
+	for (size_t i = 0; i < npolicies && !j->out.overflow; i++) {
+		size_t before = j->out.len;
 
-		json_printf(j, "%s{\"name\":", i ? "," : "");
+		line_buf_printf(&j->out, "%s{\"name\":", i ? "," : "");
 		json_string_capped(j, "", policies[i]->name, SIZE_MAX, AUDIT_FIELD_MAX);
-		json_printf(j, ",\"path\":");
+		line_buf_printf(&j->out, ",\"path\":");
 		json_string_capped(j, "", policies[i]->path, SIZE_MAX, AUDIT_FIELD_MAX);
-		json_printf(j, ",\"sha256\":\"%s\"}", policies[i]->sha256);
-		if (j->overflow) {
+		line_buf_printf(&j->out, ",\"sha256\":\"%s\"}", policies[i]->sha256);
+		if (j->out.overflow) {
 			/* This one and the rest are left out; the line stays whole. */
-			j->len = before;
-			j->overflow = false;
+			j->out.len = before;
+			j->out.overflow = false;
 			json_mark_truncated(j, key);
 			break;
 		}
 	}
-	j->cap = cap;
-	json_raw(j, "]", 1);
+	j->out.cap = cap;
+	line_buf_append(&j->out, "]", 1);
 }
 
 int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
 		       const struct audit_job *job, size_t rules, const char *hostname, char *buf,
 		       size_t len)
 {
-	struct json_line j = { .buf = buf, .cap = len };
+	struct json_line j = { .out = { .buf = buf, .cap = len } };
 	size_t argc, nwrite;
 	bool truncated;
 
@@ -750,25 +721,25 @@ int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
 	 * A command line can be megabytes: the line keeps the arguments that fit in
 	 * AUDIT_ARGV_MAX, each cut at AUDIT_ARG_MAX, and says so; argc has the full count.
 	 */
-	json_printf(&j, ",\"argv\":");
+	line_buf_printf(&j.out, ",\"argv\":");
 	truncated = !json_string_array_capped(&j, argv, AUDIT_ARGV_MAX, &argc);
 	json_key_u64(&j, "argc", argc);
 	if (truncated)
-		json_printf(&j, ",\"argv_truncated\":true");
+		line_buf_printf(&j.out, ",\"argv_truncated\":true");
 	json_key_u64(&j, "pid", (unsigned int)pid);
 	json_key_u64(&j, "uid", job->uid);
 	json_key_u64(&j, "gid", job->gid);
-	json_printf(&j, ",\"landlock\":%s", job->landlock_abi > 0 ? "true" : "false");
+	line_buf_printf(&j.out, ",\"landlock\":%s", job->landlock_abi > 0 ? "true" : "false");
 	if (job->landlock_abi > 0)
 		json_key_u64(&j, "landlock_abi", (unsigned int)job->landlock_abi);
 	if (job->fs_write) {
-		json_printf(&j, ",\"fs_write\":");
+		line_buf_printf(&j.out, ",\"fs_write\":");
 		if (!json_string_array_capped(&j, job->fs_write, AUDIT_FIELD_MAX, &nwrite))
 			json_mark_truncated(&j, "fs_write");
 	}
 	json_key_u64(&j, "rules", rules);
 	if (log->audit_only)
-		json_printf(&j, ",\"audit_only\":true");
+		line_buf_printf(&j.out, ",\"audit_only\":true");
 	json_key_str(&j, "hostname", hostname);
 	json_key_str(&j, "version", LAUNCH_RELEASE);
 	json_policies(&j, "policies", log->policies, log->npolicies);
@@ -784,7 +755,7 @@ int audit_format_lost_verdicts(const struct audit_log *log, unsigned long long c
 			       unsigned long long would_deny, unsigned long long allowed, char *buf,
 			       size_t len)
 {
-	struct json_line j = { .buf = buf, .cap = len };
+	struct json_line j = { .out = { .buf = buf, .cap = len } };
 
 	json_begin(&j, log, realtime_ns(), "events_lost");
 	json_key_u64(&j, "count", count);
@@ -799,23 +770,23 @@ int audit_format_lost_verdicts(const struct audit_log *log, unsigned long long c
 static void json_key_by_op(struct json_line *j, const char *key, const unsigned long long *by_op,
 			   unsigned long long dns)
 {
-	json_printf(j, ",\"%s\":{", key);
+	line_buf_printf(&j->out, ",\"%s\":{", key);
 	for (unsigned int op = 0, first = 1; op <= AUDIT_OPS_MAX; op++) {
 		unsigned long long count = op < AUDIT_OPS_MAX ? by_op[op] : dns;
 
 		if (!count)
 			continue;
-		json_printf(j, "%s\"%s\":%llu", first ? "" : ",",
-			    op < AUDIT_OPS_MAX ? op_name(op) : "dns", count);
+		line_buf_printf(&j->out, "%s\"%s\":%llu", first ? "" : ",",
+				op < AUDIT_OPS_MAX ? op_name(op) : "dns", count);
 		first = 0;
 	}
-	json_raw(j, "}", 1);
+	line_buf_append(&j->out, "}", 1);
 }
 
 int audit_format_limit(const struct audit_log *log, const char *kind, unsigned long long limit,
 		       const char *action, char *buf, size_t len)
 {
-	struct json_line j = { .buf = buf, .cap = len };
+	struct json_line j = { .out = { .buf = buf, .cap = len } };
 
 	json_begin(&j, log, realtime_ns(), "limit");
 	json_key_str(&j, "kind", kind);
@@ -827,7 +798,7 @@ int audit_format_limit(const struct audit_log *log, const char *kind, unsigned l
 int audit_format_policy_update(const struct audit_log *log, const struct audit_update *update,
 			       char *buf, size_t len)
 {
-	struct json_line j = { .buf = buf, .cap = len };
+	struct json_line j = { .out = { .buf = buf, .cap = len } };
 
 	json_begin(&j, log, realtime_ns(), "policy_update");
 	json_key_str(&j, "old_policy", update->old_names);
@@ -842,7 +813,7 @@ int audit_format_policy_update(const struct audit_log *log, const struct audit_u
 int audit_format_exit(const struct audit_log *log, const struct audit_exit *exit, char *buf,
 		      size_t len)
 {
-	struct json_line j = { .buf = buf, .cap = len };
+	struct json_line j = { .out = { .buf = buf, .cap = len } };
 
 	json_begin(&j, log, realtime_ns(), "sandbox_exit");
 	if (exit->exit_code >= 0)

@@ -6,7 +6,6 @@
  * "unmapped" (OCSF) or "launch" (ECS): nothing of a line is lost.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <time.h>
 
 #include "audit_schema.h"
+#include "util.h"
 
 /* Top-level fields of one line: launch's widest line has about 25. */
 #define SCHEMA_FIELDS_MAX 64
@@ -42,9 +42,7 @@ struct schema_line {
 };
 
 struct schema_out {
-	char *buf;
-	size_t len, cap;
-	bool overflow;
+	struct line_buf out;
 	size_t value_max; /* longest value kept whole: shorter on each try */
 	int depth;
 	bool first[SCHEMA_DEPTH_MAX];
@@ -250,58 +248,32 @@ static bool schema_time_ms(const struct schema_field *f, long long *ret_ms)
 
 /* --- writing a document -------------------------------------------------------------------- */
 
-static void out_raw(struct schema_out *o, const char *s, size_t n)
-{
-	if (o->overflow || o->len + n >= o->cap) {
-		o->overflow = true;
-		return;
-	}
-	memcpy(o->buf + o->len, s, n);
-	o->len += n;
-}
-
-static void out_printf(struct schema_out *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (o->overflow)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= o->cap - o->len)
-		o->overflow = true;
-	else
-		o->len += (size_t)n;
-}
-
 /* The comma before a member, and its key (NULL: an array element). */
 static void out_key(struct schema_out *o, const char *key)
 {
 	if (!o->first[o->depth])
-		out_raw(o, ",", 1);
+		line_buf_append(&o->out, ",", 1);
 	o->first[o->depth] = false;
 	if (key) {
-		out_raw(o, "\"", 1);
-		out_raw(o, key, strlen(key));
-		out_raw(o, "\":", 2);
+		line_buf_append(&o->out, "\"", 1);
+		line_buf_append(&o->out, key, strlen(key));
+		line_buf_append(&o->out, "\":", 2);
 	}
 }
 
 static void out_open(struct schema_out *o, const char *key, char bracket)
 {
 	out_key(o, key);
-	out_raw(o, &bracket, 1);
+	line_buf_append(&o->out, &bracket, 1);
 	if (o->depth + 1 < SCHEMA_DEPTH_MAX)
 		o->first[++o->depth] = true;
 	else
-		o->overflow = true;
+		o->out.overflow = true;
 }
 
 static void out_close(struct schema_out *o, char bracket)
 {
-	out_raw(o, &bracket, 1);
+	line_buf_append(&o->out, &bracket, 1);
 	if (o->depth > 0)
 		o->depth--;
 }
@@ -310,31 +282,31 @@ static void out_close(struct schema_out *o, char bracket)
 static void out_str(struct schema_out *o, const char *key, const char *s)
 {
 	out_key(o, key);
-	out_raw(o, "\"", 1);
-	out_raw(o, s, strlen(s));
-	out_raw(o, "\"", 1);
+	line_buf_append(&o->out, "\"", 1);
+	line_buf_append(&o->out, s, strlen(s));
+	line_buf_append(&o->out, "\"", 1);
 }
 
 static void out_int(struct schema_out *o, const char *key, long long value)
 {
 	out_key(o, key);
-	out_printf(o, "%lld", value);
+	line_buf_printf(&o->out, "%lld", value);
 }
 
 /* A value of the line, as the line has it. */
 static void out_value(struct schema_out *o, const char *key, const struct schema_field *f)
 {
 	out_key(o, key);
-	out_raw(o, f->value, f->value_len);
+	line_buf_append(&o->out, f->value, f->value_len);
 }
 
 /* A number of the line written as a string (OCSF user.uid, ECS user.id are strings). */
 static void out_number_string(struct schema_out *o, const char *key, const struct schema_field *f)
 {
 	out_key(o, key);
-	out_raw(o, "\"", 1);
-	out_raw(o, f->value, f->value_len);
-	out_raw(o, "\"", 1);
+	line_buf_append(&o->out, "\"", 1);
+	line_buf_append(&o->out, f->value, f->value_len);
+	line_buf_append(&o->out, "\"", 1);
 }
 
 /* The part of a path string after its last '/' (a '/' is never part of one of our escapes). */
@@ -349,9 +321,9 @@ static void out_basename(struct schema_out *o, const char *key, const struct sch
 		body = slash + 1;
 	}
 	out_key(o, key);
-	out_raw(o, "\"", 1);
-	out_raw(o, body, len);
-	out_raw(o, "\"", 1);
+	line_buf_append(&o->out, "\"", 1);
+	line_buf_append(&o->out, body, len);
+	line_buf_append(&o->out, "\"", 1);
 }
 
 /*
@@ -366,7 +338,7 @@ static bool out_joined(struct schema_out *o, const char *key, const struct schem
 	bool whole = true;
 
 	out_key(o, key);
-	out_raw(o, "\"", 1);
+	line_buf_append(&o->out, "\"", 1);
 	while (p < end) {
 		const char *elem_end = audit_json_skip_value(p, end);
 
@@ -380,8 +352,8 @@ static bool out_joined(struct schema_out *o, const char *key, const struct schem
 				break;
 			}
 			if (c == p + 1 && used)
-				out_raw(o, " ", 1), used++;
-			out_raw(o, c, n);
+				line_buf_append(&o->out, " ", 1), used++;
+			line_buf_append(&o->out, c, n);
 			used += n;
 			c += n - 1;
 		}
@@ -391,7 +363,7 @@ static bool out_joined(struct schema_out *o, const char *key, const struct schem
 		if (p < end && *p == ',')
 			p++;
 	}
-	out_raw(o, "\"", 1);
+	line_buf_append(&o->out, "\"", 1);
 	return whole;
 }
 
@@ -417,16 +389,16 @@ static void out_leftovers(struct schema_out *o, struct schema_line *line)
 			continue;
 		}
 		out_key(o, NULL);
-		out_raw(o, "\"", 1);
-		out_raw(o, f->key, f->key_len);
-		out_raw(o, "\":", 2);
-		out_raw(o, f->value, f->value_len);
+		line_buf_append(&o->out, "\"", 1);
+		line_buf_append(&o->out, f->key, f->key_len);
+		line_buf_append(&o->out, "\":", 2);
+		line_buf_append(&o->out, f->value, f->value_len);
 	}
 	if (o->nomitted) {
 		out_open(o, "omitted", '[');
 		for (size_t i = 0; i < o->nomitted; i++) {
 			out_key(o, NULL);
-			out_printf(o, "\"%.*s\"", (int)o->omitted_len[i], o->omitted[i]);
+			line_buf_printf(&o->out, "\"%.*s\"", (int)o->omitted_len[i], o->omitted[i]);
 		}
 		out_close(o, ']');
 	}
@@ -443,11 +415,11 @@ static void out_line_id(struct schema_out *o, const char *key, const struct sche
 		return;
 	len = schema_body(sandbox, &body);
 	out_key(o, key);
-	out_raw(o, "\"", 1);
-	out_raw(o, body, len);
-	out_raw(o, ":", 1);
-	out_raw(o, seq->value, seq->value_len);
-	out_raw(o, "\"", 1);
+	line_buf_append(&o->out, "\"", 1);
+	line_buf_append(&o->out, body, len);
+	line_buf_append(&o->out, ":", 1);
+	line_buf_append(&o->out, seq->value, seq->value_len);
+	line_buf_append(&o->out, "\"", 1);
 }
 
 /* --- what a line is ------------------------------------------------------------------------ */
@@ -646,6 +618,7 @@ static void ocsf_classify(const struct schema_event *e, const struct schema_line
 		break;
 	case SCHEMA_KIND_LOST:
 	case SCHEMA_KIND_OTHER:
+	default: /* gcc cannot tell that the cases above cover every kind */
 		*ret = base;
 		ret->activity_id = 99, ret->activity_name = "Other";
 		break;
@@ -813,7 +786,7 @@ static void ocsf_update(struct schema_out *o, struct schema_line *line)
 		out_open(o, "policy", '{');
 		out_value(o, "name", policy);
 		out_key(o, "is_applied");
-		out_raw(o, "true", 4);
+		line_buf_append(&o->out, "true", 4);
 		out_close(o, '}');
 	}
 	out_close(o, '}');
@@ -857,7 +830,7 @@ static void ocsf_dns(struct schema_out *o, struct schema_line *line)
 				break;
 			out_open(o, NULL, '{');
 			out_key(o, "rdata");
-			out_raw(o, p, (size_t)(elem_end - p));
+			line_buf_append(&o->out, p, (size_t)(elem_end - p));
 			if (schema_is_number(ttl))
 				out_value(o, "ttl", ttl);
 			out_close(o, '}');
@@ -971,7 +944,7 @@ static void ocsf_translate(struct schema_out *o, struct schema_line *line,
 	out_int(o, "activity_id", c.activity_id);
 	out_str(o, "activity_name", c.activity_name);
 	out_int(o, "type_uid", c.uid * 100LL + c.activity_id);
-	out_printf(o, ",\"type_name\":\"%s: %s\"", c.name, c.activity_name);
+	line_buf_printf(&o->out, ",\"type_name\":\"%s: %s\"", c.name, c.activity_name);
 	out_int(o, "severity_id", c.severity_id);
 	out_str(o, "severity", c.severity);
 	/* OCSF requires a time: a line without a readable ts (none of launch's) gets 0. */
@@ -1136,7 +1109,7 @@ static void ecs_network(struct schema_out *o, struct schema_line *line, bool inb
 	}
 	if (number >= 0) {
 		out_key(o, "iana_number");
-		out_printf(o, "\"%d\"", number);
+		line_buf_printf(&o->out, "\"%d\"", number);
 	}
 	if (schema_is(family, "ipv4") || schema_is(family, "ipv6"))
 		out_value(o, "type", family);
@@ -1224,12 +1197,12 @@ static void ecs_translate(struct schema_out *o, struct schema_line *line,
 		/* launch's event, and for a refusal its op: "deny_connect", "would_deny_dns". */
 		out_key(o, "action");
 		len = schema_body(event, &body);
-		out_printf(o, "\"%.*s", (int)len, body);
+		line_buf_printf(&o->out, "\"%.*s", (int)len, body);
 		if (schema_is_string(e->op)) {
 			len = schema_body(e->op, &body);
-			out_printf(o, "_%.*s", (int)len, body);
+			line_buf_printf(&o->out, "_%.*s", (int)len, body);
 		}
-		out_raw(o, "\"", 1);
+		line_buf_append(&o->out, "\"", 1);
 	}
 	if (schema_is_string(reason))
 		out_value(o, "reason", reason);
@@ -1390,7 +1363,9 @@ static int schema_translate_once(struct audit_schema_ctx *ctx, const char *line,
 				 char *buf, size_t cap, size_t value_max)
 {
 	struct schema_line fields;
-	struct schema_out o = { .buf = buf, .cap = cap, .value_max = value_max, .first = { true } };
+	struct schema_out o = { .out = { .buf = buf, .cap = cap },
+				.value_max = value_max,
+				.first = { true } };
 	struct schema_event e;
 	int r = schema_split(line, len, &fields);
 
@@ -1407,11 +1382,11 @@ static int schema_translate_once(struct audit_schema_ctx *ctx, const char *line,
 		ocsf_translate(&o, &fields, ctx, &e);
 	else
 		ecs_translate(&o, &fields, ctx, &e);
-	out_raw(&o, "\n", 1);
-	if (o.overflow)
+	line_buf_append(&o.out, "\n", 1);
+	if (o.out.overflow)
 		return -ENOBUFS;
-	buf[o.len] = '\0';
-	return (int)o.len;
+	buf[o.out.len] = '\0';
+	return (int)o.out.len;
 }
 
 int audit_schema_translate(struct audit_schema_ctx *ctx, const char *line, size_t len, char *buf,

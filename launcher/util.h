@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Cleanup attributes and small helpers shared by every launcher module. */
+/* Cleanup attributes and small helpers shared by the launcher's modules (longer ones: util.c). */
 #ifndef LAUNCH_UTIL_H
 #define LAUNCH_UTIL_H
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,5 +87,21 @@ static inline long long monotonic_now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
+
+/*
+ * A line written into a fixed buffer of cap bytes, one byte kept for a final NUL. A write
+ * that does not fit sets overflow and every later one does nothing, so that the caller
+ * checks once, at the end, instead of after each write.
+ */
+struct line_buf {
+	char *buf;
+	size_t len;
+	size_t cap;
+	bool overflow;
+};
+
+void line_buf_append(struct line_buf *b, const char *s, size_t n);
+void line_buf_printf(struct line_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 #endif /* LAUNCH_UTIL_H */

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The shared helpers of util.h that are too long to be inline. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+void line_buf_append(struct line_buf *b, const char *s, size_t n)
+{
+	if (b->overflow || b->len + n >= b->cap) {
+		b->overflow = true;
+		return;
+	}
+	memcpy(b->buf + b->len, s, n);
+	b->len += n;
+}
+
+void line_buf_printf(struct line_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->overflow)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->buf + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= b->cap - b->len)
+		b->overflow = true;
+	else
+		b->len += (size_t)n;
+}
