@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cgplan.h"
+#include "util.h"
 
 static const char *const CTRL_NAMES[CGLIMIT_NCTRLS] = {
 	[CGLIMIT_PIDS] = "pids",
@@ -32,22 +33,6 @@ enum cgplan_choice cgplan_choose(enum cglimit_ctrl ctrl, const struct cgplan_off
 	return offer->limited ? CGPLAN_MISSING : CGPLAN_SKIP;
 }
 
-/* Whether the comma-separated list [list, end) holds word. */
-static bool list_has(const char *list, const char *end, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (const char *p = list; p < end;) {
-		const char *comma = memchr(p, ',', (size_t)(end - p));
-		const char *item_end = comma ? comma : end;
-
-		if ((size_t)(item_end - p) == n && memcmp(p, word, n) == 0)
-			return true;
-		p = item_end + 1;
-	}
-	return false;
-}
-
 int cgplan_v1_controllers(const char *proc_self_cgroup, enum cglimit_ctrl ctrl, char *ret,
 			  size_t len)
 {
@@ -62,7 +47,8 @@ int cgplan_v1_controllers(const char *proc_self_cgroup, enum cglimit_ctrl ctrl, 
 
 		second = first ? memchr(first + 1, ':', (size_t)(end - first - 1)) : NULL;
 		/* "0::/path" is cgroup v2; "N:name=systemd:/" a named hierarchy, no controller. */
-		if (second && second > first + 1 && list_has(first + 1, second, CTRL_NAMES[ctrl])) {
+		if (second && second > first + 1 &&
+		    word_list_has(first + 1, (size_t)(second - first - 1), CTRL_NAMES[ctrl], ",")) {
 			size_t n = (size_t)(second - first - 1);
 
 			if (n >= len)

@@ -31,3 +31,20 @@ void line_buf_printf(struct line_buf *b, const char *fmt, ...)
 	else
 		b->len += (size_t)n;
 }
+
+bool word_list_has(const char *list, size_t len, const char *word, const char *separators)
+{
+	const char *end = list + len;
+	size_t n = strlen(word);
+
+	for (const char *p = list; p < end;) {
+		const char *item_end = p;
+
+		while (item_end < end && !(*item_end && strchr(separators, *item_end)))
+			item_end++;
+		if ((size_t)(item_end - p) == n && memcmp(p, word, n) == 0)
+			return true;
+		p = item_end + 1;
+	}
+	return false;
+}

@@ -104,4 +104,10 @@ void line_buf_append(struct line_buf *b, const char *s, size_t n);
 void line_buf_printf(struct line_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * Whether word is one of the items of the len bytes at list, split at any of separators
+ * (a cgroup file's controller list, a mount's options).
+ */
+bool word_list_has(const char *list, size_t len, const char *word, const char *separators);
+
 #endif /* LAUNCH_UTIL_H */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* Unit tests for util.c: the bounded line buffer. */
+/* Unit tests for util.c: the bounded line buffer, and finding a word in a separated list. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -55,10 +55,34 @@ static void test_line_buf_overflow_sticks(void)
 	CHECK(buf[0] == 'a' && buf[1] == 'b');
 }
 
+static void test_word_list_has(void)
+{
+	const char *cgroup_line = "4:cpu,cpuacct:/";
+	const char *controllers = "cpuset cpu io memory pids\n";
+
+	/* Only the range given counts: "cpu,cpuacct" and not what follows. */
+	CHECK(word_list_has(cgroup_line + 2, 11, "cpu", ","));
+	CHECK(word_list_has(cgroup_line + 2, 11, "cpuacct", ","));
+	CHECK(!word_list_has(cgroup_line + 2, 10, "cpuacct", ","));
+	CHECK(!word_list_has(cgroup_line + 2, 11, "cpuac", ","));
+	CHECK(!word_list_has(cgroup_line + 2, 11, "acct", ","));
+	CHECK(!word_list_has(cgroup_line + 2, 11, "/", ","));
+	CHECK(!word_list_has(cgroup_line, 0, "4", ","));
+	/* Any of the separators splits; a word is matched whole. */
+	CHECK(word_list_has(controllers, strlen(controllers), "pids", ", \n"));
+	CHECK(word_list_has(controllers, strlen(controllers), "cpu", ", \n"));
+	CHECK(word_list_has(controllers, strlen(controllers), "cpuset", ", \n"));
+	CHECK(!word_list_has(controllers, strlen(controllers), "mem", ", \n"));
+	CHECK(!word_list_has(controllers, strlen(controllers), "pids\n", ", \n"));
+	CHECK(word_list_has("rw,nosuid,pids", 14, "pids", ", \n"));
+	CHECK(!word_list_has("rw,nosuid,pids", 14, "nosuid,pids", ", \n"));
+}
+
 int main(void)
 {
 	RUN(test_line_buf_fits);
 	RUN(test_line_buf_keeps_room_for_nul);
 	RUN(test_line_buf_overflow_sticks);
+	RUN(test_word_list_has);
 	return test_failures != 0;
 }
