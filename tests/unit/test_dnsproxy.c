@@ -134,10 +134,28 @@ static void fixture_free(struct fixture *f)
 	free(f);
 }
 
+/*
+ * Sets rules to hold the one policy json, parsed as file name: the policy, or NULL (a failed
+ * check) when it does not parse.
+ */
+static struct policy *one_policy_rules(const char *name, const char *json,
+				       struct policy *policies[1], struct rules *rules)
+{
+	struct policy *policy = NULL;
+	char err[POLICY_ERR_LEN];
+
+	CHECK_EQ_INT(policy_parse(name, json, &policy, err, sizeof(err)), 0);
+	if (!policy)
+		return NULL;
+	policies[0] = policy;
+	rules->policies = policies;
+	rules->npolicies = 1;
+	return policy;
+}
+
 static struct fixture *fixture_new_with(const struct dnsproxy_config *config)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	char err[POLICY_ERR_LEN];
 	int r;
 
 	memset(&kernel, 0, sizeof(kernel));
@@ -147,15 +165,11 @@ static struct fixture *fixture_new_with(const struct dnsproxy_config *config)
 	snprintf(test_log.policy, sizeof(test_log.policy), "prov");
 	if (!f)
 		return NULL;
-	r = policy_parse("prov.json", POLICY, &f->policy, err, sizeof(err));
-	CHECK_EQ_INT(r, 0);
-	if (r < 0) {
+	f->policy = one_policy_rules("prov.json", POLICY, f->policies, &f->rules);
+	if (!f->policy) {
 		free(f);
 		return NULL;
 	}
-	f->policies[0] = f->policy;
-	f->rules.policies = f->policies;
-	f->rules.npolicies = 1;
 	/* api.provider.test resolved at launch to 198.51.100.7; the wildcards resolve nothing. */
 	f->launch_addr = addr_of("198.51.100.7");
 	f->hosts[0] = (struct resolved_host){ .policy = f->policy,
@@ -1108,7 +1122,6 @@ static void test_set_rules(void)
 	struct policy *policy = NULL, *policies[1];
 	static uint8_t reply[65536];
 	struct dnsproxy_query *q = NULL;
-	char err[POLICY_ERR_LEN];
 	size_t len = 0;
 
 	if (!f)
@@ -1119,14 +1132,11 @@ static void test_set_rules(void)
 	CHECK_EQ_INT(ask(f, "next.provider.test", DNS_TYPE_A, &q, reply, &len), DNSPROXY_REPLY);
 	CHECK_EQ_INT(rcode_of(reply), DNS_RCODE_REFUSED);
 
-	CHECK_EQ_INT(policy_parse("next.json", NEW_POLICY, &policy, err, sizeof(err)), 0);
+	policy = one_policy_rules("next.json", NEW_POLICY, policies, &rules);
 	if (!policy) {
 		fixture_free(f);
 		return;
 	}
-	policies[0] = policy;
-	rules.policies = policies;
-	rules.npolicies = 1;
 	CHECK_EQ_INT(dnsproxy_set_rules(f->proxy, &rules), 0);
 	/* The old name's address closed at once, an hour before its TTL. */
 	CHECK(!kernel_allows("203.0.113.30", 443, PROTO_TCP));
@@ -1171,18 +1181,14 @@ static void test_swap_rules_closes_before_install(void)
 	struct policy *policy = NULL, *policies[1];
 	struct swap_seen seen = { 0 };
 	bool installed = true;
-	char err[POLICY_ERR_LEN];
 
 	if (!f)
 		return;
-	CHECK_EQ_INT(policy_parse("next.json", NEW_POLICY, &policy, err, sizeof(err)), 0);
+	policy = one_policy_rules("next.json", NEW_POLICY, policies, &rules);
 	if (!policy) {
 		fixture_free(f);
 		return;
 	}
-	policies[0] = policy;
-	rules.policies = policies;
-	rules.npolicies = 1;
 
 	/* A failed install: nothing opened stays open, and the old hosts still judge names. */
 	resolve(f, "api.provider.test", api, 1, NOW_MS);
