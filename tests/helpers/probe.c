@@ -274,27 +274,25 @@ static int probe_op_tcp(char **argv)
 }
 
 /*
- * Connects to ADDR PORT again and again until STOPFILE exists, appending one line per attempt
- * to LOGFILE: the wall-clock time it began (microseconds since the epoch) and its outcome, so
- * that a test can tell what was allowed before, during and after a change of policy.
+ * Calls attempt(dest, fd) again and again until stop_path exists, appending one line per
+ * attempt to log_path: the wall-clock time it began (microseconds since the epoch) and its
+ * outcome, so that a test can tell what was allowed before, during and after a change of policy.
  */
-static int probe_op_tcp_loop(char **argv)
+static int probe_attempt_loop(const char *log_path, const char *stop_path,
+			      int (*attempt)(const struct probe_dest *dest, int fd),
+			      const struct probe_dest *dest, int fd)
 {
-	struct probe_dest dest;
-	FILE *log;
+	FILE *log = fopen(log_path, "ae");
 
-	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
-		return -EINVAL;
-	log = fopen(argv[2], "ae");
 	if (!log)
 		return -errno;
-	while (access(argv[3], F_OK) < 0) {
+	while (access(stop_path, F_OK) < 0) {
 		struct timespec now, pause = { .tv_nsec = 1000000 };
 		const char *name;
 		int r;
 
 		clock_gettime(CLOCK_REALTIME, &now);
-		r = probe_stream_connect_send(&dest, 0);
+		r = attempt(dest, fd);
 		name = r ? strerrorname_np(-r) : "OK";
 		fprintf(log, "%lld %s\n", (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000,
 			name ? name : "E?");
@@ -303,6 +301,21 @@ static int probe_op_tcp_loop(char **argv)
 	}
 	fclose(log);
 	return 0;
+}
+
+static int probe_tcp_attempt(const struct probe_dest *dest, int fd __attribute__((unused)))
+{
+	return probe_stream_connect_send(dest, 0);
+}
+
+/* Connects to ADDR PORT again and again until STOPFILE exists, each attempt in LOGFILE. */
+static int probe_op_tcp_loop(char **argv)
+{
+	struct probe_dest dest;
+
+	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
+		return -EINVAL;
+	return probe_attempt_loop(argv[2], argv[3], probe_tcp_attempt, &dest, -1);
 }
 
 /* An operation that prints its own result line instead of OK or an errno name. */
@@ -364,6 +377,14 @@ static int probe_op_connect_race(char **argv)
 	return PROBE_PRINTED;
 }
 
+static int probe_udp_attempt(const struct probe_dest *dest, int fd)
+{
+	return sendto(fd, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN, 0, (const struct sockaddr *)&dest->addr,
+		      dest->addrlen) < 0
+		       ? -errno
+		       : 0;
+}
+
 /*
  * Like tcp-loop, but every attempt is a sendto() of one datagram on the same unconnected UDP
  * socket: what a socket was let send before a change of policy must not outlast it.
@@ -372,7 +393,6 @@ static int probe_op_udp_loop(char **argv)
 {
 	_cleanup_close_ int fd = -1;
 	struct probe_dest dest;
-	FILE *log;
 	int r;
 
 	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
@@ -380,26 +400,7 @@ static int probe_op_udp_loop(char **argv)
 	r = probe_socket(dest.family, SOCK_DGRAM, 0, &fd);
 	if (r < 0)
 		return r;
-	log = fopen(argv[2], "ae");
-	if (!log)
-		return -errno;
-	while (access(argv[3], F_OK) < 0) {
-		struct timespec now, pause = { .tv_nsec = 1000000 };
-		const char *name;
-
-		clock_gettime(CLOCK_REALTIME, &now);
-		r = sendto(fd, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN, 0, (struct sockaddr *)&dest.addr,
-			   dest.addrlen) < 0
-			    ? -errno
-			    : 0;
-		name = r ? strerrorname_np(-r) : "OK";
-		fprintf(log, "%lld %s\n", (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000,
-			name ? name : "E?");
-		fflush(log);
-		nanosleep(&pause, NULL);
-	}
-	fclose(log);
-	return 0;
+	return probe_attempt_loop(argv[2], argv[3], probe_udp_attempt, &dest, fd);
 }
 
 static int probe_op_udp(char **argv)
