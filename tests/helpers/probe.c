@@ -198,6 +198,14 @@ static int probe_socket(int family, int type, int protocol, int *ret_fd)
 	return 0;
 }
 
+/* The destination ADDR PORT of argv, and an unconnected UDP socket of its family. */
+static int probe_udp_open(char **argv, struct probe_dest *ret_dest, int *ret_fd)
+{
+	if (probe_parse_dest(argv[0], argv[1], ret_dest) < 0)
+		return -EINVAL;
+	return probe_socket(ret_dest->family, SOCK_DGRAM, 0, ret_fd);
+}
+
 /* Waits for a non-blocking connect (or a SYN sent by MSG_FASTOPEN) to finish. */
 static int probe_wait_connected(int fd)
 {
@@ -377,7 +385,8 @@ static int probe_op_connect_race(char **argv)
 	return PROBE_PRINTED;
 }
 
-static int probe_udp_attempt(const struct probe_dest *dest, int fd)
+/* One datagram to dest on the unconnected UDP socket fd. */
+static int probe_udp_send(const struct probe_dest *dest, int fd)
 {
 	return sendto(fd, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN, 0, (const struct sockaddr *)&dest->addr,
 		      dest->addrlen) < 0
@@ -395,12 +404,10 @@ static int probe_op_udp_loop(char **argv)
 	struct probe_dest dest;
 	int r;
 
-	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
-		return -EINVAL;
-	r = probe_socket(dest.family, SOCK_DGRAM, 0, &fd);
+	r = probe_udp_open(argv, &dest, &fd);
 	if (r < 0)
 		return r;
-	return probe_attempt_loop(argv[2], argv[3], probe_udp_attempt, &dest, fd);
+	return probe_attempt_loop(argv[2], argv[3], probe_udp_send, &dest, fd);
 }
 
 static int probe_op_udp(char **argv)
@@ -409,15 +416,10 @@ static int probe_op_udp(char **argv)
 	struct probe_dest dest;
 	int r;
 
-	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
-		return -EINVAL;
-	r = probe_socket(dest.family, SOCK_DGRAM, 0, &fd);
+	r = probe_udp_open(argv, &dest, &fd);
 	if (r < 0)
 		return r;
-	if (sendto(fd, PROBE_PAYLOAD, PROBE_PAYLOAD_LEN, 0, (struct sockaddr *)&dest.addr,
-		   dest.addrlen) < 0)
-		return -errno;
-	return 0;
+	return probe_udp_send(&dest, fd);
 }
 
 static int probe_op_udpconn(char **argv)
@@ -426,9 +428,7 @@ static int probe_op_udpconn(char **argv)
 	struct probe_dest dest;
 	int r;
 
-	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
-		return -EINVAL;
-	r = probe_socket(dest.family, SOCK_DGRAM, 0, &fd);
+	r = probe_udp_open(argv, &dest, &fd);
 	if (r < 0)
 		return r;
 	r = probe_connect(fd, &dest);
@@ -447,9 +447,7 @@ static int probe_op_udp_sendmsg(char **argv)
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	int r;
 
-	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
-		return -EINVAL;
-	r = probe_socket(dest.family, SOCK_DGRAM, 0, &fd);
+	r = probe_udp_open(argv, &dest, &fd);
 	if (r < 0)
 		return r;
 	msg.msg_name = &dest.addr;
@@ -497,9 +495,7 @@ static int probe_op_udp_sendmmsg(char **argv)
 	unsigned int sent = 0;
 	int r;
 
-	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
-		return -EINVAL;
-	r = probe_socket(dest.family, SOCK_DGRAM, 0, &fd);
+	r = probe_udp_open(argv, &dest, &fd);
 	if (r < 0)
 		return r;
 	memset(msgs, 0, sizeof(msgs));
@@ -848,9 +844,7 @@ static int probe_op_udp_text(char **argv)
 	struct probe_dest dest;
 	int r;
 
-	if (probe_parse_dest(argv[0], argv[1], &dest) < 0)
-		return -EINVAL;
-	r = probe_socket(dest.family, SOCK_DGRAM, 0, &fd);
+	r = probe_udp_open(argv, &dest, &fd);
 	if (r < 0)
 		return r;
 	if (sendto(fd, argv[2], strlen(argv[2]), 0, (struct sockaddr *)&dest.addr, dest.addrlen) <
