@@ -24,18 +24,6 @@
 #include "mountinfo.h"
 #include "util.h"
 
-/* Whether a comma- or space-separated list holds word. */
-static bool list_has(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-
-	for (const char *p = list; (p = strstr(p, word)); p += n)
-		if ((p == list || p[-1] == ',' || p[-1] == ' ') &&
-		    (p[n] == '\0' || p[n] == ',' || p[n] == ' ' || p[n] == '\n'))
-			return true;
-	return false;
-}
-
 static int write_text(int dir_fd, const char *file, const char *text)
 {
 	_cleanup_close_ int fd = openat(dir_fd, file, O_WRONLY | O_CLOEXEC);
@@ -72,7 +60,9 @@ static int mounts_match(const struct mount_entry *mount, void *userdata)
 		return 0;
 	}
 	for (int c = 0; c < CGLIMIT_NCTRLS; c++)
-		if (!mounts->v1[c][0] && list_has(mount->super_options, cgplan_ctrl_name(c)))
+		if (!mounts->v1[c][0] &&
+		    word_list_has(mount->super_options, strlen(mount->super_options),
+				  cgplan_ctrl_name(c), ", \n"))
 			strcpy(mounts->v1[c], mount->mount_point);
 	return 0;
 }
@@ -127,7 +117,7 @@ static int v2_enable(const char *parent, const char *ctrl)
 	if (fd < 0)
 		return -errno;
 	r = cgroup_read_text(fd, "cgroup.subtree_control", list, sizeof(list));
-	if (r == 0 && list_has(list, ctrl))
+	if (r == 0 && word_list_has(list, strlen(list), ctrl, ", \n"))
 		return 0;
 	snprintf(plus, sizeof(plus), "+%s", ctrl);
 	return write_text(fd, "cgroup.subtree_control", plus);
@@ -314,7 +304,8 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 		};
 
 		offer.required = offer.limited && !defaulted;
-		offer.v2_listed = list_has(offered, cgplan_ctrl_name(c));
+		offer.v2_listed =
+			word_list_has(offered, strlen(offered), cgplan_ctrl_name(c), ", \n");
 		offer.v1_mounted = mounts.v1[c][0] != '\0';
 		switch (cgplan_choose(c, &offer)) {
 		case CGPLAN_SKIP:

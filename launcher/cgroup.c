@@ -114,18 +114,10 @@ bool cgroup_is_empty(const struct sandbox_cgroup *cgroup)
 	return strstr(events, "populated 0") != NULL;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 int cgroup_kill(const struct sandbox_cgroup *cgroup, int timeout_ms)
 {
 	_cleanup_close_ int kill_fd = -1, events_fd = -1;
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = monotonic_now_ms() + timeout_ms;
 
 	if (cgroup->dir_fd < 0)
 		return 0;
@@ -143,7 +135,7 @@ int cgroup_kill(const struct sandbox_cgroup *cgroup, int timeout_ms)
 	/* cgroup.events raises POLLPRI when "populated" changes. */
 	while (!cgroup_is_empty(cgroup)) {
 		struct pollfd pfd = { .fd = events_fd, .events = POLLPRI };
-		long long left = deadline - now_ms();
+		long long left = deadline - monotonic_now_ms();
 		char buf[256];
 
 		if (left <= 0)

@@ -817,24 +817,6 @@ void loader_sandbox_sum_counters(const struct loader_sandbox *sb,
 	}
 }
 
-void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long *ret_denied,
-			     unsigned long long *ret_lost)
-{
-	struct sandbox_counters sum;
-
-	loader_sandbox_sum_counters(sb, &sum);
-	*ret_denied = sum.denied;
-	*ret_lost = sum.lost;
-}
-
-unsigned long long loader_sandbox_packet_dropped(const struct loader_sandbox *sb)
-{
-	struct sandbox_counters sum;
-
-	loader_sandbox_sum_counters(sb, &sum);
-	return sum.packet_dropped;
-}
-
 int loader_sandbox_events_fd(const struct loader_sandbox *sb)
 {
 	return sb->inner_fd[IMAGE_MAP_EVENTS];

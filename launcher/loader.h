@@ -112,14 +112,6 @@ int loader_sandbox_update(struct loader_sandbox *sb, const struct image *image);
  */
 void loader_sandbox_sum_counters(const struct loader_sandbox *sb,
 				 struct sandbox_counters *ret_counters);
-/* Refusals counted by the kernel, all and those whose event was lost: from the sum above. */
-void loader_sandbox_counters(const struct loader_sandbox *sb, unsigned long long *ret_denied,
-			     unsigned long long *ret_lost);
-/*
- * Packets the egress backstop dropped, every one (their deny lines are rate-limited): from
- * the sum above.
- */
-unsigned long long loader_sandbox_packet_dropped(const struct loader_sandbox *sb);
 int loader_sandbox_events_fd(const struct loader_sandbox *sb);
 /*
  * Closes the sandbox (its cgroup refuses everything from now on), empties its slot and

@@ -97,14 +97,6 @@ struct sandbox {
  */
 #define EXE_CACHE_MS 100
 
-static long long monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 static long long monotonic_us(void)
 {
 	struct timespec ts;
@@ -145,7 +137,7 @@ static const char *sandbox_exe(unsigned int pid, char *buf, size_t len)
 /* sandbox_exe for the kernel's events, through the one-process cache. */
 static const char *sandbox_event_exe(struct sandbox *sandbox, unsigned int pid)
 {
-	long long now = monotonic_ms();
+	long long now = monotonic_now_ms();
 
 	if (pid != sandbox->exe_pid || now - sandbox->exe_read_ms >= EXE_CACHE_MS) {
 		sandbox->exe_pid = pid;
@@ -927,7 +919,7 @@ static void sandbox_kill(struct sandbox *sandbox)
 static void sandbox_log_exit(struct sandbox *sandbox)
 {
 	struct audit_log *log = sandbox->log;
-	struct audit_exit exit = { .duration_ms = monotonic_ms() - sandbox->started_ms };
+	struct audit_exit exit = { .duration_ms = monotonic_now_ms() - sandbox->started_ms };
 	struct sandbox_counters kernel;
 	struct audit_counts counts;
 	char line[AUDIT_LINE_MAX];
@@ -936,10 +928,10 @@ static void sandbox_log_exit(struct sandbox *sandbox)
 	/* The last refusals, made by processes now dead, are still in the ring. */
 	ring_buffer__consume(sandbox->ringbuf);
 	sandbox_report_lost(sandbox);
-	loader_sandbox_counters(&sandbox->bpf, &sandbox->denied, &sandbox->lost);
-	sandbox->denied += sandbox->seccomp_denied;
-	exit.packet_dropped = loader_sandbox_packet_dropped(&sandbox->bpf);
 	loader_sandbox_sum_counters(&sandbox->bpf, &kernel);
+	sandbox->denied = kernel.denied + sandbox->seccomp_denied;
+	sandbox->lost = kernel.lost;
+	exit.packet_dropped = kernel.packet_dropped;
 	exit.would_deny = kernel.would_deny;
 	exit.would_deny_lost = kernel.would_deny_lost;
 	exit.allowed = kernel.allowed;
@@ -1084,7 +1076,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 			    .nunix = rules->nunix },
 		.lock_fd = -1,
 		.exit_status = EXIT_LAUNCH_FAILED,
-		.started_ms = monotonic_ms(),
+		.started_ms = monotonic_now_ms(),
 		.errbuf = errbuf,
 		.errlen = errlen,
 	};
