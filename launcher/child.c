@@ -103,19 +103,33 @@ int child_lookup_user(const char *name, struct child_config *config)
 	return 0;
 }
 
-/* A uid or gid from the environment: decimal, 1 to 2^32-2 (0 and -1 are refused). */
-static int child_parse_id(const char *text, unsigned int *ret_id)
+/* A uid or gid field: decimal, below 2^32-1. */
+static int child_parse_field_id(const char *text, unsigned int *ret_id)
 {
 	unsigned long id;
 	char *end;
 
-	if (!text || *text < '1' || *text > '9')
+	if (!text || *text < '0' || *text > '9')
 		return -EINVAL;
 	errno = 0;
 	id = strtoul(text, &end, 10);
 	if (errno || *end || id >= UINT32_MAX)
 		return -EINVAL;
 	*ret_id = (unsigned int)id;
+	return 0;
+}
+
+/* A uid or gid from the environment: as a field, but 0 is refused too. */
+static int child_parse_id(const char *text, unsigned int *ret_id)
+{
+	unsigned int id;
+	int r = child_parse_field_id(text, &id);
+
+	if (r < 0)
+		return r;
+	if (id == 0)
+		return -EINVAL;
+	*ret_id = id;
 	return 0;
 }
 
@@ -136,22 +150,6 @@ static int child_split_fields(char *line, char **fields, int max)
 		*line++ = '\0';
 	}
 	return n;
-}
-
-/* A uid or gid field: decimal, below 2^32-1. */
-static int child_parse_field_id(const char *text, unsigned int *ret_id)
-{
-	unsigned long id;
-	char *end;
-
-	if (*text < '0' || *text > '9')
-		return -EINVAL;
-	errno = 0;
-	id = strtoul(text, &end, 10);
-	if (errno || *end || id >= UINT32_MAX)
-		return -EINVAL;
-	*ret_id = (unsigned int)id;
-	return 0;
 }
 
 /*
