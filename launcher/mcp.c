@@ -446,6 +446,8 @@ int mcp_serve(struct mcp_server *server, int in_fd, int out_fd)
 			buf = grown;
 			cap *= 2;
 		}
+		if (server->ops->wait)
+			server->ops->wait(server->ops->ctx, in_fd);
 		n = read(in_fd, buf + used, cap - used);
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -45,6 +45,11 @@ struct mcp_ops {
 	int (*run)(void *ctx, const char *code, struct mcp_result *ret_result);
 	/* Called after each reply is written (may be NULL): work the answer need not wait for. */
 	void (*idle)(void *ctx);
+	/*
+	 * Called before each read of input (may be NULL): background work until in_fd is
+	 * readable, or until there is none left.
+	 */
+	void (*wait)(void *ctx, int in_fd);
 	void *ctx;
 };
 

@@ -38,6 +38,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 #define MCP_RUN_SYNC_TIMEOUT_MS 2000
 /* The descriptor a prepared sandbox's launch gets its sync socket on. */
 #define MCP_RUN_SYNC_FD 3
+/*
+ * The next call's sandbox is prepared this long after a reply: its start (launch's set-up,
+ * node's) would otherwise take the CPU from the client while it reads the reply.
+ */
+#define MCP_RUN_REFILL_DELAY_MS 100
 /* Sandboxes killed after their call whose launch has not been reaped yet. */
 #define MCP_RUN_DYING_MAX (2 * MCP_RUN_POOL_MAX)
 /*
@@ -65,8 +70,9 @@ struct mcp_sandbox {
 	pid_t pid; /* the child launch; 0: none */
 	unsigned int n;
 	bool warm;
-	bool ready; /* the runner reported that it waits for its code */
-	bool done;  /* the runner reported its code's end: launch is not reaped yet */
+	bool ready;  /* the runner reported that it waits for its code */
+	bool synced; /* ready, and launch's log synced: the call's lines start at audit_from */
+	bool done;   /* the runner reported its code's end: launch is not reaped yet */
 	int done_status;
 	int in_fd;   /* warm: the runner's standard input, a socket: shut for "go", then its end */
 	int sync_fd; /* warm: launch's --audit-sync-fd */
@@ -90,6 +96,8 @@ struct mcp_runner {
 	char preload[256]; /* the SDKs a prepared sandbox imports ahead */
 	struct mcp_sandbox pool[MCP_RUN_POOL_MAX];
 	struct mcp_sandbox dying[MCP_RUN_DYING_MAX];
+	long long refill_at; /* monotonic ms: when the pool is filled again; 0: it is */
+	bool trace;	     /* LAUNCH_MCP_TRACE: the times of each call's steps on stderr */
 };
 
 /* Closes and forgets: the sandbox's descriptors are closed from several places. */
@@ -112,6 +120,21 @@ static long long monotonic_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * One step of a call and its wall-clock time, for tests/bench/mcp_bench (MCP_BENCH_TRACE=1),
+ * which puts it beside the client's and the runner's times.
+ */
+static void mcp_run_trace(const struct mcp_runner *runner, const char *step)
+{
+	struct timespec ts;
+
+	if (!runner->trace)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fprintf(stderr, "launch-trace-server %s %.3f\n", step,
+		(double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6);
 }
 
 static int remove_entry(const char *path, const struct stat *st __attribute__((unused)),
@@ -633,26 +656,15 @@ static int mcp_sandbox_take(struct mcp_runner *runner, const char *code,
 }
 
 /*
- * Waits until a prepared runner is ready (one taken before it was), at most until deadline,
- * the call's. What it was refused while it prepared (glibc tries nscd's socket at its first
- * look-up) is not the code's: the call's result starts after it. When launch does not confirm
- * its log in time, the refusals it writes later are told apart by their time.
+ * Where the call's own refusals start: after what a prepared runner was refused while it
+ * prepared (glibc tries nscd's socket at its first look-up), which is not the code's. synced:
+ * launch confirmed its log; else the refusals it writes later are told apart by their time.
  */
-static void mcp_sandbox_wait_ready(struct mcp_sandbox *sandbox, long long deadline)
+static void mcp_sandbox_mark_start(struct mcp_sandbox *sandbox, bool synced)
 {
 	struct timespec now;
 	struct stat st;
-	bool synced;
 
-	while (!sandbox->ready && sandbox->in_fd >= 0) {
-		struct pollfd pfd = { .fd = sandbox->in_fd, .events = POLLIN };
-		long long left = deadline - monotonic_ms();
-
-		if (left <= 0 || (poll(&pfd, 1, (int)left) < 0 && errno != EINTR))
-			break;
-		mcp_sandbox_read_report(sandbox);
-	}
-	synced = sandbox->ready && mcp_sandbox_sync(sandbox, deadline) == 0;
 	if (stat(sandbox->audit, &st) == 0)
 		sandbox->audit_from = st.st_size;
 	/* A refusal's time is the kernel's, not the write's: none of the code's is older. */
@@ -662,9 +674,43 @@ static void mcp_sandbox_wait_ready(struct mcp_sandbox *sandbox, long long deadli
 		sandbox->audit_since[0] = '\0';
 }
 
-/* Reaps the launches of sandboxes killed after their call; block: waits for all of them. */
-static void mcp_dying_reap(struct mcp_runner *runner, bool block)
+/*
+ * A ready runner's log synced (waiting at most until deadline) and its call's start marked.
+ * Until its go the runner only waits, so this is done as soon as it is ready, between calls.
+ */
+static void mcp_sandbox_settle(struct mcp_sandbox *sandbox, long long deadline)
 {
+	if (!sandbox->ready || sandbox->synced)
+		return;
+	sandbox->synced = true;
+	mcp_sandbox_mark_start(sandbox, mcp_sandbox_sync(sandbox, deadline) == 0);
+}
+
+/* Waits until a prepared runner is ready (one taken before it was), at most until deadline. */
+static void mcp_sandbox_wait_ready(struct mcp_sandbox *sandbox, long long deadline)
+{
+	while (!sandbox->ready && sandbox->in_fd >= 0) {
+		struct pollfd pfd = { .fd = sandbox->in_fd, .events = POLLIN };
+		long long left = deadline - monotonic_ms();
+
+		if (left <= 0 || (poll(&pfd, 1, (int)left) < 0 && errno != EINTR))
+			break;
+		mcp_sandbox_read_report(sandbox);
+	}
+	if (sandbox->ready)
+		mcp_sandbox_settle(sandbox, deadline);
+	else
+		mcp_sandbox_mark_start(sandbox, false);
+}
+
+/*
+ * Reaps the launches of sandboxes killed after their call; block: waits for all of them.
+ * Returns how many are still running.
+ */
+static size_t mcp_dying_reap(struct mcp_runner *runner, bool block)
+{
+	size_t left = 0;
+
 	for (size_t i = 0; i < MCP_RUN_DYING_MAX; i++) {
 		struct mcp_sandbox *sandbox = &runner->dying[i];
 		pid_t pid;
@@ -674,8 +720,10 @@ static void mcp_dying_reap(struct mcp_runner *runner, bool block)
 		while ((pid = waitpid(sandbox->pid, NULL, block ? 0 : WNOHANG)) < 0 &&
 		       errno == EINTR)
 			;
-		if (pid == 0)
+		if (pid == 0) {
+			left++;
 			continue;
+		}
 		sandbox->pid = 0;
 		/* The whole log, the lines of the teardown too, goes to the server's. */
 		if (mcp_run_audit(runner, sandbox->audit, 0, NULL, NULL, true) < 0)
@@ -683,6 +731,7 @@ static void mcp_dying_reap(struct mcp_runner *runner, bool block)
 				runner->config->audit_path, sandbox->n);
 		mcp_sandbox_free(runner, sandbox);
 	}
+	return left;
 }
 
 /*
@@ -692,11 +741,6 @@ static void mcp_dying_reap(struct mcp_runner *runner, bool block)
 static void mcp_dying_add(struct mcp_runner *runner, struct mcp_sandbox *sandbox)
 {
 	mcp_sandbox_kill(runner, sandbox);
-	/* Gone before the next call starts, not when this launch is reaped: calls see no other's.
-	 */
-	if (sandbox->dir[0])
-		remove_tree(sandbox->dir);
-	sandbox->dir[0] = '\0';
 	mcp_fd_close(&sandbox->in_fd);
 	mcp_fd_close(&sandbox->sync_fd);
 	mcp_fd_close(&sandbox->out.fd);
@@ -730,19 +774,30 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 	int r, wait_status = 0;
 
 	memset(ret_result, 0, sizeof(*ret_result));
+	mcp_run_trace(runner, "call");
 	mcp_dying_reap(runner, false);
+	/* A call within the refill's delay: the pool is filled now, this call takes from it. */
+	if (runner->refill_at) {
+		runner->refill_at = 0;
+		mcp_pool_fill(runner);
+	}
 	r = mcp_sandbox_take(runner, code, &sandbox);
 	if (r < 0)
 		return r;
+	mcp_run_trace(runner, "taken");
 	/* The timeout is the call's: waiting for a prepared sandbox to be ready counts in it. */
 	started = monotonic_ms();
 	deadline = started + (long long)(config->timeout_s * 1000);
-	if (sandbox.warm)
+	if (sandbox.warm && !sandbox.synced) {
 		mcp_sandbox_wait_ready(&sandbox, deadline);
+		mcp_run_trace(runner, "waited");
+	}
 	/* The end of its input is the prepared runner's signal to import main.mts. */
 	if (sandbox.in_fd >= 0 && shutdown(sandbox.in_fd, SHUT_WR) < 0)
 		mcp_fd_close(&sandbox.in_fd);
+	mcp_run_trace(runner, "go");
 	r = mcp_sandbox_collect(runner, &sandbox, deadline, &killed, &wait_status);
+	mcp_run_trace(runner, "reported");
 	if (r < 0)
 		goto out;
 	ret_result->duration_ms = monotonic_ms() - started;
@@ -758,6 +813,7 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 				"launch mcp: call %u: launch did not confirm its audit log "
 				"in %d ms: its refusals may be incomplete\n",
 				sandbox.n, MCP_RUN_SYNC_TIMEOUT_MS);
+		mcp_run_trace(runner, "synced");
 		mcp_sandbox_kill(runner, &sandbox);
 		ret_result->exit_status = sandbox.done_status;
 	} else if (WIFEXITED(wait_status))
@@ -776,6 +832,7 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 		fprintf(stderr, "launch mcp: audit log %s: %s\n", config->audit_path, strerror(-r));
 		goto out;
 	}
+	mcp_run_trace(runner, "audited");
 	/* Killed on purpose: the signal is the timeout's, not a crash. */
 	if (ret_result->timed_out)
 		ret_result->signal = 0;
@@ -794,10 +851,74 @@ out:
 	return r;
 }
 
-/* After each reply: the next call's sandbox is prepared while the model reads this one's. */
+/*
+ * After each reply, work the answer need not wait for: the finished call's folder goes (before
+ * the next call starts: calls see no other's), and the next call's sandbox is prepared while
+ * the model reads this one's result (by mcp_run_wait, once the client has read it).
+ */
 static void mcp_run_idle(void *ctx)
 {
-	mcp_pool_fill(ctx);
+	struct mcp_runner *runner = ctx;
+
+	mcp_run_trace(runner, "replied");
+	for (size_t i = 0; i < MCP_RUN_DYING_MAX; i++)
+		if (runner->dying[i].pid > 0 && runner->dying[i].dir[0]) {
+			remove_tree(runner->dying[i].dir);
+			runner->dying[i].dir[0] = '\0';
+		}
+	runner->refill_at = monotonic_ms() + MCP_RUN_REFILL_DELAY_MS;
+}
+
+/*
+ * Before each read of a request: the pool is filled when due, a prepared runner that reports
+ * ready has its log synced now rather than in its call, and the launches of finished calls
+ * are reaped as they exit (their logs copied). Returns once in_fd is readable, or when there
+ * is nothing left to do.
+ */
+static void mcp_run_wait(void *ctx, int in_fd)
+{
+	struct mcp_runner *runner = ctx;
+
+	for (;;) {
+		struct pollfd fds[1 + MCP_RUN_POOL_MAX] = { { .fd = in_fd, .events = POLLIN } };
+		struct mcp_sandbox *of[1 + MCP_RUN_POOL_MAX] = { NULL };
+		size_t dying = mcp_dying_reap(runner, false), n = 1;
+		int timeout = dying ? 100 : -1;
+
+		if (runner->refill_at && monotonic_ms() >= runner->refill_at) {
+			runner->refill_at = 0;
+			mcp_pool_fill(runner);
+		}
+		if (runner->refill_at) {
+			long long left = runner->refill_at - monotonic_ms();
+
+			if (timeout < 0 || left < timeout)
+				timeout = (int)left;
+		}
+		for (size_t i = 0; i < runner->config->pool; i++) {
+			struct mcp_sandbox *sandbox = &runner->pool[i];
+
+			if (sandbox->pid <= 0 || sandbox->synced || sandbox->in_fd < 0)
+				continue;
+			if (sandbox->ready) {
+				mcp_sandbox_settle(sandbox,
+						   monotonic_ms() + MCP_RUN_SYNC_TIMEOUT_MS);
+				continue;
+			}
+			fds[n] = (struct pollfd){ .fd = sandbox->in_fd, .events = POLLIN };
+			of[n++] = sandbox;
+		}
+		if (n == 1 && timeout < 0)
+			return;
+		/* A launch's exit is not an event here: looked for ten times a second. */
+		if (poll(fds, n, timeout) < 0 && errno != EINTR)
+			return;
+		if (fds[0].revents)
+			return;
+		for (size_t i = 1; i < n; i++)
+			if (fds[i].revents)
+				mcp_sandbox_read_report(of[i]);
+	}
 }
 
 /* The server's folder: node_modules (a link to --modules) and the prepared runner. */
@@ -836,8 +957,12 @@ static int mcp_run_state_dir(struct mcp_runner *runner)
 int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, char *errbuf,
 		  size_t errlen)
 {
-	struct mcp_runner runner = { .config = config, .audit_fd = -1 };
-	const struct mcp_ops ops = { .run = mcp_run_call, .idle = mcp_run_idle, .ctx = &runner };
+	struct mcp_runner runner = { .config = config,
+				     .audit_fd = -1,
+				     .trace = getenv("LAUNCH_MCP_TRACE") != NULL };
+	const struct mcp_ops ops = {
+		.run = mcp_run_call, .idle = mcp_run_idle, .wait = mcp_run_wait, .ctx = &runner
+	};
 	struct mcp_server server = { .ops = &ops,
 				     .policy = config->policy,
 				     .timeout_s = config->timeout_s };

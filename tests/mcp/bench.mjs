@@ -36,26 +36,68 @@ function stats(samples) {
 	return { median: at(0.5), p95: at(0.95), n: sorted.length, samples };
 }
 
+// MCP_BENCH_TRACE=1: where a call's time goes. The runner (LAUNCH_MCP_TRACE) and the server
+// write the times of their steps; the snippet marks its first line.
+const TRACE = !!process.env.MCP_BENCH_TRACE;
+const CODE = TRACE ? `${SNIPPET.replace('const stripe', "globalThis.__mark?.('code');\nconst stripe")}` +
+	"globalThis.__mark?.('end');\n" : SNIPPET;
+const wall = () => performance.timeOrigin + performance.now();
+const serverMarks = [];
+
+// The runner's marks, from its stderr: [[step, wall ms], ...], or null.
+function runnerMarks(stderr) {
+	const line = stderr.split('\n').find((l) => l.startsWith('launch-trace '));
+	return line ? JSON.parse(line.slice('launch-trace '.length)) : null;
+}
+
 async function mcp(pool, between) {
 	const client = new Client({ name: 'mcp-bench', version: '1' });
-	await client.connect(new StdioClientTransport({
-		command: launch,
-		args: ['mcp', '--policy', policy, '--resolver', resolver, '--modules', modules,
-		       '--pass-env', 'STRIPE_API_KEY', '--pass-env', 'NODE_EXTRA_CA_CERTS',
-		       '--pool', String(pool), '--audit-log', '/dev/null'],
-		env: { ...process.env }, stderr: 'inherit' }));
+	const args = ['mcp', '--policy', policy, '--resolver', resolver, '--modules', modules,
+		      '--pass-env', 'STRIPE_API_KEY', '--pass-env', 'NODE_EXTRA_CA_CERTS',
+		      '--pool', String(pool), '--audit-log', '/dev/null'];
+	if (TRACE)
+		args.push('--setenv', 'LAUNCH_MCP_TRACE=1');
+	const transport = new StdioClientTransport({ command: launch, args,
+		env: { ...process.env, ...(TRACE ? { LAUNCH_MCP_TRACE: '1' } : {}) },
+		stderr: TRACE ? 'pipe' : 'inherit' });
+	if (TRACE) {
+		let text = '';
+		transport.stderr.setEncoding('utf8').on('data', (chunk) => {
+			text += chunk;
+			const lines = text.split('\n');
+			text = lines.pop();
+			for (const line of lines) {
+				const m = /^launch-trace-server (\S+) ([\d.]+)$/.exec(line);
+				if (m)
+					serverMarks.push([`launch mcp: ${m[1]}`, Number(m[2])]);
+				else
+					process.stderr.write(`${line}\n`);
+			}
+		});
+	}
+	await client.connect(transport);
 	const samples = [];
 	const ready = []; // per call: its prepared sandbox was ready
+	const traces = [];
 	let waited = 0;
-	await sleep(GAP_MS);
+	if (between)
+		await between(-1);
+	// The server's start: its sandboxes (and the bare runners) all start at once.
+	await sleep(3 * GAP_MS);
 	for (let i = 0; i < N; i++) {
-		const t0 = performance.now();
-		const r = await client.callTool({ name: 'run_typescript', arguments: { code: SNIPPET } },
+		const t0 = performance.now(), w0 = wall();
+		const r = await client.callTool({ name: 'run_typescript', arguments: { code: CODE } },
 						undefined, { timeout: 120000 });
 		const ms = performance.now() - t0;
+		const w1 = wall();
 		if (r.structuredContent?.stdout !== '2\n')
 			throw new Error(`pool ${pool}: ${JSON.stringify(r.structuredContent).slice(0, 400)}`);
 		samples.push(ms);
+		if (TRACE) {
+			await sleep(50); // the server's last marks
+			traces.push([['sent', w0], ...serverMarks.filter(([, t]) => t >= w0 && t <= w1 + 50),
+				     ...(runnerMarks(r.structuredContent.stderr) ?? []), ['received', w1]]);
+		}
 		// duration_ms runs from the code's start: a prepared sandbox that was not ready yet
 		// (its node still loading, on a loaded machine) shows as time before it.
 		ready.push(!pool || ms - r.structuredContent.duration_ms <= 50);
@@ -69,18 +111,23 @@ async function mcp(pool, between) {
 	if (pool)
 		console.error(`mcp_bench: pool ${pool}: ${waited} of ${N} calls waited for their ` +
 			      'prepared sandbox to be ready');
-	return { ...stats(samples), ready };
+	return { ...stats(samples), ready, traces };
 }
 
-// The prepared sandbox's runner (launcher/mcp_runner.mjs) as launch mcp starts it, but bare:
-// its standard input a socket, "ready" when loaded, the end of input its "go", "done" at the
-// code's end. Timed from the go to the done; started a gap before, as the pool's are.
+// The prepared sandbox's runner (launcher/mcp_runner.mjs) as launch mcp starts it, but bare,
+// outside any sandbox: its standard input a socket, "ready" when loaded (the SDK imported,
+// the warm-ups done), the end of input its "go", "done" at the code's end. A pool of them as
+// the server's: each started when the server starts its replacement sandbox (after a call),
+// used as many calls later, so that it has settled as long; one fresh process per call.
+// Timed from the go (the snippet written) to the done.
 const RUNNER = new URL('../../launcher/mcp_runner.mjs', import.meta.url);
 
 // launch puts each job in a CPU group of its own (cgroup v2's cpu controller, else v1's),
-// where it competes as one task: on a loaded machine that is worth more than a bare process
-// gets among every other task. The bare runner gets one too, so that only the sandbox's own
-// work differs. The folder of that controller, or null.
+// where it competes as one task. The bare runner gets one too, so that only the sandbox's own
+// work differs; directly below the root, not below launch's `launch` group (where launch's
+// clean-up kills what it finds in a group that is no sandbox of its own), so that it does
+// not share in the CPU that other sessions' sandboxes take there on a shared machine. The
+// folder of that controller, or null.
 function cpuControllerRoot() {
 	for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
 		const [before, after] = line.split(' - ');
@@ -119,6 +166,9 @@ async function removeGroup(group) {
 function lineFrom(socket, prefix) {
 	return new Promise((resolve, reject) => {
 		let text = '';
+
+		if (socket.destroyed)
+			reject(new Error(`runner gone before "${prefix}"`));
 		const onData = (chunk) => {
 			text += chunk;
 			for (const line of text.split('\n').slice(0, -1))
@@ -132,7 +182,9 @@ function lineFrom(socket, prefix) {
 	});
 }
 
-async function bareRunner(state, i) {
+// Starts bare runner i; its go() runs the snippet and returns the time, whether it was ready
+// at the go, and its trace.
+async function bareStart(state, i) {
 	const dir = `${state}/call-${i}`;
 	const path = `${state}/s${i}`;
 	mkdirSync(dir);
@@ -143,11 +195,26 @@ async function bareRunner(state, i) {
 	await new Promise((resolve) => end.once('connect', resolve));
 	const peer = await accepted;
 	peer.setEncoding('utf8');
-	const ready = lineFrom(peer, 'ready');
+	let isReady = false;
+	const ready = lineFrom(peer, 'ready').then(() => { isReady = true; });
+	ready.catch(() => {});
+	// A private, empty temporary folder, as launch's job has (its own /tmp): tsx keeps its
+	// transform cache there, and the host's /tmp/tsx-0, shared with every other tsx run as
+	// root, made the bare runner's import of main.mts three times slower here (95 ms against
+	// 30 ms, both at load 4).
+	const tmp = `${dir}/tmp`;
+	mkdirSync(tmp);
+	// The sandbox's environment: launch mcp passes these alone.
+	const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: tmp, TMPDIR: tmp,
+		      LAUNCH_MCP_PRELOAD: 'stripe',
+		      STRIPE_API_KEY: process.env.STRIPE_API_KEY,
+		      NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS,
+		      ...(TRACE ? { LAUNCH_MCP_TRACE: '1' } : {}) };
 	const child = spawn(process.execPath, [`${state}/runner.mjs`], { cwd: dir,
-		stdio: [end, 'pipe', 'inherit'], env: { ...process.env, LAUNCH_MCP_PRELOAD: 'stripe' } });
-	let out = '';
+		stdio: [end, 'pipe', 'pipe'], env });
+	let out = '', err = '';
 	child.stdout.setEncoding('utf8').on('data', (chunk) => { out += chunk; });
+	child.stderr.setEncoding('utf8').on('data', (chunk) => { err += chunk; });
 	const exited = new Promise((resolve) => child.once('exit', resolve));
 	const group = CPU_ROOT && `${CPU_ROOT}/launch-mcp-bench-${process.pid}-${i}`;
 	if (group) {
@@ -156,21 +223,30 @@ async function bareRunner(state, i) {
 	}
 	end.destroy();
 	server.close();
-	await ready;
-	await sleep(GAP_MS);
-	const t0 = performance.now();
-	writeFileSync(`${dir}/main.mts`, SNIPPET);
-	const done = lineFrom(peer, 'done');
-	peer.end();
-	const line = await done;
-	const ms = performance.now() - t0;
-	child.kill('SIGKILL');
-	await exited;
-	if (group)
-		await removeGroup(group);
-	if (line !== 'done 0' || out !== '2\n')
-		throw new Error(`bare runner: ${line}, stdout ${JSON.stringify(out)}`);
-	return ms;
+	const stop = async () => {
+		child.kill('SIGKILL');
+		await exited;
+		if (group)
+			await removeGroup(group);
+	};
+	const go = async () => {
+		const wasReady = isReady;
+		await ready;
+		const t0 = performance.now(), w0 = wall();
+		writeFileSync(`${dir}/main.mts`, CODE);
+		const done = lineFrom(peer, 'done');
+		peer.end();
+		const line = await done;
+		const ms = performance.now() - t0;
+		const w1 = wall();
+		await stop();
+		if (line !== 'done 0' || out !== '2\n')
+			throw new Error(`bare runner: ${line}, stdout ${JSON.stringify(out)}, ` +
+					`stderr ${err.slice(-400)}`);
+		const marks = TRACE ? [['sent', w0], ...(runnerMarks(err) ?? []), ['received', w1]] : null;
+		return { ms, ready: wasReady, marks };
+	};
+	return { go, stop };
 }
 
 function processes(argv, dir) {
@@ -205,6 +281,24 @@ async function inProcess() {
 	return stats(samples);
 }
 
+// Each step's time since the call was sent, median over the calls (stderr).
+function traceTable(name, traces) {
+	const at = new Map();
+	for (const marks of traces.filter(Boolean)) {
+		const sent = marks[0][1];
+		for (const [step, t] of marks)
+			at.set(step, [...(at.get(step) ?? []), t - sent]);
+	}
+	const steps = [...at].map(([step, ts]) => [step, stats(ts)]).sort((x, y) => x[1].median - y[1].median);
+	let before = 0;
+	console.error(`mcp_bench: trace of ${name} (ms since sent: median, step, p95, n):`);
+	for (const [step, s] of steps) {
+		console.error(`  ${step.padEnd(22)} ${s.median.toFixed(1).padStart(7)} ` +
+			      `(+${(s.median - before).toFixed(1)}) p95 ${s.p95.toFixed(1)} n ${s.n}`);
+		before = s.median;
+	}
+}
+
 // The snippet as a file, in a folder whose node_modules is the same as the server's.
 const dir = mkdtempSync('/var/tmp/launch-mcp-bench.');
 chmodSync(dir, 0o755); // launch's job runs as nobody
@@ -220,6 +314,7 @@ const row = (name, s) => {
 };
 // The bare runner's folder: as the server's, with the runner, tsx's warm-up and node_modules.
 const state = mkdtempSync('/var/tmp/launch-mcp-bench.');
+chmodSync(state, 0o755);
 copyFileSync(RUNNER, `${state}/runner.mjs`);
 writeFileSync(`${state}/warmup.mts`, 'const warm: number = 1;\nexport default warm;\n');
 symlinkSync(modules, `${state}/node_modules`);
@@ -238,30 +333,65 @@ try {
 	if (want('cold'))
 		row('`launch mcp --pool 0` (cold)', await mcp(0));
 	if (want('warm')) {
-		// Call for call: a warm call, then the same snippet in the bare runner, so that both
-		// see the same load on a shared machine.
-		const bare = [];
-		const warm = await mcp(2, async (i) => bare.push(await bareRunner(state, i)));
-		row('the snippet in an already-started node (the runner, bare)', stats(bare));
+		// Call for call: a warm call, then the same snippet in a bare runner, each after a
+		// quiet gap, so that both see the same load on a shared machine.
+		const bare = [], pending = [];
+		let started = 0;
+		const warm = await mcp(2, async (i) => {
+			if (i >= 0) {
+				bare.push(await (pending.shift()).go());
+				await sleep(GAP_MS);
+			}
+			// The server prepares its sandboxes at its start and after each call.
+			while (pending.length < 2)
+				pending.push(await bareStart(state, started++));
+		});
+		for (const runner of pending)
+			await runner.stop();
+		const b = stats(bare.map((x) => x.ms));
+		row('the snippet in an already-started bare node (the runner, prepared as the pool\'s)', b);
 		row('`launch mcp`, prepared sandbox (warm)', warm);
 		// Each warm call against the bare run right after it: the load a shared machine
 		// puts on both is nearly the same within a pair.
-		const pairs = warm.samples.map((ms, i) => ms - bare[i]);
-		const ratios = warm.samples.map((ms, i) => ms / bare[i]);
-		const b = stats(bare);
+		const pairs = warm.samples.map((ms, i) => ms - bare[i].ms);
+		const ratios = warm.samples.map((ms, i) => ms / bare[i].ms);
 		rows.push(['warm less the bare runner, pair by pair', stats(pairs)]);
-		// The calls whose sandbox was ready: what the pool gives when it keeps up.
-		const readyPairs = pairs.filter((_, i) => warm.ready[i]);
-		if (readyPairs.length) {
+		// The pairs whose runners were both ready: what the pool gives when it keeps up.
+		const readyPairs = pairs.filter((_, i) => warm.ready[i] && bare[i].ready);
+		if (readyPairs.length < pairs.length && readyPairs.length) {
 			rows.push(['warm, the calls whose sandbox was ready',
 				   stats(warm.samples.filter((_, i) => warm.ready[i]))]);
-			rows.push(['the same less the bare runner, pair by pair', stats(readyPairs)]);
+			rows.push(['the same less the bare runner (both ready), pair by pair',
+				   stats(readyPairs)]);
 		}
+		console.error(`mcp_bench: bare runners: ${bare.filter((x) => !x.ready).length} of ` +
+			      `${bare.length} were not ready at their go`);
 		console.error(`mcp_bench: warm - bare runner: medians ${(warm.median - b.median).toFixed(1)} ms ` +
 			      `(ratio ${(warm.median / b.median).toFixed(2)}); pair by pair: median ` +
 			      `${stats(pairs).median.toFixed(1)} ms, ratio ${stats(ratios).median.toFixed(2)}`);
 		console.error(`mcp_bench: warm samples ${warm.samples.map((x) => x.toFixed(0)).join(' ')}; ` +
-			      `bare runner ${bare.map((x) => x.toFixed(0)).join(' ')}`);
+			      `bare runner ${bare.map((x) => x.ms.toFixed(0)).join(' ')}`);
+		if (TRACE) {
+			traceTable('warm', warm.traces);
+			traceTable('bare runner', bare.map((x) => x.marks));
+		}
+	}
+	if (only === 'runner') {
+		// The bare runners alone, paced as in the warm run: to try a change of the runner.
+		const bare = [], pending = [];
+		let started = 0;
+		while (pending.length < 2)
+			pending.push(await bareStart(state, started++));
+		for (let i = 0; i < N; i++) {
+			await sleep(GAP_MS);
+			bare.push(await (pending.shift()).go());
+			pending.push(await bareStart(state, started++));
+		}
+		for (const runner of pending)
+			await runner.stop();
+		row('the bare runner alone', stats(bare.map((x) => x.ms)));
+		if (TRACE)
+			traceTable('bare runner', bare.map((x) => x.marks));
 	}
 } finally {
 	rmSync(dir, { recursive: true, force: true });
