@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // Warm start: a snippet that lists Stripe customers (against the stand-in), timed six ways in
 // one run: tools/call to a launch mcp with prepared sandboxes (warm), the same with --pool 0
-// (cold), `launch -- tsx` and bare `tsx` as processes (what `npx tsx` runs), the snippet run by
-// the prepared sandbox's own runner started bare (an already-started node with tsx and the SDK
-// loaded, outside any sandbox: interleaved with the warm calls, call for call), and the SDK
-// call in an already-started node whose connection is open. Run by tests/bench/mcp_bench,
-// which sets up the network namespace, the stand-in and DNS.
+// (cold), `launch -- tsx` and bare `tsx` as processes (what `npx tsx` runs), the snippet in an
+// already-started bare node (the prepared sandbox's own runner outside any sandbox, prepared
+// as the pool's are, one per call, interleaved with the warm calls), and the SDK call in an
+// already-started node whose connection is open. Run by tests/bench/mcp_bench, which sets up
+// the network namespace, the stand-in and DNS.
 //
-// usage: node mcp_bench.mjs LAUNCH MODULES_DIR POLICY RESOLVER
-// Prints a Markdown table: median and p95 per variant, in ms.
+// usage: node bench.mjs LAUNCH MODULES_DIR POLICY RESOLVER
+// Prints a Markdown table: median and p95 per variant, in ms. MCP_BENCH_N calls per variant
+// (15), MCP_BENCH_GAP_MS between calls (3000), MCP_BENCH_ONLY one variant (node, bare,
+// launch, cold, warm; runner: the bare runners alone), MCP_BENCH_TRACE=1 where a warm and a
+// bare call's time goes (stderr).
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmdirSync,
 	 writeFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -199,9 +202,9 @@ async function bareStart(state, i) {
 	const ready = lineFrom(peer, 'ready').then(() => { isReady = true; });
 	ready.catch(() => {});
 	// A private, empty temporary folder, as launch's job has (its own /tmp): tsx keeps its
-	// transform cache there, and the host's /tmp/tsx-0, shared with every other tsx run as
-	// root, made the bare runner's import of main.mts three times slower here (95 ms against
-	// 30 ms, both at load 4).
+	// transform cache there, and with the host's /tmp/tsx-0, shared with every other tsx run
+	// as root, the bare runner's import of main.mts took 100 to 185 ms here, against 22 to
+	// 30 ms with its own.
 	const tmp = `${dir}/tmp`;
 	mkdirSync(tmp);
 	// The sandbox's environment: launch mcp passes these alone.
