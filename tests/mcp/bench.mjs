@@ -60,24 +60,22 @@ async function mcp(pool, between) {
 		      '--pool', String(pool), '--audit-log', '/dev/null'];
 	if (TRACE)
 		args.push('--setenv', 'LAUNCH_MCP_TRACE=1');
+	// The server's own marks always: its "waited" says which calls found no sandbox ready.
 	const transport = new StdioClientTransport({ command: launch, args,
-		env: { ...process.env, ...(TRACE ? { LAUNCH_MCP_TRACE: '1' } : {}) },
-		stderr: TRACE ? 'pipe' : 'inherit' });
-	if (TRACE) {
-		let text = '';
-		transport.stderr.setEncoding('utf8').on('data', (chunk) => {
-			text += chunk;
-			const lines = text.split('\n');
-			text = lines.pop();
-			for (const line of lines) {
-				const m = /^launch-trace-server (\S+) ([\d.]+)$/.exec(line);
-				if (m)
-					serverMarks.push([`launch mcp: ${m[1]}`, Number(m[2])]);
-				else
-					process.stderr.write(`${line}\n`);
-			}
-		});
-	}
+		env: { ...process.env, LAUNCH_MCP_TRACE: '1' }, stderr: 'pipe' });
+	let text = '';
+	transport.stderr.setEncoding('utf8').on('data', (chunk) => {
+		text += chunk;
+		const lines = text.split('\n');
+		text = lines.pop();
+		for (const line of lines) {
+			const m = /^launch-trace-server (\S+) ([\d.]+)$/.exec(line);
+			if (m)
+				serverMarks.push([`launch mcp: ${m[1]}`, Number(m[2])]);
+			else
+				process.stderr.write(`${line}\n`);
+		}
+	});
 	await client.connect(transport);
 	const samples = [];
 	const ready = []; // per call: its prepared sandbox was ready
@@ -96,14 +94,14 @@ async function mcp(pool, between) {
 		if (r.structuredContent?.stdout !== '2\n')
 			throw new Error(`pool ${pool}: ${JSON.stringify(r.structuredContent).slice(0, 400)}`);
 		samples.push(ms);
-		if (TRACE) {
-			await sleep(50); // the server's last marks
-			traces.push([['sent', w0], ...serverMarks.filter(([, t]) => t >= w0 && t <= w1 + 50),
+		await sleep(50); // the server's last marks
+		const marks = serverMarks.filter(([, t]) => t >= w0 && t <= w1 + 50);
+		if (TRACE)
+			traces.push([['sent', w0], ...marks,
 				     ...(runnerMarks(r.structuredContent.stderr) ?? []), ['received', w1]]);
-		}
-		// duration_ms runs from the code's start: a prepared sandbox that was not ready yet
-		// (its node still loading, on a loaded machine) shows as time before it.
-		ready.push(!pool || ms - r.structuredContent.duration_ms <= 50);
+		// A prepared sandbox that was not ready yet (its node still loading, on a loaded
+		// machine): the server waited for it.
+		ready.push(!pool || !marks.some(([step]) => step === 'launch mcp: waited'));
 		if (!ready.at(-1))
 			waited++;
 		await sleep(GAP_MS);
