@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#define KBTF_VMLINUX "/sys/kernel/btf/vmlinux"
+
 struct kbtf_unix {
 	uint32_t cast_kern_ctx_id; /* BTF id of the kfunc bpf_cast_to_kern_ctx */
 	uint32_t uaddr_off;	   /* offsetof(struct bpf_sock_addr_kern, uaddr) */

@@ -246,9 +246,14 @@ static int unix_progs_prepare(struct launch_bpf *skel)
 	struct kbtf_unix k;
 	int r;
 
-	r = kbtf_unix_find("/sys/kernel/btf/vmlinux", &k);
-	if (r < 0)
+	r = kbtf_unix_find(KBTF_VMLINUX, &k);
+	if (r < 0) {
+		fprintf(stderr,
+			"launch: %s: cannot find bpf_cast_to_kern_ctx and bpf_sock_addr_kern's "
+			"uaddr and uaddrlen: %s\n",
+			KBTF_VMLINUX, strerror(-r));
 		return r;
+	}
 	skel->rodata->unix_uaddr_off = k.uaddr_off;
 	skel->rodata->unix_uaddrlen_off = k.uaddrlen_off;
 	r = unix_prog_patch(skel->progs.launch_connect_unix, k.cast_kern_ctx_id);
