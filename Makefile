@@ -49,7 +49,7 @@ PURE_SRCS := launcher/policy.c launcher/allowlist.c launcher/resolve.c launcher/
 	launcher/dnsproxy.c launcher/hashtable.c launcher/landlock.c launcher/limit.c launcher/cgplan.c \
 	launcher/rules.c launcher/jobenv.c launcher/refusal.c launcher/mcp.c launcher/syscalls.c \
 	launcher/inbound.c launcher/audit_schema.c launcher/image.c launcher/learn.c launcher/report.c \
-	launcher/seccomp.c launcher/util.c
+	launcher/seccomp.c launcher/util.c launcher/kbtf.c
 SRCS := $(wildcard launcher/*.c)
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 
@@ -97,12 +97,11 @@ $(BUILD) $(BUILD)/obj $(BUILD)/unit $(BUILD)/unit/obj $(BUILD)/valgrind/obj $(BU
 $(BUILD)/bpf $(BUILD)/selftest: | deps
 	mkdir -p $@
 
-# Only unix.bpf.c reads kernel-internal structs (CO-RE); the others touch UAPI contexts, whose
-# relocations libbpf would otherwise resolve against the kernel's BTF on every launch.
-BPF_CORE_OBJS := unix
+# No CO-RE: a relocation would have libbpf read and parse the kernel's whole BTF at the first
+# launch of a build. The programs touch UAPI contexts; unix.bpf.c's two kernel-internal fields
+# come from the loader (kbtf.c).
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c vmlinux/$(ARCH)/vmlinux.h | $(BUILD)/bpf
-	$(CLANG) $(BPF_CFLAGS) $(if $(filter $(BPF_CORE_OBJS),$*),,-DBPF_NO_PRESERVE_ACCESS_INDEX) \
-		-c $< -o $@
+	$(CLANG) $(BPF_CFLAGS) -DBPF_NO_PRESERVE_ACCESS_INDEX -c $< -o $@
 
 # Every hook group is linked into one object, so the programs share their maps.
 $(BUILD)/launch.bpf.o: $(BPF_OBJS)

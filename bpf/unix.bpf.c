@@ -4,9 +4,34 @@
  * socket is root on the host) is reachable only if a policy names its address.
  */
 #include "common.bpf.h"
-#include <bpf/bpf_core_read.h>
 
-extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+/*
+ * Where struct bpf_sock_addr_kern keeps the address and its length, set by the loader from the
+ * kernel's BTF (kbtf.c) before load. The verifier reads them as constants and checks each
+ * access against the kernel's own layout, so a wrong offset fails the load rather than the
+ * judgement. CO-RE would have had libbpf read and parse all of /sys/kernel/btf/vmlinux (5.5
+ * MB, every page of it a fresh one) at the first launch of a build, for two fields and a kfunc.
+ */
+const volatile __u32 unix_uaddr_off;
+const volatile __u32 unix_uaddrlen_off;
+
+/*
+ * bpf_cast_to_kern_ctx(ctx), the kfunc, called by its BTF id, which the loader writes into
+ * the call's imm: a libbpf __ksym would have it read the kernel's
+ * whole BTF to find that id. An id not written stays 0, which the verifier refuses.
+ */
+static __always_inline void *unix_kern_ctx(struct bpf_sock_addr *ctx)
+{
+	void *sa;
+
+	asm volatile("r1 = %[ctx]\n\t"
+		     ".byte 0x85, 0x20, 0, 0, 0, 0, 0, 0\n\t"
+		     "%[sa] = r0"
+		     : [sa] "=r"(sa)
+		     : [ctx] "r"(ctx)
+		     : "r0", "r1", "r2", "r3", "r4", "r5");
+	return sa;
+}
 
 static const char private_prefix[] = UNIX_PRIVATE_PREFIX;
 static const char nscd_socket[] = UNIX_NSCD_SOCKET;
@@ -78,11 +103,11 @@ static __always_inline bool unix_hidden_path(const struct unix_path_key *key)
 
 static __always_inline int unix_judge(struct bpf_sock_addr *ctx, __u16 op)
 {
-	struct bpf_sock_addr_kern *sa = bpf_cast_to_kern_ctx(ctx);
+	void *sa = unix_kern_ctx(ctx);
 	const struct sandbox_cfg *cfg = sandbox_get();
 	struct unix_path_key key = {};
 	struct deny_event *event;
-	__u32 len = sa->uaddrlen;
+	__u32 len = *(__u32 *)(sa + unix_uaddrlen_off);
 	const char *sun_path;
 	void *allow;
 	__u8 *flags;
@@ -95,7 +120,7 @@ static __always_inline int unix_judge(struct bpf_sock_addr *ctx, __u16 op)
 	len = len > 2 ? len - 2 : 0;
 	if (len > UNIX_PATH_LEN)
 		len = UNIX_PATH_LEN;
-	sun_path = (const char *)sa->uaddr + 2;
+	sun_path = *(const char **)(sa + unix_uaddr_off) + 2;
 	if (len)
 		bpf_probe_read_kernel(key.path, 1, sun_path);
 	if (len && key.path[0] != '\0') {

@@ -21,6 +21,7 @@
 #include "bpf_version.h"
 #include "cgroup.h"
 #include "gc.h"
+#include "kbtf.h"
 #include "launch.skel.h"
 #include "loader.h"
 #include "util.h"
@@ -210,6 +211,57 @@ fail:
 	return r;
 }
 
+/*
+ * Writes the BTF id of bpf_cast_to_kern_ctx into prog's kfunc calls, which the object leaves
+ * at 0 (unix.bpf.c). -ENOENT when prog has none: the object is not the one this expects.
+ */
+static int unix_prog_patch(struct bpf_program *prog, uint32_t kfunc_id)
+{
+	size_t cnt = bpf_program__insn_cnt(prog);
+	_cleanup_free_ struct bpf_insn *insns = NULL;
+	int patched = 0;
+
+	insns = malloc(cnt * sizeof(*insns));
+	if (!insns)
+		return -ENOMEM;
+	memcpy(insns, bpf_program__insns(prog), cnt * sizeof(*insns));
+	for (size_t i = 0; i < cnt; i++)
+		if (insns[i].code == (BPF_JMP | BPF_CALL) &&
+		    insns[i].src_reg == BPF_PSEUDO_KFUNC_CALL && insns[i].imm == 0) {
+			insns[i].imm = (__s32)kfunc_id;
+			patched++;
+		}
+	if (!patched)
+		return -ENOENT;
+	return bpf_program__set_insns(prog, insns, cnt) < 0 ? -errno : 0;
+}
+
+/*
+ * Gives the AF_UNIX programs what they need of the kernel's BTF: found here by streaming it
+ * (kbtf.c), rather than by libbpf, which reads and indexes all of it for a kfunc or a CO-RE
+ * relocation.
+ */
+static int unix_progs_prepare(struct launch_bpf *skel)
+{
+	struct kbtf_unix k;
+	int r;
+
+	r = kbtf_unix_find(KBTF_VMLINUX, &k);
+	if (r < 0) {
+		fprintf(stderr,
+			"launch: %s: cannot find bpf_cast_to_kern_ctx and bpf_sock_addr_kern's "
+			"uaddr and uaddrlen: %s\n",
+			KBTF_VMLINUX, strerror(-r));
+		return r;
+	}
+	skel->rodata->unix_uaddr_off = k.uaddr_off;
+	skel->rodata->unix_uaddrlen_off = k.uaddrlen_off;
+	r = unix_prog_patch(skel->progs.launch_connect_unix, k.cast_kern_ctx_id);
+	if (r < 0)
+		return r;
+	return unix_prog_patch(skel->progs.launch_sendmsg_unix, k.cast_kern_ctx_id);
+}
+
 /* Loads (verifies) the programs and attaches them to the holder, replacing what is there. */
 static int shared_load(const char *holder, bool unix_hooks)
 {
@@ -227,6 +279,10 @@ static int shared_load(const char *holder, bool unix_hooks)
 	if (!unix_hooks) {
 		bpf_program__set_autoload(skel->progs.launch_connect_unix, false);
 		bpf_program__set_autoload(skel->progs.launch_sendmsg_unix, false);
+	} else {
+		r = unix_progs_prepare(skel);
+		if (r < 0)
+			goto out;
 	}
 	r = launch_bpf__load(skel);
 	if (r)

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Finds the BTF id of bpf_cast_to_kern_ctx and two offsets in struct bpf_sock_addr_kern in the
+ * kernel's BTF, streaming it through one 64 KiB buffer. libbpf would read the whole 5.5 MB
+ * into fresh memory, copy it once more and index it: on a VM where every fresh page costs a
+ * fault of tens of microseconds, most of the first launch of a build (docs/design.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/btf.h>
+
+#include "kbtf.h"
+#include "util.h"
+
+#define KBTF_BUF_SIZE (64 * 1024)
+
+enum { NAME_CAST, NAME_SOCK_ADDR_KERN, NAME_UADDR, NAME_UADDRLEN, NAME_COUNT };
+
+static const char *const NAMES[NAME_COUNT] = {
+	[NAME_CAST] = "bpf_cast_to_kern_ctx",
+	[NAME_SOCK_ADDR_KERN] = "bpf_sock_addr_kern",
+	[NAME_UADDR] = "uaddr",
+	[NAME_UADDRLEN] = "uaddrlen",
+};
+
+struct reader {
+	int fd;
+	uint64_t start; /* file offset of buf[0] */
+	size_t len;	/* bytes of buf read */
+	unsigned char buf[KBTF_BUF_SIZE];
+};
+
+/*
+ * The bytes from off on, at least min(want, end - off) of them, and how many (up to end) the
+ * buffer holds in *ret_n. NULL with errno EINVAL when the file ends first, E2BIG when want
+ * exceeds the buffer.
+ */
+static const unsigned char *window(struct reader *r, uint64_t off, uint64_t end, size_t want,
+				   size_t *ret_n)
+{
+	size_t need = end - off < want ? (size_t)(end - off) : want;
+
+	if (need > sizeof(r->buf)) {
+		errno = E2BIG;
+		return NULL;
+	}
+	if (off < r->start || off + need > r->start + r->len) {
+		r->start = off;
+		r->len = 0;
+		/* sysfs hands the BTF out a page per read */
+		while (r->len < sizeof(r->buf)) {
+			ssize_t n = pread(r->fd, r->buf + r->len, sizeof(r->buf) - r->len,
+					  (off_t)(off + r->len));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return NULL;
+			if (n == 0)
+				break;
+			r->len += (size_t)n;
+		}
+		if (r->len < need) {
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	*ret_n = r->start + r->len - off;
+	if (*ret_n > end - off)
+		*ret_n = end - off;
+	return r->buf + (off - r->start);
+}
+
+/* The offset in the string section of each of NAMES; 0 (the empty string) when absent. */
+static int strings_find(struct reader *r, uint64_t base, uint32_t len, uint32_t ret_off[NAME_COUNT])
+{
+	uint64_t pos = base, end = base + len;
+
+	while (pos < end) {
+		const unsigned char *s, *nul;
+		size_t n;
+
+		s = window(r, pos, end, 32, &n);
+		if (!s)
+			return -errno;
+		for (int i = 0; i < NAME_COUNT; i++) {
+			size_t l = strlen(NAMES[i]) + 1;
+
+			if (!ret_off[i] && l <= n && memcmp(s, NAMES[i], l) == 0)
+				ret_off[i] = (uint32_t)(pos - base);
+		}
+		/* On to the next string, however long this one is. */
+		while (!(nul = memchr(s, 0, n))) {
+			pos += n;
+			if (pos >= end)
+				return 0;
+			s = window(r, pos, end, 1, &n);
+			if (!s)
+				return -errno;
+		}
+		pos += (uint64_t)(nul - s) + 1;
+	}
+	return 0;
+}
+
+/* What follows a type's struct btf_type, by kind; -1 for a kind this does not know. */
+static long type_extra(const struct btf_type *t)
+{
+	uint32_t vlen = BTF_INFO_VLEN(t->info);
+
+	switch (BTF_INFO_KIND(t->info)) {
+	case BTF_KIND_INT:
+	case BTF_KIND_VAR:
+	case BTF_KIND_DECL_TAG:
+		return 4;
+	case BTF_KIND_PTR:
+	case BTF_KIND_FWD:
+	case BTF_KIND_TYPEDEF:
+	case BTF_KIND_VOLATILE:
+	case BTF_KIND_CONST:
+	case BTF_KIND_RESTRICT:
+	case BTF_KIND_FUNC:
+	case BTF_KIND_FLOAT:
+	case BTF_KIND_TYPE_TAG:
+		return 0;
+	case BTF_KIND_ARRAY:
+		return sizeof(struct btf_array);
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION:
+		return (long)vlen * sizeof(struct btf_member);
+	case BTF_KIND_ENUM:
+		return (long)vlen * sizeof(struct btf_enum);
+	case BTF_KIND_FUNC_PROTO:
+		return (long)vlen * sizeof(struct btf_param);
+	case BTF_KIND_DATASEC:
+		return (long)vlen * sizeof(struct btf_var_secinfo);
+	case BTF_KIND_ENUM64:
+		return (long)vlen * sizeof(struct btf_enum64);
+	default:
+		return -1;
+	}
+}
+
+/* The byte offsets of the members named uaddr and uaddrlen. */
+static int members_find(struct reader *r, uint64_t pos, uint64_t end, const struct btf_type *t,
+			const uint32_t off[NAME_COUNT], struct kbtf_unix *ret)
+{
+	uint32_t vlen = BTF_INFO_VLEN(t->info);
+	bool kflag = BTF_INFO_KFLAG(t->info);
+	const struct btf_member *m;
+	bool uaddr = false, uaddrlen = false;
+	size_t n;
+
+	m = (const void *)window(r, pos, end, (size_t)vlen * sizeof(*m), &n);
+	if (!m)
+		return -errno;
+	for (uint32_t i = 0; i < vlen; i++) {
+		uint32_t bits = kflag ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
+
+		if (bits % 8)
+			continue;
+		if (m[i].name_off == off[NAME_UADDR]) {
+			ret->uaddr_off = bits / 8;
+			uaddr = true;
+		} else if (m[i].name_off == off[NAME_UADDRLEN]) {
+			ret->uaddrlen_off = bits / 8;
+			uaddrlen = true;
+		}
+	}
+	return uaddr && uaddrlen ? 0 : -ENOENT;
+}
+
+int kbtf_unix_find(const char *path, struct kbtf_unix *ret)
+{
+	_cleanup_free_ struct reader *r = calloc(1, sizeof(*r));
+	_cleanup_close_ int fd = -1;
+	uint32_t off[NAME_COUNT] = { 0 }, id = 1;
+	struct kbtf_unix found = { 0 };
+	bool have_struct = false;
+	struct btf_header hdr;
+	uint64_t pos, end;
+	size_t n;
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r->fd = fd;
+	if (pread(fd, &hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
+		return -EINVAL;
+	if (hdr.magic != BTF_MAGIC || hdr.hdr_len < sizeof(hdr))
+		return -EINVAL;
+	err = strings_find(r, (uint64_t)hdr.hdr_len + hdr.str_off, hdr.str_len, off);
+	if (err < 0)
+		return err;
+	for (int i = 0; i < NAME_COUNT; i++)
+		if (!off[i])
+			return -ENOENT;
+
+	pos = (uint64_t)hdr.hdr_len + hdr.type_off;
+	end = pos + hdr.type_len;
+	for (; pos < end && (!found.cast_kern_ctx_id || !have_struct); id++) {
+		const struct btf_type *t = (const void *)window(r, pos, end, sizeof(*t), &n);
+		struct btf_type copy;
+		long extra;
+
+		if (!t)
+			return -errno;
+		if (n < sizeof(*t))
+			return -EINVAL;
+		copy = *t; /* the window moves under members_find */
+		extra = type_extra(&copy);
+		if (extra < 0)
+			return -EINVAL;
+		if (BTF_INFO_KIND(copy.info) == BTF_KIND_FUNC && copy.name_off == off[NAME_CAST])
+			found.cast_kern_ctx_id = id;
+		if (BTF_INFO_KIND(copy.info) == BTF_KIND_STRUCT &&
+		    copy.name_off == off[NAME_SOCK_ADDR_KERN] && !have_struct) {
+			err = members_find(r, pos + sizeof(copy), end, &copy, off, &found);
+			if (err < 0)
+				return err;
+			have_struct = true;
+		}
+		pos += sizeof(copy) + (uint64_t)extra;
+	}
+	if (!found.cast_kern_ctx_id || !have_struct)
+		return -ENOENT;
+	*ret = found;
+	return 0;
+}

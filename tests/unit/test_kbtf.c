@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Unit tests for kbtf.c: raw BTF files written here, with records across its read buffer. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/btf.h>
+
+#include "test.h"
+#include "../../launcher/kbtf.h"
+
+struct blob {
+	unsigned char *p;
+	size_t len;
+};
+
+static void put(struct blob *b, const void *data, size_t len)
+{
+	b->p = realloc(b->p, b->len + len);
+	if (!b->p)
+		abort();
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+}
+
+static uint32_t str(struct blob *strs, const char *s)
+{
+	uint32_t off = (uint32_t)strs->len;
+
+	put(strs, s, strlen(s) + 1);
+	return off;
+}
+
+static void type(struct blob *types, uint32_t name_off, uint32_t kind, uint32_t vlen, bool kflag,
+		 uint32_t size_or_type)
+{
+	struct btf_type t = { .name_off = name_off,
+			      .info = (kflag ? 1u << 31 : 0) | kind << 24 | vlen,
+			      .size = size_or_type };
+
+	put(types, &t, sizeof(t));
+}
+
+static void member(struct blob *types, uint32_t name_off, uint32_t bits)
+{
+	struct btf_member m = { .name_off = name_off, .type = 1, .offset = bits };
+
+	put(types, &m, sizeof(m));
+}
+
+/* Writes header, types and strings to a temporary file; returns its path (static). */
+static const char *write_btf(uint16_t magic, const struct blob *types, const struct blob *strs)
+{
+	static char path[] = "/tmp/test_kbtf.XXXXXX";
+	struct btf_header h = { .magic = magic,
+				.version = 1,
+				.hdr_len = sizeof(h),
+				.type_off = 0,
+				.type_len = (uint32_t)types->len,
+				.str_off = (uint32_t)types->len,
+				.str_len = (uint32_t)strs->len };
+	int fd;
+
+	strcpy(path, "/tmp/test_kbtf.XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0 || write(fd, &h, sizeof(h)) != sizeof(h) ||
+	    write(fd, types->p, types->len) != (ssize_t)types->len ||
+	    write(fd, strs->p, strs->len) != (ssize_t)strs->len)
+		abort();
+	close(fd);
+	return path;
+}
+
+/*
+ * A kernel-like file: a string longer than the 64 KiB buffer before the names, an enum of
+ * 10,000 values (80 KB) before the kfunc, the struct last and with bitfield offsets (kflag).
+ */
+static const char *build(uint16_t magic, bool with_cast, uint32_t bad_kind, uint32_t *ret_id)
+{
+	struct blob types = { 0 }, strs = { 0 };
+	uint32_t n_int, n_cast, n_sak, n_sk, n_uaddr, n_uaddrlen, n_e, id = 0;
+	char *filler = malloc(100000);
+	const char *path;
+
+	memset(filler, 'x', 99999);
+	filler[99999] = '\0';
+	str(&strs, "");
+	str(&strs, filler);
+	n_int = str(&strs, "int");
+	n_e = str(&strs, "e");
+	/* A name that starts like one looked for is another name. */
+	str(&strs, "uaddrlen_not");
+	n_cast = str(&strs, "bpf_cast_to_kern_ctx");
+	n_sak = str(&strs, "bpf_sock_addr_kern");
+	n_sk = str(&strs, "sk");
+	n_uaddr = str(&strs, "uaddr");
+	n_uaddrlen = str(&strs, "uaddrlen");
+	free(filler);
+
+	type(&types, n_int, BTF_KIND_INT, 0, false, 4);
+	id++;
+	put(&types, &(uint32_t){ 32 }, 4);
+	type(&types, 0, BTF_KIND_ENUM, 10000, false, 4);
+	id++;
+	for (int i = 0; i < 10000; i++)
+		put(&types, &(struct btf_enum){ .name_off = n_e, .val = i },
+		    sizeof(struct btf_enum));
+	if (bad_kind) {
+		type(&types, 0, bad_kind, 0, false, 0);
+		id++;
+	}
+	type(&types, 0, BTF_KIND_FUNC_PROTO, 1, false, 1);
+	id++;
+	put(&types, &(struct btf_param){ .name_off = 0, .type = 1 }, sizeof(struct btf_param));
+	/* A struct of another name with the member names: not the one. */
+	type(&types, n_int, BTF_KIND_STRUCT, 2, false, 8);
+	id++;
+	member(&types, n_uaddr, 0);
+	member(&types, n_uaddrlen, 32);
+	if (with_cast) {
+		type(&types, n_cast, BTF_KIND_FUNC, 0, false, id);
+		id++;
+		*ret_id = id;
+	}
+	type(&types, n_sak, BTF_KIND_STRUCT, 3, true, 40);
+	id++;
+	member(&types, n_sk, 0);
+	member(&types, n_uaddr, 3u << 24 | 64); /* a bitfield size: the offset is the low bits */
+	member(&types, n_uaddrlen, 256);
+	path = write_btf(magic, &types, &strs);
+	free(types.p);
+	free(strs.p);
+	return path;
+}
+
+static void test_finds_id_and_offsets(void)
+{
+	struct kbtf_unix k = { 0 };
+	uint32_t id = 0;
+	const char *path = build(BTF_MAGIC, true, 0, &id);
+
+	CHECK_EQ_INT(kbtf_unix_find(path, &k), 0);
+	CHECK_EQ_INT(k.cast_kern_ctx_id, id);
+	CHECK_EQ_INT(k.uaddr_off, 8);
+	CHECK_EQ_INT(k.uaddrlen_off, 32);
+	unlink(path);
+}
+
+static void test_missing_kfunc(void)
+{
+	struct kbtf_unix k = { 0 };
+	uint32_t id = 0;
+	const char *path = build(BTF_MAGIC, false, 0, &id);
+
+	CHECK_EQ_INT(kbtf_unix_find(path, &k), -ENOENT);
+	unlink(path);
+}
+
+static void test_not_btf(void)
+{
+	struct kbtf_unix k = { 0 };
+	uint32_t id = 0;
+	const char *path = build(0x1234, true, 0, &id);
+
+	CHECK_EQ_INT(kbtf_unix_find(path, &k), -EINVAL);
+	unlink(path);
+	CHECK_EQ_INT(kbtf_unix_find("/nonexistent/vmlinux", &k), -ENOENT);
+}
+
+/* A kind this does not know the size of: the ids after it cannot be counted. */
+static void test_unknown_kind(void)
+{
+	struct kbtf_unix k = { 0 };
+	uint32_t id = 0;
+	const char *path = build(BTF_MAGIC, true, 31, &id);
+
+	CHECK_EQ_INT(kbtf_unix_find(path, &k), -EINVAL);
+	unlink(path);
+}
+
+static void test_truncated(void)
+{
+	struct kbtf_unix k = { 0 };
+	uint32_t id = 0;
+	const char *path = build(BTF_MAGIC, true, 0, &id);
+
+	CHECK(truncate(path, 24 + 50000) == 0);
+	CHECK_EQ_INT(kbtf_unix_find(path, &k), -EINVAL);
+	unlink(path);
+}
+
+int main(void)
+{
+	RUN(test_finds_id_and_offsets);
+	RUN(test_missing_kfunc);
+	RUN(test_not_btf);
+	RUN(test_unknown_kind);
+	RUN(test_truncated);
+	return test_failures != 0;
+}
