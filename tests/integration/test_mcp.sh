@@ -158,34 +158,20 @@ test_mcp_timeout_bounds_ready_wait() {
 	local timeout_s=2
 
 	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$timeout_s" \
-		>"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
-		import json, subprocess, sys, time
-		launch, modules, policy, timeout = sys.argv[1:5]
-		code = "await new Promise(r => setTimeout(r, 30000));\n"
-		p = subprocess.Popen([launch, "mcp", "--policy", policy, "--modules", modules,
-		                      "--pool", "1", "--timeout", timeout], stdin=subprocess.PIPE,
-		                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-		def send(m):
-		    p.stdin.write(json.dumps(m) + "\n")
-		    p.stdin.flush()
-		def recv(want):
-		    for line in p.stdout:
-		        m = json.loads(line)
-		        if m.get("id") == want:
-		            return m
-		send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-		    "protocolVersion": "2025-06-18", "capabilities": {},
-		    "clientInfo": {"name": "t", "version": "1"}}})
-		recv(1)
-		send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+		"$IT_DIR/fixtures" >"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+		import json, sys, time
+		launch, modules, policy, timeout, fixtures = sys.argv[1:6]
+		sys.path.insert(0, fixtures)
+		from mcp_client import Server
+		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "1",
+		                         "--timeout", timeout])
+		server.initialize()
 		start = time.monotonic()
-		send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-		    "name": "run_typescript", "arguments": {"code": code}}})
-		reply = recv(2)
+		server.call(2, "await new Promise(r => setTimeout(r, 30000));\n")
+		reply = server.recv(2)
 		print("took_ms %d" % ((time.monotonic() - start) * 1000))
 		print(json.dumps(reply))
-		p.stdin.close()
-		p.wait(timeout=60)
+		server.close()
 	PY
 	head -c 2000 "$T_DIR/call.out"
 	local took
@@ -215,21 +201,15 @@ test_mcp_startup_refusals_not_the_calls() {
 	printf '%s\n' "require('node:net').connect(443, '127.0.5.3').on('error', () => {});" \
 		"module.exports = {};" >"$T_DIR/modules/openai/index.js"
 	chmod -R a+rX "$T_DIR/modules"
-	python3 - "$IT_LAUNCH" "$T_DIR/modules" "$IT_ROOT/policies/stripe.json" \
+	python3 - "$IT_LAUNCH" "$T_DIR/modules" "$IT_ROOT/policies/stripe.json" "$IT_DIR/fixtures" \
 		>"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
-		import json, os, signal, subprocess, sys, threading, time
-		launch, modules, policy = sys.argv[1:4]
-		p = subprocess.Popen([launch, "mcp", "--policy", policy, "--modules", modules,
-		                      "--pool", "1", "--timeout", "60"], stdin=subprocess.PIPE,
-		                     stdout=subprocess.PIPE, stderr=sys.stderr, text=True)
-		def send(m):
-		    p.stdin.write(json.dumps(m) + "\n")
-		    p.stdin.flush()
-		def recv(want):
-		    for line in p.stdout:
-		        m = json.loads(line)
-		        if m.get("id") == want:
-		            return m
+		import json, os, signal, sys, threading, time
+		launch, modules, policy, fixtures = sys.argv[1:5]
+		sys.path.insert(0, fixtures)
+		from mcp_client import Server
+		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "1",
+		                         "--timeout", "60"], stderr=sys.stderr)
+		p = server.p
 		def pool_launch():
 		    for pid in filter(str.isdigit, os.listdir("/proc")):
 		        try:
@@ -242,11 +222,7 @@ test_mcp_startup_refusals_not_the_calls() {
 		        if ppid == p.pid and any(a.startswith("--audit-sync-fd") for a in argv):
 		            return int(pid), argv[argv.index("--audit-log") + 1]
 		    return None, None
-		send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-		    "protocolVersion": "2025-06-18", "capabilities": {},
-		    "clientInfo": {"name": "t", "version": "1"}}})
-		recv(1)
-		send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+		server.initialize()
 		deadline = time.monotonic() + 40
 		pid = audit = None
 		while time.monotonic() < deadline:
@@ -264,11 +240,9 @@ test_mcp_startup_refusals_not_the_calls() {
 		time.sleep(0.5)
 		os.kill(pid, signal.SIGSTOP)
 		threading.Timer(3.0, os.kill, (pid, signal.SIGCONT)).start()
-		send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-		    "name": "run_typescript", "arguments": {"code": "console.log('code ran');\n"}}})
-		print(json.dumps(recv(2)))
-		p.stdin.close()
-		p.wait(timeout=60)
+		server.call(2, "console.log('code ran');\n")
+		print(json.dumps(server.recv(2)))
+		server.close()
 	PY
 	head -c 3000 "$T_DIR/call.out"
 	grep -q 'start-up refusal logged' "$T_DIR/call.out" ||
