@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Reading /proc/self/mountinfo: where the cgroup and BPF file systems are mounted. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,15 +70,37 @@ static int mountinfo_parse(char *line, struct mount_entry *mount)
 	return 0;
 }
 
+/*
+ * The file systems a caller must see wherever they are mounted (the cgroup hierarchies, a
+ * BPF file system): a mount of one at a path no call can name is an error, not passed over.
+ */
+static bool mountinfo_must_see(const char *line_after_sep)
+{
+	static const char *const types[] = { "cgroup ", "cgroup2 ", "bpf " };
+
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+		if (strncmp(line_after_sep, types[i], strlen(types[i])) == 0)
+			return true;
+	return false;
+}
+
 /* Parses one line and hands it to fn: fn's answer, 0 for a line passed over, or -errno. */
 static int mountinfo_line(char *line, int (*fn)(const struct mount_entry *mount, void *userdata),
 			  void *userdata)
 {
 	struct mount_entry mount;
+	const char *sep = strstr(line, " - ");
+	bool must_see = sep && mountinfo_must_see(sep + 3);
 	int r = mountinfo_parse(line, &mount);
 
 	if (r == -EINVAL)
 		return 0; /* not a mount line: passed over, as before */
+	/*
+	 * A mount point longer than a path (a FUSE mount deep in a user's folders, say): no
+	 * caller could act on it, and one user's mount must not stop every launch.
+	 */
+	if (r == -ENAMETOOLONG && !must_see)
+		return 0;
 	return r < 0 ? r : fn(&mount, userdata);
 }
 
@@ -83,18 +108,23 @@ static int mountinfo_line(char *line, int (*fn)(const struct mount_entry *mount,
  * With read(2) into a buffer on the stack rather than stdio: the sandbox's init walks
  * mountinfo before the job starts, and a FILE and getline's line (its first allocations,
  * in pages it shares with the launcher until it writes them) cost it more than the walk.
+ * A line longer than that buffer (paths full of escaped spaces, an overlay's long lowerdir:
+ * anyone's FUSE mount can make one) moves the walk to a buffer on the heap, as large as
+ * it takes.
  */
 int mountinfo_foreach(int (*fn)(const struct mount_entry *mount, void *userdata), void *userdata)
 {
 	_cleanup_close_ int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-	char buf[MOUNTINFO_LINE_MAX];
-	size_t len = 0;
+	char stack_buf[MOUNTINFO_LINE_MAX];
+	_cleanup_free_ char *heap_buf = NULL;
+	char *buf = stack_buf;
+	size_t size = sizeof(stack_buf), len = 0;
 	int r = 0;
 
 	if (fd < 0)
 		return -errno;
 	while (r == 0) {
-		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		ssize_t n = read(fd, buf + len, size - 1 - len);
 		char *line = buf, *end;
 
 		if (n < 0 && errno == EINTR)
@@ -116,8 +146,20 @@ int mountinfo_foreach(int (*fn)(const struct mount_entry *mount, void *userdata)
 				r = mountinfo_line(buf, fn, userdata);
 			break;
 		}
-		if (len == sizeof(buf) - 1)
-			return -E2BIG; /* one line longer than the buffer */
+		if (len == size - 1) {
+			/* One line longer than the buffer: a larger one. */
+			char *bigger;
+
+			if (size > SIZE_MAX / 2)
+				return -E2BIG;
+			bigger = realloc(heap_buf, size * 2);
+			if (!bigger)
+				return -ENOMEM;
+			if (!heap_buf)
+				memcpy(bigger, stack_buf, len + 1);
+			heap_buf = buf = bigger;
+			size *= 2;
+		}
 	}
 	return r;
 }

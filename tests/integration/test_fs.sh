@@ -319,3 +319,30 @@ test_fs_policy_errors() {
 		[ ! -e "$T_DIR/ran$i" ] || fail "policy ${c%%|*}: the job ran" || return 1
 	done
 }
+
+# A mountinfo line longer than the walk's first buffer (a mount point and a source full of
+# spaces, which mountinfo writes as \040: anyone's FUSE mount can make such a line) is read
+# whole: launch starts and runs the job. The walk used to stop
+# at such a line, and every launch on the host with it.
+test_fs_long_mountinfo_line() {
+	local dir=$T_DIR sp src longest
+
+	sp=$(printf '%200s' '')
+	for _ in $(seq 1 18); do
+		dir="$dir/$sp"
+	done
+	mkdir -p "$dir" || return 1
+	src="x$(printf '%3900s' '')"
+	mount -t tmpfs "$src" "$dir" || { fail "cannot mount the test's tmpfs"; return 1; }
+	longest=$(awk '{ if (length($0) > n) n = length($0) } END { print n }' /proc/self/mountinfo)
+	echo "longest mountinfo line: $longest bytes"
+	if [ "$longest" -le 24576 ]; then
+		umount "$dir"
+		fail "no mountinfo line over 24 KiB ($longest bytes): the test shows nothing"
+		return 1
+	fi
+	inside --policy "$(policy fs "$FS_POLICY")" -- "OK mkdir /tmp/long-line"
+	local r=$?
+	umount "$dir"
+	return $r
+}
