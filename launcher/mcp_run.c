@@ -65,6 +65,24 @@ struct mcp_stream {
 	bool truncated;
 };
 
+static int64_t mcp_clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int64_t mcp_realtime_ns(void)
+{
+	return mcp_clock_ns(CLOCK_REALTIME);
+}
+
+static int64_t mcp_boottime_ns(void)
+{
+	return mcp_clock_ns(CLOCK_BOOTTIME);
+}
+
 /* One sandbox: a child launch, prepared (warm) or started with its code (cold). */
 struct mcp_sandbox {
 	pid_t pid; /* the child launch; 0: none */
@@ -76,6 +94,12 @@ struct mcp_sandbox {
 	int done_status;
 	int in_fd;   /* warm: the runner's standard input, a socket: shut for "go", then its end */
 	int sync_fd; /* warm: launch's --audit-sync-fd */
+	unsigned char sync_seq; /* the byte of the last sync asked: launch echoes each one */
+	/*
+	 * CLOCK_REALTIME less CLOCK_BOOTTIME when its launch was started, as launch fixes it when
+	 * it opens its log: a kernel refusal's ts is its boot time plus that offset.
+	 */
+	int64_t clock_offset_ns;
 	off_t audit_from; /* where the call's own lines start in its audit log */
 	/*
 	 * When launch did not confirm its log at ready: the call's own refusals are those from
@@ -456,18 +480,24 @@ static int mcp_sandbox_collect(const struct mcp_runner *runner, struct mcp_sandb
 static int mcp_sandbox_sync(struct mcp_sandbox *sandbox, long long deadline)
 {
 	long long sync_deadline = monotonic_ms() + MCP_RUN_SYNC_TIMEOUT_MS;
-	char answer;
+	unsigned char asked, answer[64];
 
 	if (deadline > sync_deadline)
 		deadline = sync_deadline;
 
 	if (sandbox->sync_fd < 0)
 		return 0;
-	if (send(sandbox->sync_fd, "s", 1, MSG_NOSIGNAL) != 1)
+	/*
+	 * A byte of its own, 1 to 255 in turn: the answer to an earlier sync that timed out may
+	 * still come, and must not pass for this one's.
+	 */
+	asked = sandbox->sync_seq = (unsigned char)(sandbox->sync_seq % 255 + 1);
+	if (send(sandbox->sync_fd, &asked, 1, MSG_NOSIGNAL) != 1)
 		return 0; /* launch is gone: its log is whole */
 	for (;;) {
 		struct pollfd pfd = { .fd = sandbox->sync_fd, .events = POLLIN };
 		long long left = deadline - monotonic_ms();
+		ssize_t n;
 		int r;
 
 		if (left <= 0)
@@ -475,8 +505,16 @@ static int mcp_sandbox_sync(struct mcp_sandbox *sandbox, long long deadline)
 		r = poll(&pfd, 1, (int)left);
 		if (r < 0 && errno != EINTR)
 			return -errno;
-		/* The byte back, or the end: either way every refusal so far is written. */
-		if (r > 0 && (read(sandbox->sync_fd, &answer, 1) >= 0 || errno != EINTR))
+		if (r <= 0)
+			continue;
+		n = read(sandbox->sync_fd, answer, sizeof(answer));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		/* The end: launch is gone, its log whole. */
+		if (n <= 0)
+			return 0;
+		/* Echoed in order: this sync's byte is the last of what came back. */
+		if (memchr(answer, asked, (size_t)n))
 			return 0;
 	}
 }
@@ -583,6 +621,7 @@ static int mcp_sandbox_start(struct mcp_runner *runner, const char *code,
 	}
 	argv[argc] = NULL;
 
+	sandbox->clock_offset_ns = mcp_realtime_ns() - mcp_boottime_ns();
 	sandbox->pid = fork();
 	if (sandbox->pid < 0) {
 		r = -errno;
@@ -662,16 +701,26 @@ static int mcp_sandbox_take(struct mcp_runner *runner, const char *code,
  */
 static void mcp_sandbox_mark_start(struct mcp_sandbox *sandbox, bool synced)
 {
-	struct timespec now;
 	struct stat st;
 
 	if (stat(sandbox->audit, &st) == 0)
 		sandbox->audit_from = st.st_size;
-	/* A refusal's time is the kernel's, not the write's: none of the code's is older. */
-	if (!synced && (clock_gettime(CLOCK_REALTIME, &now) < 0 ||
-			audit_format_time(now.tv_sec * 1000000000LL + now.tv_nsec,
-					  sandbox->audit_since, sizeof(sandbox->audit_since)) < 0))
-		sandbox->audit_since[0] = '\0';
+	/*
+	 * A kernel refusal's ts is its boot time plus the offset launch fixed at its start, a
+	 * refusal launch stamps itself (DNS) the wall clock's: the earlier of the two readings,
+	 * so that a wall clock stepped or slewed while the sandbox waited leaves none of the
+	 * code's refusals out (one of the runner's own may then be listed, never the reverse).
+	 */
+	if (!synced) {
+		int64_t since = mcp_boottime_ns() + sandbox->clock_offset_ns,
+			real = mcp_realtime_ns();
+
+		if (real < since)
+			since = real;
+		if (audit_format_time(since, sandbox->audit_since, sizeof(sandbox->audit_since)) <
+		    0)
+			sandbox->audit_since[0] = '\0';
+	}
 }
 
 /*
@@ -892,6 +941,9 @@ static void mcp_run_wait(void *ctx, int in_fd)
 		if (runner->refill_at) {
 			long long left = runner->refill_at - monotonic_ms();
 
+			/* The clock may have passed refill_at since: a negative poll would block. */
+			if (left < 0)
+				left = 0;
 			if (timeout < 0 || left < timeout)
 				timeout = (int)left;
 		}
