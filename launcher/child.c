@@ -710,8 +710,12 @@ static bool child_user_change_undumpable(void)
 	return fd >= 0 && read(fd, &mode, 1) == 1 && mode != '1';
 }
 
-/* The job's stack until its exec: launch's own code, libcap's and libc's; a guard page below. */
-#define CHILD_JOB_STACK (256 * 1024)
+/*
+ * The job's stack until its exec: launch's own code, libcap's and libc's (execvp of a script
+ * puts its whole argv on it), as large as a main thread's and reserved only as touched; a
+ * guard page below.
+ */
+#define CHILD_JOB_STACK (8 * 1024 * 1024)
 
 /*
  * Starts the job in init's memory (CLONE_VM) with init suspended until the job execs or dies
@@ -739,7 +743,7 @@ static pid_t child_start_job(const struct child_config *config, int ruleset_fd)
 		return job < 0 ? -errno : job;
 	}
 	stack = mmap(NULL, guard + CHILD_JOB_STACK, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
 	if (stack == MAP_FAILED)
 		return -errno;
 	if (mprotect(stack, guard, PROT_NONE) < 0) {
@@ -878,7 +882,11 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	r = child_keep_kill_cap();
 	if (r < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_CAPS, -r);
-	/* Init dying takes the job with it: it never runs beside a privileged init. */
+	/*
+	 * Init dying takes the job with it. The job's exec released init, which drops at once:
+	 * the job's own code runs beside a privileged init only for that moment, in which init
+	 * (not dumpable, another uid) reads nothing from it.
+	 */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_NO_NEW_PRIVS, errno);
 	child_init_loop(job);

@@ -279,6 +279,15 @@ int update_serve(struct update_server *s, const struct update_target *t)
 		return 0;
 	}
 	/*
+	 * Kept before anything changes: once the new policy is in force, the log and the DNS
+	 * proxy point into it, whatever fails after.
+	 */
+	r = keep_rules(s, rules);
+	if (r < 0) {
+		answer(conn, r, "%s", strerror(-r));
+		return 0;
+	}
+	/*
 	 * The proxy closes what answers opened before the settings change, and judges names by
 	 * the new policy after; if the kernel cannot forget an address, one the new policy may
 	 * refuse stays open: the sandbox stops.
@@ -290,19 +299,19 @@ int update_serve(struct update_server *s, const struct update_target *t)
 		installed = r == 0;
 	if (r < 0 && !installed && install.tried) {
 		/* Nothing changed: the old policy is still the one in force. */
+		s->nkept--;
 		answer(conn, r, "cannot install the new policy: %s", strerror(-r));
 		return 0;
 	}
+	TAKE_PTR(rules);
+	/* In force: on the record, even when the proxy then fails and the sandbox stops. */
+	if (installed)
+		log_update(t->log, s->kept[s->nkept - 1], cred.pid, cred.uid);
 	if (r < 0) {
 		answer(conn, r, "the DNS proxy could not take the new policy: %s", strerror(-r));
 		return r;
 	}
-	log_update(t->log, rules, cred.pid, cred.uid);
-	r = keep_rules(s, rules);
-	if (r < 0) {
-		answer(conn, r, "%s", strerror(-r));
-		return r;
-	}
+	rules = s->kept[s->nkept - 1];
 	if (t->listen) {
 		t->listen->ports = &rules->listen;
 		t->listen->unix_allows = rules->unix_allows;
