@@ -8,8 +8,9 @@
 /*
  * Where struct bpf_sock_addr_kern keeps the address and its length, set by the loader from the
  * kernel's BTF (kbtf.c) before load. The verifier reads them as constants and checks each
- * access against the kernel's own layout, so a wrong offset fails the load rather than the
- * judgement. CO-RE would have had libbpf read and parse all of /sys/kernel/btf/vmlinux (5.5
+ * access against the kernel's own layout: an offset inside no field, or a partial read of a
+ * pointer, fails the load; a wrong offset landing on another whole scalar field would not,
+ * which is why kbtf.c finds both fields by name in that very struct. CO-RE would have had libbpf read and parse all of /sys/kernel/btf/vmlinux (5.5
  * MB, every page of it a fresh one) at the first launch of a build, for two fields and a kfunc.
  */
 const volatile __u32 unix_uaddr_off;
