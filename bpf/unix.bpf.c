@@ -10,8 +10,9 @@
  * kernel's BTF (kbtf.c) before load. The verifier reads them as constants and checks each
  * access against the kernel's own layout: an offset inside no field, or a partial read of a
  * pointer, fails the load; a wrong offset landing on another whole scalar field would not,
- * which is why kbtf.c finds both fields by name in that very struct. CO-RE would have had libbpf read and parse all of /sys/kernel/btf/vmlinux (5.5
- * MB, every page of it a fresh one) at the first launch of a build, for two fields and a kfunc.
+ * which is why kbtf.c finds both fields by name in that very struct. CO-RE would have had libbpf
+ * read and parse all of /sys/kernel/btf/vmlinux (5.5 MB, every page of it a fresh one) at the first
+ * launch of a build, for two fields and a kfunc.
  */
 const volatile __u32 unix_uaddr_off;
 const volatile __u32 unix_uaddrlen_off;

@@ -941,7 +941,7 @@ static void mcp_run_wait(void *ctx, int in_fd)
 		if (runner->refill_at) {
 			long long left = runner->refill_at - monotonic_ms();
 
-			/* The clock may have passed refill_at since: a negative poll would block. */
+			/* Past refill_at already: a negative poll would block. */
 			if (left < 0)
 				left = 0;
 			if (timeout < 0 || left < timeout)
