@@ -317,7 +317,8 @@ static int child_drop_bounding_set(void)
  */
 static int child_drop_caps(void)
 {
-	cap_t empty;
+	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct empty[_LINUX_CAPABILITY_U32S_3] = { 0 };
 	int r;
 
 	/* Emptied by init before the fork already, unless something went wrong. */
@@ -328,12 +329,13 @@ static int child_drop_caps(void)
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
 		return -errno;
-	empty = cap_init();
-	if (!empty)
+	/*
+	 * capset(2) itself, not libcap's cap_init: the job runs in init's memory until its exec,
+	 * and a job killed inside malloc there would leave init a broken heap.
+	 */
+	if (syscall(SYS_capset, &header, empty) < 0)
 		return -errno;
-	r = cap_set_proc(empty) < 0 ? -errno : 0;
-	cap_free(empty);
-	return r;
+	return 0;
 }
 
 /* Drops every capability but CAP_KILL: init's only privilege once the job runs. */
