@@ -67,6 +67,55 @@ wait_for_file() {
 	done
 }
 
+# expect_lines WHAT REGEX...: line i of $L_OUT matches REGEX i, and there are no more lines.
+expect_lines() {
+	local what=$1 i lines=()
+
+	shift
+	mapfile -t lines <<<"$L_OUT"
+	for ((i = 0; i < $#; i++)); do
+		local want=${*:i+1:1}
+
+		[[ ${lines[$i]:-} =~ ^$want$ ]] ||
+			fail "$what: line $((i + 1)) is '${lines[$i]:-}', expected /$want/" || return 1
+	done
+	[ "${#lines[@]}" -eq "$#" ] ||
+		fail "$what: ${#lines[@]} lines, expected $#: $(brief "$L_OUT")"
+}
+
+# The sum of one field over the events_lost lines of a log.
+lost_sum() {
+	"$IT_PY" -c '
+import json, sys
+print(sum(json.loads(l).get(sys.argv[2], 0) for l in open(sys.argv[1])
+          if json.loads(l).get("event") == "events_lost"))' "$1" "$2"
+}
+
+# flood_launch_stopped ADDR PORT COUNT LAUNCH_OPTIONS...: a job sends COUNT UDP datagrams to
+# ADDR PORT (tests/helpers/flood) while its launch is stopped (SIGSTOP: nothing reads the
+# ring buffer), then launch goes on and ends. The flood's results are in $T_DIR/flood.out.
+flood_launch_stopped() {
+	local addr=$1 port=$2 count=$3
+
+	shift 3
+	# shellcheck disable=SC2016
+	launch_bg "$@" -- /bin/sh -c 'echo ready >"$0/ready"
+		while [ ! -e "$0/go" ]; do sleep 0.01; done
+		"$1" udp "$2" "$3" "$4" >"$0/flood.out"' "$T_DIR" "$IT_HELPERS/flood" \
+		"$addr" "$port" "$count"
+	wait_for_file "$T_DIR/ready" 10 || {
+		kill -KILL "$L_PID" 2>/dev/null
+		fail "the job never became ready (stderr: $(brief "$(cat "$L_ERR_FILE")"))"
+		return 1
+	}
+	kill -STOP "$L_PID"
+	: >"$T_DIR/go"
+	wait_for_file "$T_DIR/flood.out" 20
+	kill -CONT "$L_PID"
+	launch_bg_wait 20 || return 1
+	expect_rc "flood" 0
+}
+
 # Milliseconds between two $EPOCHREALTIME values.
 elapsed_ms() {
 	local a=${1/./} b=${2/./}

@@ -63,22 +63,6 @@ dns_launch() {
 	IT_LAUNCH=$IT_FIX/dns/launch-ns launch_job --resolver "$DNS_RESOLVER" "$@"
 }
 
-# expect_lines WHAT REGEX...: line i of $L_OUT matches REGEX i, and there are no more lines.
-expect_lines() {
-	local what=$1 i lines=()
-
-	shift
-	mapfile -t lines <<<"$L_OUT"
-	for ((i = 0; i < $#; i++)); do
-		local want=${*:i+1:1}
-
-		[[ ${lines[$i]:-} =~ ^$want$ ]] ||
-			fail "$what: line $((i + 1)) is '${lines[$i]:-}', expected /$want/" || return 1
-	done
-	[ "${#lines[@]}" -eq "$#" ] ||
-		fail "$what: ${#lines[@]} lines, expected $#: $(brief "$L_OUT")"
-}
-
 # Polls (at most $2 s) until the background launch's output has a line $1.
 wait_output() {
 	local i

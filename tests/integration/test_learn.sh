@@ -42,22 +42,6 @@ learn_upstream() {
 	fail "dnsmasq did not start: $(brief "$(cat "$T_DIR/dnsmasq.err")")"
 }
 
-# expect_lines WHAT REGEX...: line i of $L_OUT matches REGEX i, and there are no more lines.
-expect_lines() {
-	local what=$1 i lines=()
-
-	shift
-	mapfile -t lines <<<"$L_OUT"
-	for ((i = 0; i < $#; i++)); do
-		local want=${*:i+1:1}
-
-		[[ ${lines[$i]:-} =~ ^$want$ ]] ||
-			fail "$what: line $((i + 1)) is '${lines[$i]:-}', expected /$want/" || return 1
-	done
-	[ "${#lines[@]}" -eq "$#" ] ||
-		fail "$what: ${#lines[@]} lines, expected $#: $(brief "$L_OUT")"
-}
-
 learn_launch() {
 	IT_LAUNCH=$IT_FIX/dns/launch-ns launch_job --resolver "$LEARN_UP_ADDR:$LEARN_UP_PORT" "$@"
 }
@@ -261,35 +245,13 @@ EOF
 		"$L_OUT" || return 1
 }
 
-# The sum of one field over the events_lost lines of a log.
-lost_sum() {
-	"$IT_PY" -c '
-import json, sys
-print(sum(json.loads(l).get(sys.argv[2], 0) for l in open(sys.argv[1])
-          if json.loads(l).get("event") == "events_lost"))' "$1" "$2"
-}
-
 # Audit-only accounting stays exact when the ring buffer overflows: with launch stopped, a
 # burst of sends the policy refuses all leave, and would_deny = would_deny lines + lost.
 test_learn_audit_only_lost_accounting() {
 	local p count=10000 lines lost_events lost_exit
 
 	p=$(policy start "$LEARN_POLICY")
-	# shellcheck disable=SC2016
-	launch_bg --audit-only --policy "$p" -- /bin/sh -c 'echo ready >"$0/ready"
-		while [ ! -e "$0/go" ]; do sleep 0.01; done
-		"$1" udp 127.0.9.6 5300 "$2" >"$0/flood.out"' "$T_DIR" "$IT_HELPERS/flood" "$count"
-	wait_for_file "$T_DIR/ready" 10 || {
-		kill -KILL "$L_PID" 2>/dev/null
-		fail "the job never became ready (stderr: $(brief "$(cat "$L_ERR_FILE")"))"
-		return 1
-	}
-	kill -STOP "$L_PID"
-	: >"$T_DIR/go"
-	wait_for_file "$T_DIR/flood.out" 20
-	kill -CONT "$L_PID"
-	launch_bg_wait 20 || return 1
-	expect_rc "flood" 0 || return 1
+	flood_launch_stopped 127.0.9.6 5300 "$count" --audit-only --policy "$p" || return 1
 	# Nothing enforced: every send left.
 	expect_eq "flood results" "OK=$count" "$(cat "$T_DIR/flood.out")" || return 1
 	audit_check || return 1

@@ -99,19 +99,11 @@ test_deny_flood_accounting() {
 	expect_eq "flood results" "EPERM=$count" "$L_OUT" || return 1
 	audit_check || return 1
 	lines=$(audit_count "$L_AUDIT" event=deny)
-	lost_events=$(lost_total "$L_AUDIT")
+	lost_events=$(lost_sum "$L_AUDIT" count)
 	lost_exit=$(audit_get "$L_AUDIT" event=sandbox_exit -- lost)
 	echo "deny lines $lines, events_lost total $lost_events, exit lost $lost_exit"
 	expect_eq "deny lines + lost vs refusals" "$count" $((lines + lost_events)) || return 1
 	expect_eq "sandbox_exit lost vs events_lost counts" "$lost_events" "$lost_exit" || return 1
-}
-
-# The sum of "count" over the events_lost lines of an audit log.
-lost_total() {
-	"$IT_PY" -c '
-import json, sys
-print(sum(json.loads(l).get("count", 0) for l in open(sys.argv[1])
-          if json.loads(l).get("event") == "events_lost"))' "$1"
 }
 
 # With launch stopped (SIGSTOP: it cannot read the ring buffer), a burst of refusals
@@ -122,25 +114,11 @@ test_events_lost_accounting() {
 
 	[ -x "$IT_HELPERS/flood" ] || fail "$IT_HELPERS/flood is missing (make helpers)" || return 1
 	p=$(policy life "$LIFE_POLICY")
-	# shellcheck disable=SC2016
-	launch_bg --policy "$p" -- /bin/sh -c 'echo ready >"$0/ready"
-		while [ ! -e "$0/go" ]; do sleep 0.01; done
-		"$1" udp 127.0.0.3 5300 "$2" >"$0/flood.out"' "$T_DIR" "$IT_HELPERS/flood" "$count"
-	wait_for_file "$T_DIR/ready" 10 || {
-		kill -KILL "$L_PID" 2>/dev/null
-		fail "the job never became ready (stderr: $(brief "$(cat "$L_ERR_FILE")"))"
-		return 1
-	}
-	kill -STOP "$L_PID"
-	: >"$T_DIR/go"
-	wait_for_file "$T_DIR/flood.out" 20
-	kill -CONT "$L_PID"
-	launch_bg_wait 20 || return 1
-	expect_rc "flood" 0 || return 1
+	flood_launch_stopped 127.0.0.3 5300 "$count" --policy "$p" || return 1
 	expect_eq "flood results" "EPERM=$count" "$(cat "$T_DIR/flood.out")" || return 1
 	audit_check || return 1
 	lines=$(audit_count "$L_AUDIT" event=deny)
-	lost_events=$(lost_total "$L_AUDIT")
+	lost_events=$(lost_sum "$L_AUDIT" count)
 	denied=$(audit_get "$L_AUDIT" event=sandbox_exit -- denied)
 	lost_exit=$(audit_get "$L_AUDIT" event=sandbox_exit -- lost)
 	echo "deny lines $lines, events_lost total $lost_events, exit denied $denied lost $lost_exit"
