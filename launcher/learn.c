@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
 
+#include "dns.h"
 #include "json.h"
 #include "learn.h"
 #include "policy.h"
@@ -138,41 +139,21 @@ static int learn_note(struct learn *learn, const char *what)
 
 /*
  * A name as a policy host, lower-cased into buf; false when it is none. The name comes from
- * the job (what it asked the DNS proxy): a "*" or anything but letters, digits, '-' and '_'
- * must not turn into a wildcard or a key the parser refuses; such an address is learned as
- * an address instead.
+ * the job (what it asked the DNS proxy): whatever the policy parser would refuse (a "*", a
+ * '_', an address written as a name) is learned as an address instead.
  */
 static bool learn_host_name(const char *name, char *buf, size_t len)
 {
-	size_t n = name ? strlen(name) : 0, label = 0;
-	struct in6_addr addr6;
-	struct in_addr addr4;
+	size_t n = name ? strlen(name) : 0;
 
 	if (n > 1 && name[n - 1] == '.')
 		n--;
-	if (n == 0 || n > 253 || n >= len)
+	if (n == 0 || n >= len)
 		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-
-		if (c >= 'A' && c <= 'Z')
-			c = (char)(c - 'A' + 'a');
-		if (c == '.') {
-			if (label == 0)
-				return false;
-			label = 0;
-		} else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-			   c == '_') {
-			if (++label > 63)
-				return false;
-		} else {
-			return false;
-		}
-		buf[i] = c;
-	}
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] - 'A' + 'a' : name[i]);
 	buf[n] = '\0';
-	/* An address written as a name ("1.2.3.4"): a policy host may not be one. */
-	return label > 0 && inet_pton(AF_INET6, buf, &addr6) != 1 && inet_aton(buf, &addr4) == 0;
+	return policy_host_problem(buf) == NULL;
 }
 
 static struct learn_dest *learn_dest_get(struct learn *learn, const char *host,
@@ -554,19 +535,9 @@ fail:
 /* Whether a learned host entry lets the job look `name` up. */
 static bool learn_covers(const struct learn *learn, const char *name)
 {
-	for (size_t i = 0; i < learn->ndests; i++) {
-		const char *host = learn->dests[i]->host;
-		size_t hlen, nlen = strlen(name);
-
-		if (!host)
-			continue;
-		if (strcmp(host, name) == 0)
+	for (size_t i = 0; i < learn->ndests; i++)
+		if (learn->dests[i]->host && dns_name_matches(learn->dests[i]->host, name))
 			return true;
-		hlen = strlen(host);
-		if (hlen > 2 && host[0] == '*' && nlen > hlen - 1 &&
-		    strcmp(name + nlen - (hlen - 1), host + 1) == 0)
-			return true;
-	}
 	return false;
 }
 

@@ -343,7 +343,7 @@ static bool is_ldh(char c)
  * hyphens, no hyphen at either end of a label (RFC 1123), and a last label that is not
  * all digits, since no top-level domain is and getaddrinfo would read "10.1" as 10.0.0.1.
  */
-static const char *dns_name_problem(const char *name)
+const char *policy_host_problem(const char *name)
 {
 	const char *label = name, *p;
 	bool all_digits = true;
@@ -419,7 +419,7 @@ static int parse_host(const struct parse_ctx *ctx, const cJSON *item, const char
 		return parse_fail(ctx, key,
 				  "\"*\" alone is not allowed; name a domain "
 				  "(\"*.example.com\")");
-	problem = dns_name_problem(name);
+	problem = policy_host_problem(name);
 	if (problem)
 		return parse_fail(ctx, key, "\"%s\" is not a valid host name: it %s", vbuf,
 				  problem);

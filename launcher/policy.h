@@ -78,4 +78,10 @@ const char *policy_format_addr(const struct in6_addr *addr, char *buf, size_t le
 /* True when addr is ::ffff:a.b.c.d. */
 bool policy_addr_is_v4(const struct in6_addr *addr);
 
+/*
+ * What is wrong with a lower-case DNS name without trailing dot as a policy host (no '*'),
+ * as a phrase for an error line ("has an empty label"), or NULL when it is one.
+ */
+const char *policy_host_problem(const char *name);
+
 #endif /* LAUNCH_POLICY_H */
