@@ -13,13 +13,15 @@ static inline const char *json_str(const cJSON *object, const char *key)
 	return cJSON_IsString(item) ? item->valuestring : NULL;
 }
 
-/* The member's number when it is a positive one, else 0. */
+/* The member's number when it is a positive one (at most 2^63: a crafted log's), else 0. */
 static inline unsigned long long json_u64(const cJSON *object, const char *key)
 {
 	const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, key);
 
-	return cJSON_IsNumber(item) && item->valuedouble > 0 ? (unsigned long long)item->valuedouble
-							     : 0;
+	if (!cJSON_IsNumber(item) || !(item->valuedouble > 0))
+		return 0;
+	return item->valuedouble >= 9223372036854775808.0 ? 1ULL << 63
+							  : (unsigned long long)item->valuedouble;
 }
 
 #endif /* LAUNCH_JSON_H */

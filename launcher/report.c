@@ -158,6 +158,8 @@ static int report_refusal(struct report_sandbox *s, const cJSON *line, const cha
 {
 	const char *op = json_str(line, "op") ?: "?";
 	_cleanup_free_ char *where = report_where(line, op);
+	/* A refused look-up's line stands for it and its repeats within the second. */
+	unsigned long long count = 1 + json_u64(line, "repeats");
 	struct report_dest *d;
 
 	if (!where)
@@ -166,7 +168,7 @@ static int report_refusal(struct report_sandbox *s, const cJSON *line, const cha
 		d = &s->dests[i];
 		if (strcmp(d->event, event) || strcmp(d->op, op) || strcmp(d->where, where))
 			continue;
-		d->count++;
+		d->count += count;
 		/* RFC 3339 times of one format order as text. */
 		if (strcmp(ts, d->first) < 0)
 			snprintf(d->first, sizeof(d->first), "%s", ts);
@@ -177,7 +179,7 @@ static int report_refusal(struct report_sandbox *s, const cJSON *line, const cha
 	if (array_grow((void **)&s->dests, &s->capdests, s->ndests + 1, sizeof(*s->dests)) < 0)
 		return -ENOMEM;
 	d = &s->dests[s->ndests];
-	*d = (struct report_dest){ .event = strdup(event), .op = strdup(op), .count = 1 };
+	*d = (struct report_dest){ .event = strdup(event), .op = strdup(op), .count = count };
 	if (!d->event || !d->op) {
 		free(d->event);
 		free(d->op);
