@@ -402,20 +402,29 @@ static void sandbox_sync_read(struct sandbox *sandbox)
  * in the log once the queue is written out. A supervisor that saw the job's code end, then
  * asked, then got its byte back, reads a log that holds every refusal of that code.
  */
-static void sandbox_sync_answer(struct sandbox *sandbox)
+static int sandbox_sync_answer(struct sandbox *sandbox)
 {
+	int r;
+
 	if (sandbox->nsync_asked == 0 || sandbox->ring_behind)
-		return;
+		return 0;
 	/*
 	 * A look-up the job sent and did not wait for is a refusal made, too; and refused
 	 * look-ups still waiting for their repeats are written now, their window cut short.
+	 * The proxy failing (an address it cannot close) stops the sandbox, as in the loop.
 	 */
 	if (sandbox->dns) {
-		dnsproxy_process(sandbox->dns);
+		r = dnsproxy_process(sandbox->dns);
+		if (r < 0)
+			return r;
 		dnsproxy_flush_refusals(sandbox->dns, DNSPROXY_FLUSH_ALL);
 	}
-	/* Bounded by --audit-stall-timeout: a stalled log fails instead. */
-	audit_drain(sandbox->log);
+	/*
+	 * Bounded by --audit-stall-timeout. A log that failed or stalled is not whole: no
+	 * answer then (the asker's wait runs out), and the log's failure takes its usual course.
+	 */
+	if (audit_drain(sandbox->log) < 0 || sandbox->log->error)
+		return 0;
 	if (sandbox->sync_fd >= 0 &&
 	    write(sandbox->sync_fd, sandbox->sync_asked, sandbox->nsync_asked) < 0 &&
 	    errno != EAGAIN) {
@@ -423,6 +432,7 @@ static void sandbox_sync_answer(struct sandbox *sandbox)
 		sandbox->sync_fd = -1;
 	}
 	sandbox->nsync_asked = 0;
+	return 0;
 }
 
 /* launch update: the new policy in force, or the old one still, or (< 0) neither trusted. */
@@ -509,7 +519,9 @@ static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 			sandbox->audit_failed = true;
 			return r;
 		}
-		sandbox_sync_answer(sandbox);
+		r = sandbox_sync_answer(sandbox);
+		if (r < 0)
+			return r;
 		memset(ret_info, 0, sizeof(*ret_info));
 		if (waitid(P_PIDFD, (id_t)sandbox->child.pidfd, ret_info, WEXITED | WNOHANG) < 0)
 			return -errno;
@@ -1031,7 +1043,8 @@ static void sandbox_teardown(struct sandbox *sandbox)
 	/* The last requests, and those asked while the job ended: the log is whole now. */
 	sandbox->ring_behind = false;
 	sandbox_sync_read(sandbox);
-	sandbox_sync_answer(sandbox);
+	/* Past the job's end: a proxy failure now changes nothing it could reach. */
+	(void)sandbox_sync_answer(sandbox);
 	if (log->error && !sandbox->audit_continue && sandbox->error == 0) {
 		sandbox->exit_status = EXIT_LAUNCH_FAILED;
 		sandbox_fail(sandbox, log->error, "audit log %s: %s", sandbox->options->audit_path,
