@@ -315,10 +315,26 @@ static int child_drop_bounding_set(void)
  * Drops every capability from every set (bounding, ambient, effective, permitted,
  * inheritable); with SECBIT_NOROOT, exec as uid 0 gains none.
  */
-static int child_drop_caps(void)
+/*
+ * Sets the permitted and effective sets to keep (a mask of capabilities below 32), the
+ * inheritable one empty, and clears the ambient set. capset(2) itself, not libcap: the job
+ * runs in init's memory until its exec, and one killed inside libcap's malloc there would
+ * leave init a broken heap.
+ */
+static int child_capset(uint32_t keep)
 {
 	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct empty[_LINUX_CAPABILITY_U32S_3] = { 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {
+		{ .effective = keep, .permitted = keep },
+	};
+
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return -errno;
+	return syscall(SYS_capset, &header, data) < 0 ? -errno : 0;
+}
+
+static int child_drop_caps(void)
+{
 	int r;
 
 	/* Emptied by init before the fork already, unless something went wrong. */
@@ -327,36 +343,13 @@ static int child_drop_caps(void)
 		if (r < 0)
 			return r;
 	}
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-		return -errno;
-	/*
-	 * capset(2) itself, not libcap's cap_init: the job runs in init's memory until its exec,
-	 * and a job killed inside malloc there would leave init a broken heap.
-	 */
-	if (syscall(SYS_capset, &header, empty) < 0)
-		return -errno;
-	return 0;
+	return child_capset(0);
 }
 
 /* Drops every capability but CAP_KILL: init's only privilege once the job runs. */
 static int child_keep_kill_cap(void)
 {
-	const cap_value_t kill_cap = CAP_KILL;
-	cap_t caps;
-	int r;
-
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-		return -errno;
-	caps = cap_init();
-	if (!caps)
-		return -errno;
-	r = cap_set_flag(caps, CAP_EFFECTIVE, 1, &kill_cap, CAP_SET) < 0 ||
-			    cap_set_flag(caps, CAP_PERMITTED, 1, &kill_cap, CAP_SET) < 0 ||
-			    cap_set_proc(caps) < 0
-		    ? -errno
-		    : 0;
-	cap_free(caps);
-	return r;
+	return child_capset(1U << CAP_KILL);
 }
 
 /*
@@ -831,8 +824,12 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	/* If the launcher died before the line above, the life pipe has no writer left. */
 	if (poll(&life, 1, 0) != 0)
 		_exit(125);
-	/* Neither the job nor anyone else of its uid may read or trace init's memory. */
-	prctl(PR_SET_DUMPABLE, 0);
+	/*
+	 * Neither the job nor anyone else of its uid may read or trace init's memory, which the
+	 * job runs in until its exec.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		child_fail(INIT_STATUS_FD, CHILD_STAGE_USER, errno);
 
 	r = child_setup_mounts(config);
 	if (r < 0)
