@@ -52,8 +52,6 @@ static int mounts_match(const struct mount_entry *mount, void *userdata)
 
 	if (!v1 && strcmp(mount->fstype, "cgroup2") != 0)
 		return 0;
-	if (strlen(mount->mount_point) >= PATH_MAX)
-		return -ENAMETOOLONG;
 	if (!v1) {
 		if (!mounts->v2[0])
 			strcpy(mounts->v2, mount->mount_point);
@@ -98,13 +96,18 @@ int cglimit_v1_mirror(enum cglimit_ctrl ctrl, const char *v2_path, char *ret, si
 	return v1_mirror_of(&mounts, ctrl, v2_path, ret, len);
 }
 
-/* What the sandbox's parent offers in cgroup v2 (its cgroup.controllers); "" if unreadable. */
-static void v2_offered(const char *parent, char *list, size_t len)
+/*
+ * What the sandbox's parent offers in cgroup v2 (its cgroup.controllers). 0 or -errno: a file
+ * that cannot be read is an error, not a host without controllers (defaults would then be
+ * left off with only a warning).
+ */
+static int v2_offered(const char *parent, char *list, size_t len)
 {
 	_cleanup_close_ int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (fd < 0 || cgroup_read_text(fd, "cgroup.controllers", list, len) < 0)
-		list[0] = '\0';
+	if (fd < 0)
+		return -errno;
+	return cgroup_read_text(fd, "cgroup.controllers", list, len);
 }
 
 /* Enables ctrl for the children of the sandbox's parent. 0 or -errno. */
@@ -287,7 +290,12 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 	memcpy(parent, v2_path, (size_t)(slash - v2_path));
 	parent[slash - v2_path] = '\0';
 	/* Read once for the three controllers: nothing here changes them meanwhile. */
-	v2_offered(parent, offered, sizeof(offered));
+	r = v2_offered(parent, offered, sizeof(offered));
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot read %s/cgroup.controllers: %s", parent,
+			 strerror(-r));
+		return r;
+	}
 	r = mounts_read(&mounts);
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot read /proc/self/mountinfo: %s", strerror(-r));
