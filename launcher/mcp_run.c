@@ -138,14 +138,6 @@ static void mcp_sandbox_reset(struct mcp_sandbox *sandbox)
 	sandbox->in_fd = sandbox->sync_fd = sandbox->out.fd = sandbox->err.fd = -1;
 }
 
-static long long monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /*
  * One step of a call and its wall-clock time, for tests/bench/mcp_bench (MCP_BENCH_TRACE=1),
  * which puts it beside the client's and the runner's times.
@@ -426,19 +418,19 @@ static int mcp_sandbox_collect(const struct mcp_runner *runner, struct mcp_sandb
 		struct pollfd fds[3] = { { .fd = sandbox->out.fd, .events = POLLIN },
 					 { .fd = sandbox->err.fd, .events = POLLIN },
 					 { .fd = killed ? -1 : sandbox->in_fd, .events = POLLIN } };
-		long long left = deadline - monotonic_ms();
+		long long left = deadline - monotonic_now_ms();
 
 		if (left <= 0 && !killed) {
 			mcp_sandbox_kill(runner, sandbox);
 			killed = true;
-			deadline = monotonic_ms() + MCP_RUN_GRACE_S * 1000;
+			deadline = monotonic_now_ms() + MCP_RUN_GRACE_S * 1000;
 			continue;
 		}
 		if (left <= 0 && !forced) {
 			/* launch itself did not stop: it goes, its init and job with it. */
 			kill(sandbox->pid, SIGKILL);
 			forced = true;
-			deadline = monotonic_ms() + 5000;
+			deadline = monotonic_now_ms() + 5000;
 			continue;
 		}
 		if (left <= 0)
@@ -479,7 +471,7 @@ static int mcp_sandbox_collect(const struct mcp_runner *runner, struct mcp_sandb
  */
 static int mcp_sandbox_sync(struct mcp_sandbox *sandbox, long long deadline)
 {
-	long long sync_deadline = monotonic_ms() + MCP_RUN_SYNC_TIMEOUT_MS;
+	long long sync_deadline = monotonic_now_ms() + MCP_RUN_SYNC_TIMEOUT_MS;
 	unsigned char asked, answer[64];
 
 	if (deadline > sync_deadline)
@@ -496,7 +488,7 @@ static int mcp_sandbox_sync(struct mcp_sandbox *sandbox, long long deadline)
 		return 0; /* launch is gone: its log is whole */
 	for (;;) {
 		struct pollfd pfd = { .fd = sandbox->sync_fd, .events = POLLIN };
-		long long left = deadline - monotonic_ms();
+		long long left = deadline - monotonic_now_ms();
 		ssize_t n;
 		int r;
 
@@ -740,7 +732,7 @@ static void mcp_sandbox_wait_ready(struct mcp_sandbox *sandbox, long long deadli
 {
 	while (!sandbox->ready && sandbox->in_fd >= 0) {
 		struct pollfd pfd = { .fd = sandbox->in_fd, .events = POLLIN };
-		long long left = deadline - monotonic_ms();
+		long long left = deadline - monotonic_now_ms();
 
 		if (left <= 0 || (poll(&pfd, 1, (int)left) < 0 && errno != EINTR))
 			break;
@@ -835,7 +827,7 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 		return r;
 	mcp_run_trace(runner, "taken");
 	/* The timeout is the call's: waiting for a prepared sandbox to be ready counts in it. */
-	started = monotonic_ms();
+	started = monotonic_now_ms();
 	deadline = started + (long long)(config->timeout_s * 1000);
 	if (sandbox.warm && !sandbox.synced) {
 		mcp_sandbox_wait_ready(&sandbox, deadline);
@@ -849,7 +841,7 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 	mcp_run_trace(runner, "reported");
 	if (r < 0)
 		goto out;
-	ret_result->duration_ms = monotonic_ms() - started;
+	ret_result->duration_ms = monotonic_now_ms() - started;
 	if (sandbox.done) {
 		/*
 		 * launch writes a refusal a moment after the kernel made it: a connect refused
@@ -857,7 +849,7 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 		 * write them all; then the sandbox goes. A refusal that comes later (a process
 		 * the code left behind) is in the server's log, not in the result.
 		 */
-		if (mcp_sandbox_sync(&sandbox, monotonic_ms() + MCP_RUN_SYNC_TIMEOUT_MS) < 0)
+		if (mcp_sandbox_sync(&sandbox, monotonic_now_ms() + MCP_RUN_SYNC_TIMEOUT_MS) < 0)
 			fprintf(stderr,
 				"launch mcp: call %u: launch did not confirm its audit log "
 				"in %d ms: its refusals may be incomplete\n",
@@ -915,7 +907,7 @@ static void mcp_run_idle(void *ctx)
 			remove_tree(runner->dying[i].dir);
 			runner->dying[i].dir[0] = '\0';
 		}
-	runner->refill_at = monotonic_ms() + MCP_RUN_REFILL_DELAY_MS;
+	runner->refill_at = monotonic_now_ms() + MCP_RUN_REFILL_DELAY_MS;
 }
 
 /*
@@ -934,12 +926,12 @@ static void mcp_run_wait(void *ctx, int in_fd)
 		size_t dying = mcp_dying_reap(runner, false), n = 1;
 		int timeout = dying ? 100 : -1;
 
-		if (runner->refill_at && monotonic_ms() >= runner->refill_at) {
+		if (runner->refill_at && monotonic_now_ms() >= runner->refill_at) {
 			runner->refill_at = 0;
 			mcp_pool_fill(runner);
 		}
 		if (runner->refill_at) {
-			long long left = runner->refill_at - monotonic_ms();
+			long long left = runner->refill_at - monotonic_now_ms();
 
 			/* Past refill_at already: a negative poll would block. */
 			if (left < 0)
@@ -954,7 +946,7 @@ static void mcp_run_wait(void *ctx, int in_fd)
 				continue;
 			if (sandbox->ready) {
 				mcp_sandbox_settle(sandbox,
-						   monotonic_ms() + MCP_RUN_SYNC_TIMEOUT_MS);
+						   monotonic_now_ms() + MCP_RUN_SYNC_TIMEOUT_MS);
 				continue;
 			}
 			fds[n] = (struct pollfd){ .fd = sandbox->in_fd, .events = POLLIN };
