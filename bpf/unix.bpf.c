@@ -141,7 +141,8 @@ static __always_inline int unix_judge(struct bpf_sock_addr *ctx, __u16 op)
 	/* Enforcing, an allowed call is not logged. */
 	if (allowed && !(cfg->flags & CFG_AUDIT_ONLY))
 		return 1;
-	if (unix_hidden_path(&key)) {
+	/* Not a path the policy allows: audit-only is never stricter than enforcing. */
+	if (!allowed && unix_hidden_path(&key)) {
 		/* Refused all the same (0), with the error of a path that is not there. */
 		bpf_set_retval(-ENOENT);
 		return 0;

@@ -214,11 +214,18 @@ static int image_exact(struct image *image, const struct allowlist *list)
  * A handful of prefixes: in the settings, longest first, each with its mask; the programs
  * try them in that order, so the first match is the longest, as the trie's would be.
  */
-static void image_inline_prefixes(struct image *image, const struct allowlist *list)
+static int image_inline_prefixes(struct image *image, const struct allowlist *list)
 {
 	struct prefix_mask masks[MAX_HASHED_PREFIX_LENGTHS];
 	int nmasks = allowlist_prefix_masks(list, masks, MAX_HASHED_PREFIX_LENGTHS);
 	__u32 n = 0;
+
+	/*
+	 * Never with CFG_HAS_PREFIXES and no prefix in place: the programs would then look in
+	 * the slot's maps, which this image does not fill.
+	 */
+	if (nmasks < 0)
+		return nmasks;
 
 	/* At most MAX_INLINE_PREFIXES prefixes have at most as many lengths. */
 	for (int m = 0; m < nmasks; m++)
@@ -233,6 +240,7 @@ static void image_inline_prefixes(struct image *image, const struct allowlist *l
 			n++;
 		}
 	image->cfg.ninline_prefixes = n;
+	return 0;
 }
 
 /*
@@ -255,8 +263,7 @@ static int image_prefixes(struct image *image, const struct allowlist *list)
 		return 0;
 	image->cfg.flags |= CFG_HAS_PREFIXES;
 	if (list->nprefixes <= MAX_INLINE_PREFIXES) {
-		image_inline_prefixes(image, list);
-		return 0;
+		return image_inline_prefixes(image, list);
 	}
 	budget = list->nprefixes * IMAGE_EXPAND_FACTOR;
 	if (budget < IMAGE_EXPAND_MIN_ENTRIES)
