@@ -232,6 +232,7 @@ int update_serve(struct update_server *s, const struct update_target *t)
 {
 	_cleanup_close_ int conn = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
 	_cleanup_(rules_freep) struct rules *rules = NULL;
+	const struct rules *now;
 	_cleanup_(image_freep) struct image *image = NULL;
 	_cleanup_free_ char *req = NULL;
 	struct timeval tv = { .tv_sec = UPDATE_REQUEST_TIMEOUT_S };
@@ -303,21 +304,20 @@ int update_serve(struct update_server *s, const struct update_target *t)
 		answer(conn, r, "cannot install the new policy: %s", strerror(-r));
 		return 0;
 	}
-	TAKE_PTR(rules);
+	/* Kept: s owns them from here on. */
+	now = TAKE_PTR(rules);
 	/* In force: on the record, even when the proxy then fails and the sandbox stops. */
 	if (installed)
-		log_update(t->log, s->kept[s->nkept - 1], cred.pid, cred.uid);
+		log_update(t->log, now, cred.pid, cred.uid);
 	if (r < 0) {
 		answer(conn, r, "the DNS proxy could not take the new policy: %s", strerror(-r));
 		return r;
 	}
-	rules = s->kept[s->nkept - 1];
 	if (t->listen) {
-		t->listen->ports = &rules->listen;
-		t->listen->unix_allows = rules->unix_allows;
-		t->listen->nunix = rules->nunix;
+		t->listen->ports = &now->listen;
+		t->listen->unix_allows = now->unix_allows;
+		t->listen->nunix = now->nunix;
 	}
-	TAKE_PTR(rules);
 	answer(conn, 0, "%s", "");
 	return 0;
 }
