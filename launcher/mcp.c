@@ -24,6 +24,7 @@ static const char MCP_OUTPUT_SCHEMA[] =
 	"\"stdout_truncated\":{\"type\":\"boolean\"},\"stderr_truncated\":{\"type\":\"boolean\"},"
 	"\"exit_status\":{\"type\":\"integer\"},\"signal\":{\"type\":[\"string\",\"null\"]},"
 	"\"timed_out\":{\"type\":\"boolean\"},\"duration_ms\":{\"type\":\"integer\"},"
+	"\"refused_incomplete\":{\"type\":\"boolean\"},"
 	"\"refused\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
 	"\"op\":{\"type\":\"string\"},\"destination\":{\"type\":\"string\"},"
 	"\"name\":{\"type\":[\"string\",\"null\"]}},\"required\":[\"op\",\"destination\","
@@ -193,6 +194,10 @@ static char *mcp_result_text(const struct mcp_result *result)
 	text_append(&text, &len, "--- stderr%s ---\n%s%s",
 		    result->err_truncated ? " (truncated)" : "", result->err ?: "",
 		    result->err_len && result->err[result->err_len - 1] != '\n' ? "\n" : "");
+	if (result->refused_incomplete)
+		text_append(&text, &len,
+			    "--- the sandbox did not confirm its audit log: the "
+			    "refusals below may be incomplete ---\n");
 	if (result->nrefused) {
 		text_append(&text, &len, "--- refused by the sandbox (policy %s) ---\n",
 			    result->refused[0].policy);
@@ -229,6 +234,7 @@ static cJSON *mcp_result_json(const struct mcp_result *result)
 	}
 	cJSON_AddBoolToObject(json, "timed_out", result->timed_out);
 	cJSON_AddNumberToObject(json, "duration_ms", (double)result->duration_ms);
+	cJSON_AddBoolToObject(json, "refused_incomplete", result->refused_incomplete);
 	refused = cJSON_AddArrayToObject(json, "refused");
 	for (size_t i = 0; i < result->nrefused; i++) {
 		cJSON *item = cJSON_CreateObject();

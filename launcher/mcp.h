@@ -35,6 +35,7 @@ struct mcp_result {
 	long long duration_ms;
 	struct refusal *refused; /* from the call's audit log, in order */
 	size_t nrefused;
+	bool refused_incomplete; /* launch did not confirm its log: refusals may be missing */
 };
 
 void mcp_result_free(struct mcp_result *result);

@@ -849,11 +849,14 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 		 * write them all; then the sandbox goes. A refusal that comes later (a process
 		 * the code left behind) is in the server's log, not in the result.
 		 */
-		if (mcp_sandbox_sync(&sandbox, monotonic_now_ms() + MCP_RUN_SYNC_TIMEOUT_MS) < 0)
+		if (mcp_sandbox_sync(&sandbox, monotonic_now_ms() + MCP_RUN_SYNC_TIMEOUT_MS) < 0) {
+			/* The model is told, as the server's own stderr is. */
+			ret_result->refused_incomplete = true;
 			fprintf(stderr,
 				"launch mcp: call %u: launch did not confirm its audit log "
 				"in %d ms: its refusals may be incomplete\n",
 				sandbox.n, MCP_RUN_SYNC_TIMEOUT_MS);
+		}
 		mcp_run_trace(runner, "synced");
 		mcp_sandbox_kill(runner, &sandbox);
 		ret_result->exit_status = sandbox.done_status;

@@ -16,7 +16,8 @@ static struct {
 	char code[256];
 	int fail; /* negative errno to return */
 	int signal;
-	int idles; /* replies after which the idle hook ran */
+	bool incomplete; /* refused_incomplete */
+	int idles;	 /* replies after which the idle hook ran */
 } fake;
 
 static int fake_run(void *ctx __attribute__((unused)), const char *code,
@@ -32,6 +33,7 @@ static int fake_run(void *ctx __attribute__((unused)), const char *code,
 	ret_result->err = strdup("");
 	ret_result->signal = fake.signal;
 	ret_result->exit_status = fake.signal ? 128 + fake.signal : 0;
+	ret_result->refused_incomplete = fake.incomplete;
 	ret_result->duration_ms = 17;
 	ret_result->refused = calloc(2, sizeof(struct refusal));
 	ret_result->nrefused = 2;
@@ -284,6 +286,21 @@ static void test_tools_call(void)
 		cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(refused, 1), "name")),
 		"evil.example");
 	cJSON_Delete(reply);
+
+	/* A log launch did not confirm: the model is told its refusals may be incomplete. */
+	fake.incomplete = true;
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\","
+				  "\"params\":{\"name\":\"run_typescript\",\"arguments\":{"
+				  "\"code\":\"x\"}}}");
+	result = cJSON_GetObjectItem(reply, "result");
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(result, "structuredContent"),
+					       "refused_incomplete")));
+	CHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(
+			     cJSON_GetArrayItem(cJSON_GetObjectItem(result, "content"), 0),
+			     "text")),
+		     "may be incomplete") != NULL);
+	cJSON_Delete(reply);
+	fake.incomplete = false;
 
 	/* A crash is the tool's answer (isError), not a protocol error. */
 	fake.signal = SIGSEGV;
