@@ -90,10 +90,39 @@ static const unsigned char *window(struct reader *r, uint64_t off, uint64_t end,
 	return r->buf + (off - r->start);
 }
 
+/*
+ * strings_find on the mapped file: each name's first occurrence as a whole string, found by
+ * memmem, several times faster than going from string to string (2 million here).
+ */
+static int strings_find_mapped(struct reader *r, uint64_t base, uint32_t len,
+			       uint32_t ret_off[NAME_COUNT])
+{
+	const unsigned char *strs;
+
+	if (base > r->map_len || len > r->map_len - base)
+		return -EINVAL;
+	strs = r->map + base;
+	for (int i = 0; i < NAME_COUNT; i++) {
+		char pattern[32];
+		size_t l = strlen(NAMES[i]);
+		const unsigned char *at;
+
+		/* Between two NULs: a whole string (the first, at offset 0, is the empty one). */
+		pattern[0] = '\0';
+		memcpy(pattern + 1, NAMES[i], l + 1);
+		at = memmem(strs, len, pattern, l + 2);
+		ret_off[i] = at ? (uint32_t)(at + 1 - strs) : 0;
+	}
+	return 0;
+}
+
 /* The offset in the string section of each of NAMES; 0 (the empty string) when absent. */
 static int strings_find(struct reader *r, uint64_t base, uint32_t len, uint32_t ret_off[NAME_COUNT])
 {
 	uint64_t pos = base, end = base + len;
+
+	if (r->map)
+		return strings_find_mapped(r, base, len, ret_off);
 
 	while (pos < end) {
 		const unsigned char *s, *nul;

@@ -97,8 +97,9 @@ static const char *build(uint16_t magic, bool with_cast, uint32_t bad_kind, uint
 	str(&strs, filler);
 	n_int = str(&strs, "int");
 	n_e = str(&strs, "e");
-	/* A name that starts like one looked for is another name. */
+	/* A name that starts or ends like one looked for is another name. */
 	str(&strs, "uaddrlen_not");
+	str(&strs, "not_uaddrlen");
 	n_cast = str(&strs, "bpf_cast_to_kern_ctx");
 	n_sak = str(&strs, "bpf_sock_addr_kern");
 	n_sk = str(&strs, "sk");
