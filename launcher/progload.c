@@ -21,6 +21,14 @@
 /* More programs than the object has: the shares are bitmaps of this many. */
 #define PROGLOAD_MAX_PROGS 64
 
+/* The object that makes the maps, which the others wait for. */
+struct progload_maps {
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	int state; /* 1: made; 0: not yet; -errno: failed */
+	struct launch_bpf *skel;
+};
+
 /* One object and the share of the programs it loads. */
 struct progload_worker {
 	pthread_t thread;
@@ -28,7 +36,7 @@ struct progload_worker {
 	const struct progload_prog *progs;
 	size_t n;
 	bool mine[PROGLOAD_MAX_PROGS];
-	const struct bpf_object *maps_obj; /* whose maps this one takes; NULL: makes its own */
+	struct progload_maps *maps; /* whose maps this one takes */
 	progload_prepare_t prepare;
 	void *userdata;
 	struct launch_bpf *skel;
@@ -49,6 +57,14 @@ static int object_open(progload_prepare_t prepare, void *userdata, struct launch
 	}
 	*ret_skel = skel;
 	return 0;
+}
+
+/* launch_bpf__load, as -errno. */
+static int object_load(struct launch_bpf *skel)
+{
+	int r = launch_bpf__load(skel);
+
+	return r < 0 ? r : (r ? -EINVAL : 0);
 }
 
 /*
@@ -73,7 +89,31 @@ static int maps_take(struct bpf_object *obj, const struct bpf_object *maps_obj)
 	return bpf_object__next_map(maps_obj, from) ? -EINVAL : 0;
 }
 
-/* Opens the worker's object, leaves it its share of the programs only, and loads it. */
+/* Waits for the maps to be made: 0, or the error that stopped them. */
+static int maps_wait(struct progload_maps *maps)
+{
+	int state;
+
+	pthread_mutex_lock(&maps->lock);
+	while (maps->state == 0)
+		pthread_cond_wait(&maps->done, &maps->lock);
+	state = maps->state;
+	pthread_mutex_unlock(&maps->lock);
+	return state < 0 ? state : 0;
+}
+
+static void maps_set(struct progload_maps *maps, int state)
+{
+	pthread_mutex_lock(&maps->lock);
+	maps->state = state;
+	pthread_cond_broadcast(&maps->done);
+	pthread_mutex_unlock(&maps->lock);
+}
+
+/*
+ * Opens the worker's object (while the maps are being made), leaves it its share of the
+ * programs only, and once the maps are there takes them and loads.
+ */
 static int worker_load(struct progload_worker *w)
 {
 	int r = object_open(w->prepare, w->userdata, &w->skel);
@@ -89,13 +129,13 @@ static int worker_load(struct progload_worker *w)
 		if (!w->mine[i] && bpf_program__set_autoload(prog, false) < 0)
 			return -EINVAL;
 	}
-	if (w->maps_obj) {
-		r = maps_take(w->skel->obj, w->maps_obj);
-		if (r < 0)
-			return r;
-	}
-	r = launch_bpf__load(w->skel);
-	return r < 0 ? r : (r ? -EINVAL : 0);
+	r = maps_wait(w->maps);
+	if (r < 0)
+		return r;
+	r = maps_take(w->skel->obj, w->maps->skel->obj);
+	if (r < 0)
+		return r;
+	return object_load(w->skel);
 }
 
 static void *worker_run(void *data)
@@ -119,7 +159,7 @@ unsigned int progload_objects(void)
  * Shares the programs out: the costliest first, each to the share with the least so far
  * (longest processing time first), so that the big ones spread.
  */
-static void shares_make(const struct progload_prog *progs, size_t n, const bool *enabled,
+static void shares_make(const struct progload_prog *progs, size_t n,
 			struct progload_worker *workers, unsigned int nworkers)
 {
 	unsigned long sum[PROGLOAD_MAX_OBJECTS] = { 0 };
@@ -130,8 +170,7 @@ static void shares_make(const struct progload_prog *progs, size_t n, const bool 
 		unsigned int w = 0;
 
 		for (size_t i = 0; i < n; i++)
-			if (enabled[i] && !placed[i] &&
-			    (best == n || progs[i].cost_us > progs[best].cost_us))
+			if (!placed[i] && (best == n || progs[i].cost_us > progs[best].cost_us))
 				best = i;
 		if (best == n)
 			return;
@@ -144,7 +183,10 @@ static void shares_make(const struct progload_prog *progs, size_t n, const bool 
 	}
 }
 
-/* The fds of the loaded programs, each a descriptor of ours: the objects can go. */
+/*
+ * The fds of the programs loaded (those prepare left to autoload), each a descriptor of ours:
+ * the objects can go.
+ */
 static int fds_take(const struct progload_prog *progs, size_t n,
 		    const struct progload_worker *workers, unsigned int nworkers, int *ret_fds)
 {
@@ -156,7 +198,11 @@ static int fds_take(const struct progload_prog *progs, size_t n,
 				continue;
 			prog = bpf_object__find_program_by_name(workers[k].skel->obj,
 								progs[i].name);
-			if (!prog || bpf_program__fd(prog) < 0)
+			if (!prog)
+				return -ENOENT;
+			if (!bpf_program__autoload(prog))
+				continue;
+			if (bpf_program__fd(prog) < 0)
 				return -ENOENT;
 			ret_fds[i] = fcntl(bpf_program__fd(prog), F_DUPFD_CLOEXEC, 3);
 			if (ret_fds[i] < 0)
@@ -165,76 +211,70 @@ static int fds_take(const struct progload_prog *progs, size_t n,
 	return 0;
 }
 
+/* The maps object: opened, every program left out, loaded (the maps made, .rodata frozen). */
+static int maps_make(struct progload_maps *maps, const struct progload_prog *progs, size_t n,
+		     progload_prepare_t prepare, void *userdata)
+{
+	int r = object_open(prepare, userdata, &maps->skel);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		struct bpf_program *prog =
+			bpf_object__find_program_by_name(maps->skel->obj, progs[i].name);
+
+		if (!prog || bpf_program__set_autoload(prog, false) < 0)
+			return -ENOENT;
+	}
+	return object_load(maps->skel);
+}
+
 int progload_load(const struct progload_prog *progs, size_t n, unsigned int nobjects,
 		  progload_prepare_t prepare, void *userdata, int *ret_fds)
 {
+	struct progload_maps maps = { .lock = PTHREAD_MUTEX_INITIALIZER,
+				      .done = PTHREAD_COND_INITIALIZER };
 	struct progload_worker workers[PROGLOAD_MAX_OBJECTS];
-	struct launch_bpf *maps_skel = NULL;
-	bool enabled[PROGLOAD_MAX_PROGS] = { false };
-	unsigned int nworkers, nenabled = 0;
-	int r;
+	unsigned int nworkers = nobjects;
+	int r = 0;
 
 	for (size_t i = 0; i < n; i++)
 		ret_fds[i] = -1;
 	if (n > PROGLOAD_MAX_PROGS)
 		return -E2BIG;
-	r = object_open(prepare, userdata, &maps_skel);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < n; i++) {
-		struct bpf_program *prog =
-			bpf_object__find_program_by_name(maps_skel->obj, progs[i].name);
-
-		if (!prog) {
-			r = -ENOENT;
-			goto out_maps;
-		}
-		enabled[i] = bpf_program__autoload(prog);
-		nenabled += enabled[i];
-	}
-	nworkers = nobjects < nenabled ? nobjects : nenabled;
-	if (nworkers < 1)
-		nworkers = 1;
+	if (nworkers > n)
+		nworkers = (unsigned int)n;
 	if (nworkers > PROGLOAD_MAX_OBJECTS)
 		nworkers = PROGLOAD_MAX_OBJECTS;
+
+	if (nworkers <= 1) {
+		/* One object makes the maps and loads every program: launch_bpf__load. */
+		struct progload_worker *w = &workers[0];
+
+		*w = (struct progload_worker){ .progs = progs, .n = n };
+		memset(w->mine, true, n);
+		r = object_open(prepare, userdata, &w->skel);
+		if (r == 0)
+			r = object_load(w->skel);
+		if (r == 0)
+			r = fds_take(progs, n, w, 1, ret_fds);
+		nworkers = 1;
+		goto out;
+	}
 
 	for (unsigned int k = 0; k < nworkers; k++)
 		workers[k] = (struct progload_worker){ .progs = progs,
 						       .n = n,
-						       .maps_obj = maps_skel->obj,
+						       .maps = &maps,
 						       .prepare = prepare,
 						       .userdata = userdata };
-	if (nworkers == 1) {
-		/* One object makes the maps and loads every program: launch_bpf__load. */
-		memcpy(workers[0].mine, enabled, sizeof(enabled));
-		r = launch_bpf__load(maps_skel);
-		r = r < 0 ? r : (r ? -EINVAL : 0);
-		if (r == 0) {
-			workers[0].skel = maps_skel;
-			r = fds_take(progs, n, workers, 1, ret_fds);
-			workers[0].skel = NULL;
-		}
-		goto out_maps;
-	}
-
-	/* The maps first, .rodata as prepare wrote it, with no program. */
-	for (size_t i = 0; i < n; i++)
-		if (bpf_program__set_autoload(
-			    bpf_object__find_program_by_name(maps_skel->obj, progs[i].name),
-			    false) < 0) {
-			r = -EINVAL;
-			goto out_maps;
-		}
-	r = launch_bpf__load(maps_skel);
-	if (r) {
-		r = r < 0 ? r : -EINVAL;
-		goto out_maps;
-	}
-	shares_make(progs, n, enabled, workers, nworkers);
-	/* All but the first on threads of their own, the first on this one. */
-	for (unsigned int k = 1; k < nworkers; k++)
+	shares_make(progs, n, workers, nworkers);
+	/* Each on a thread of its own, opening its object while this one makes the maps. */
+	for (unsigned int k = 0; k < nworkers; k++)
 		workers[k].started =
 			pthread_create(&workers[k].thread, NULL, worker_run, &workers[k]) == 0;
+	r = maps_make(&maps, progs, n, prepare, userdata);
+	maps_set(&maps, r < 0 ? r : 1);
 	for (unsigned int k = 0; k < nworkers; k++)
 		if (!workers[k].started)
 			worker_run(&workers[k]);
@@ -246,11 +286,12 @@ int progload_load(const struct progload_prog *progs, size_t n, unsigned int nobj
 		r = workers[k].error;
 	if (r == 0)
 		r = fds_take(progs, n, workers, nworkers, ret_fds);
+out:
 	for (unsigned int k = 0; k < nworkers; k++)
 		if (workers[k].skel)
 			launch_bpf__destroy(workers[k].skel);
-out_maps:
-	launch_bpf__destroy(maps_skel);
+	if (maps.skel)
+		launch_bpf__destroy(maps.skel);
 	if (r < 0)
 		for (size_t i = 0; i < n; i++)
 			if (ret_fds[i] >= 0) {
