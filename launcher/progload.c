@@ -21,14 +21,6 @@
 /* More programs than the object has: the shares are bitmaps of this many. */
 #define PROGLOAD_MAX_PROGS 64
 
-/* The object that makes the maps, which the others wait for. */
-struct progload_maps {
-	pthread_mutex_t lock;
-	pthread_cond_t done;
-	int state; /* 1: made; 0: not yet; -errno: failed */
-	struct launch_bpf *skel;
-};
-
 /* One object and the share of the programs it loads. */
 struct progload_worker {
 	pthread_t thread;
@@ -36,9 +28,7 @@ struct progload_worker {
 	const struct progload_prog *progs;
 	size_t n;
 	bool mine[PROGLOAD_MAX_PROGS];
-	struct progload_maps *maps; /* whose maps this one takes */
-	progload_prepare_t prepare;
-	void *userdata;
+	const struct bpf_object *maps_obj; /* whose maps this one takes */
 	struct launch_bpf *skel;
 	int error;
 };
@@ -89,34 +79,10 @@ static int maps_take(struct bpf_object *obj, const struct bpf_object *maps_obj)
 	return bpf_object__next_map(maps_obj, from) ? -EINVAL : 0;
 }
 
-/* Waits for the maps to be made: 0, or the error that stopped them. */
-static int maps_wait(struct progload_maps *maps)
+/* Leaves the worker's object its share of the programs only. */
+static int worker_open(struct progload_worker *w, progload_prepare_t prepare, void *userdata)
 {
-	int state;
-
-	pthread_mutex_lock(&maps->lock);
-	while (maps->state == 0)
-		pthread_cond_wait(&maps->done, &maps->lock);
-	state = maps->state;
-	pthread_mutex_unlock(&maps->lock);
-	return state < 0 ? state : 0;
-}
-
-static void maps_set(struct progload_maps *maps, int state)
-{
-	pthread_mutex_lock(&maps->lock);
-	maps->state = state;
-	pthread_cond_broadcast(&maps->done);
-	pthread_mutex_unlock(&maps->lock);
-}
-
-/*
- * Opens the worker's object (while the maps are being made), leaves it its share of the
- * programs only, and once the maps are there takes them and loads.
- */
-static int worker_load(struct progload_worker *w)
-{
-	int r = object_open(w->prepare, w->userdata, &w->skel);
+	int r = object_open(prepare, userdata, &w->skel);
 
 	if (r < 0)
 		return r;
@@ -129,10 +95,14 @@ static int worker_load(struct progload_worker *w)
 		if (!w->mine[i] && bpf_program__set_autoload(prog, false) < 0)
 			return -EINVAL;
 	}
-	r = maps_wait(w->maps);
-	if (r < 0)
-		return r;
-	r = maps_take(w->skel->obj, w->maps->skel->obj);
+	return 0;
+}
+
+/* Takes the maps, made by then, and loads the share. */
+static int worker_load(struct progload_worker *w)
+{
+	int r = maps_take(w->skel->obj, w->maps_obj);
+
 	if (r < 0)
 		return r;
 	return object_load(w->skel);
@@ -211,30 +181,29 @@ static int fds_take(const struct progload_prog *progs, size_t n,
 	return 0;
 }
 
-/* The maps object: opened, every program left out, loaded (the maps made, .rodata frozen). */
-static int maps_make(struct progload_maps *maps, const struct progload_prog *progs, size_t n,
+/* The maps object: every program left out. */
+static int maps_open(struct launch_bpf **ret_skel, const struct progload_prog *progs, size_t n,
 		     progload_prepare_t prepare, void *userdata)
 {
-	int r = object_open(prepare, userdata, &maps->skel);
+	int r = object_open(prepare, userdata, ret_skel);
 
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++) {
 		struct bpf_program *prog =
-			bpf_object__find_program_by_name(maps->skel->obj, progs[i].name);
+			bpf_object__find_program_by_name((*ret_skel)->obj, progs[i].name);
 
 		if (!prog || bpf_program__set_autoload(prog, false) < 0)
 			return -ENOENT;
 	}
-	return object_load(maps->skel);
+	return 0;
 }
 
 int progload_load(const struct progload_prog *progs, size_t n, unsigned int nobjects,
 		  progload_prepare_t prepare, void *userdata, int *ret_fds)
 {
-	struct progload_maps maps = { .lock = PTHREAD_MUTEX_INITIALIZER,
-				      .done = PTHREAD_COND_INITIALIZER };
 	struct progload_worker workers[PROGLOAD_MAX_OBJECTS];
+	struct launch_bpf *maps_skel = NULL;
 	unsigned int nworkers = nobjects;
 	int r = 0;
 
@@ -246,35 +215,40 @@ int progload_load(const struct progload_prog *progs, size_t n, unsigned int nobj
 		nworkers = (unsigned int)n;
 	if (nworkers > PROGLOAD_MAX_OBJECTS)
 		nworkers = PROGLOAD_MAX_OBJECTS;
-
-	if (nworkers <= 1) {
-		/* One object makes the maps and loads every program: launch_bpf__load. */
-		struct progload_worker *w = &workers[0];
-
-		*w = (struct progload_worker){ .progs = progs, .n = n };
-		memset(w->mine, true, n);
-		r = object_open(prepare, userdata, &w->skel);
-		if (r == 0)
-			r = object_load(w->skel);
-		if (r == 0)
-			r = fds_take(progs, n, w, 1, ret_fds);
+	if (nworkers < 1)
 		nworkers = 1;
+	for (unsigned int k = 0; k < nworkers; k++)
+		workers[k] = (struct progload_worker){ .progs = progs, .n = n };
+
+	if (nworkers == 1) {
+		/* One object makes the maps and loads every program: launch_bpf__load. */
+		memset(workers[0].mine, true, n);
+		r = object_open(prepare, userdata, &workers[0].skel);
+		if (r == 0)
+			r = object_load(workers[0].skel);
+		if (r == 0)
+			r = fds_take(progs, n, workers, 1, ret_fds);
 		goto out;
 	}
 
-	for (unsigned int k = 0; k < nworkers; k++)
-		workers[k] = (struct progload_worker){ .progs = progs,
-						       .n = n,
-						       .maps = &maps,
-						       .prepare = prepare,
-						       .userdata = userdata };
+	/*
+	 * Every object opened here, one after the other: on threads of their own at once they
+	 * took several times longer (each thread's fresh memory, page by page, on this VM).
+	 */
 	shares_make(progs, n, workers, nworkers);
-	/* Each on a thread of its own, opening its object while this one makes the maps. */
-	for (unsigned int k = 0; k < nworkers; k++)
+	r = maps_open(&maps_skel, progs, n, prepare, userdata);
+	for (unsigned int k = 0; k < nworkers && r == 0; k++) {
+		workers[k].maps_obj = maps_skel->obj;
+		r = worker_open(&workers[k], prepare, userdata);
+	}
+	/* The maps, .rodata as prepare wrote it, then the shares on their threads. */
+	if (r == 0)
+		r = object_load(maps_skel);
+	if (r < 0)
+		goto out;
+	for (unsigned int k = 1; k < nworkers; k++)
 		workers[k].started =
 			pthread_create(&workers[k].thread, NULL, worker_run, &workers[k]) == 0;
-	r = maps_make(&maps, progs, n, prepare, userdata);
-	maps_set(&maps, r < 0 ? r : 1);
 	for (unsigned int k = 0; k < nworkers; k++)
 		if (!workers[k].started)
 			worker_run(&workers[k]);
@@ -290,8 +264,8 @@ out:
 	for (unsigned int k = 0; k < nworkers; k++)
 		if (workers[k].skel)
 			launch_bpf__destroy(workers[k].skel);
-	if (maps.skel)
-		launch_bpf__destroy(maps.skel);
+	if (maps_skel)
+		launch_bpf__destroy(maps_skel);
 	if (r < 0)
 		for (size_t i = 0; i < n; i++)
 			if (ret_fds[i] >= 0) {
