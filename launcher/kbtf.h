@@ -13,7 +13,10 @@ struct kbtf_unix {
 };
 
 /*
- * Reads the raw BTF at path (the kernel's: /sys/kernel/btf/vmlinux) through one small buffer.
- * -ENOENT when a name is missing, -EINVAL when the file is no BTF, -errno on a read error.
+ * Reads the raw BTF at path (the kernel's: /sys/kernel/btf/vmlinux), mapped where mmap serves
+ * it, else through one small buffer. -ENOENT when a name is missing, -EINVAL when the file is
+ * no BTF, -errno on a read error.
  */
 int kbtf_unix_find(const char *path, struct kbtf_unix *ret);
+/* The same, always through the buffer: what kbtf_unix_find falls back to. */
+int kbtf_unix_find_streamed(const char *path, struct kbtf_unix *ret);

@@ -24,6 +24,7 @@
 #include "kbtf.h"
 #include "launch.skel.h"
 #include "loader.h"
+#include "progload.h"
 #include "util.h"
 
 /*
@@ -33,26 +34,31 @@
 #define LAUNCH_BPF_CGROUP_UNIX_CONNECT 49
 #define LAUNCH_BPF_CGROUP_UNIX_SENDMSG 50
 
+/*
+ * cost_us: what verifying each took here (strace -T of BPF_PROG_LOAD, kernel 6.18, one run),
+ * by which progload shares them out over the CPUs.
+ */
 static const struct {
 	const char *name; /* as in the skeleton */
 	int attach_type;
+	unsigned int cost_us;
 } PROGS[LOADER_NPROGS] = {
-	[LOADER_CONNECT4] = { "launch_connect4", BPF_CGROUP_INET4_CONNECT },
-	[LOADER_CONNECT6] = { "launch_connect6", BPF_CGROUP_INET6_CONNECT },
-	[LOADER_SENDMSG4] = { "launch_sendmsg4", BPF_CGROUP_UDP4_SENDMSG },
-	[LOADER_SENDMSG6] = { "launch_sendmsg6", BPF_CGROUP_UDP6_SENDMSG },
-	[LOADER_RECVMSG4] = { "launch_recvmsg4", BPF_CGROUP_UDP4_RECVMSG },
-	[LOADER_RECVMSG6] = { "launch_recvmsg6", BPF_CGROUP_UDP6_RECVMSG },
-	[LOADER_GETPEERNAME4] = { "launch_getpeername4", BPF_CGROUP_INET4_GETPEERNAME },
-	[LOADER_GETPEERNAME6] = { "launch_getpeername6", BPF_CGROUP_INET6_GETPEERNAME },
-	[LOADER_SOCK_CREATE] = { "launch_sock_create", BPF_CGROUP_INET_SOCK_CREATE },
-	[LOADER_CONNECT_UNIX] = { "launch_connect_unix", LAUNCH_BPF_CGROUP_UNIX_CONNECT },
-	[LOADER_SENDMSG_UNIX] = { "launch_sendmsg_unix", LAUNCH_BPF_CGROUP_UNIX_SENDMSG },
-	[LOADER_SETSOCKOPT] = { "launch_setsockopt", BPF_CGROUP_SETSOCKOPT },
-	[LOADER_EGRESS] = { "launch_egress", BPF_CGROUP_INET_EGRESS },
-	[LOADER_BIND4] = { "launch_bind4", BPF_CGROUP_INET4_BIND },
-	[LOADER_BIND6] = { "launch_bind6", BPF_CGROUP_INET6_BIND },
-	[LOADER_INGRESS] = { "launch_ingress", BPF_CGROUP_INET_INGRESS },
+	[LOADER_CONNECT4] = { "launch_connect4", BPF_CGROUP_INET4_CONNECT, 4500 },
+	[LOADER_CONNECT6] = { "launch_connect6", BPF_CGROUP_INET6_CONNECT, 4000 },
+	[LOADER_SENDMSG4] = { "launch_sendmsg4", BPF_CGROUP_UDP4_SENDMSG, 4700 },
+	[LOADER_SENDMSG6] = { "launch_sendmsg6", BPF_CGROUP_UDP6_SENDMSG, 5400 },
+	[LOADER_RECVMSG4] = { "launch_recvmsg4", BPF_CGROUP_UDP4_RECVMSG, 300 },
+	[LOADER_RECVMSG6] = { "launch_recvmsg6", BPF_CGROUP_UDP6_RECVMSG, 300 },
+	[LOADER_GETPEERNAME4] = { "launch_getpeername4", BPF_CGROUP_INET4_GETPEERNAME, 250 },
+	[LOADER_GETPEERNAME6] = { "launch_getpeername6", BPF_CGROUP_INET6_GETPEERNAME, 270 },
+	[LOADER_SOCK_CREATE] = { "launch_sock_create", BPF_CGROUP_INET_SOCK_CREATE, 480 },
+	[LOADER_CONNECT_UNIX] = { "launch_connect_unix", LAUNCH_BPF_CGROUP_UNIX_CONNECT, 3600 },
+	[LOADER_SENDMSG_UNIX] = { "launch_sendmsg_unix", LAUNCH_BPF_CGROUP_UNIX_SENDMSG, 4000 },
+	[LOADER_SETSOCKOPT] = { "launch_setsockopt", BPF_CGROUP_SETSOCKOPT, 520 },
+	[LOADER_EGRESS] = { "launch_egress", BPF_CGROUP_INET_EGRESS, 12100 },
+	[LOADER_BIND4] = { "launch_bind4", BPF_CGROUP_INET4_BIND, 780 },
+	[LOADER_BIND6] = { "launch_bind6", BPF_CGROUP_INET6_BIND, 940 },
+	[LOADER_INGRESS] = { "launch_ingress", BPF_CGROUP_INET_INGRESS, 1430 },
 };
 
 /* The shared maps of the launcher's own; the maps-of-maps are named in image_map_specs. */
@@ -236,57 +242,72 @@ static int unix_prog_patch(struct bpf_program *prog, uint32_t kfunc_id)
 	return bpf_program__set_insns(prog, insns, cnt) < 0 ? -errno : 0;
 }
 
+/* What every object of a load is given before it loads (progload). */
+struct load_prep {
+	bool unix_hooks;
+	struct kbtf_unix kbtf;
+};
+
 /*
- * Gives the AF_UNIX programs what they need of the kernel's BTF: found here by streaming it
- * (kbtf.c), rather than by libbpf, which reads and indexes all of it for a kfunc or a CO-RE
- * relocation.
+ * Gives the AF_UNIX programs what they need of the kernel's BTF, found beforehand (kbtf.c),
+ * or turns them off before kernel 6.7. The same on each object: the .rodata of the first is
+ * the one every program reads.
  */
-static int unix_progs_prepare(struct launch_bpf *skel)
+static int object_prepare(struct launch_bpf *skel, void *userdata)
 {
-	struct kbtf_unix k;
+	const struct load_prep *prep = userdata;
 	int r;
 
-	r = kbtf_unix_find(KBTF_VMLINUX, &k);
-	if (r < 0) {
-		fprintf(stderr,
-			"launch: %s: cannot find bpf_cast_to_kern_ctx and bpf_sock_addr_kern's "
-			"uaddr and uaddrlen: %s\n",
-			KBTF_VMLINUX, strerror(-r));
-		return r;
-	}
-	skel->rodata->unix_uaddr_off = k.uaddr_off;
-	skel->rodata->unix_uaddrlen_off = k.uaddrlen_off;
-	r = unix_prog_patch(skel->progs.launch_connect_unix, k.cast_kern_ctx_id);
-	if (r < 0)
-		return r;
-	return unix_prog_patch(skel->progs.launch_sendmsg_unix, k.cast_kern_ctx_id);
-}
-
-/* Loads (verifies) the programs and attaches them to the holder, replacing what is there. */
-static int shared_load(const char *holder, bool unix_hooks)
-{
-	struct launch_bpf *skel = launch_bpf__open();
-	_cleanup_close_ int fd = -1;
-	int r;
-
-	if (!skel)
-		return -errno;
 	/* Attach types libbpf 1.1 has no section names for (kernel 6.7+). */
 	bpf_program__set_expected_attach_type(skel->progs.launch_connect_unix,
 					      LAUNCH_BPF_CGROUP_UNIX_CONNECT);
 	bpf_program__set_expected_attach_type(skel->progs.launch_sendmsg_unix,
 					      LAUNCH_BPF_CGROUP_UNIX_SENDMSG);
-	if (!unix_hooks) {
+	if (!prep->unix_hooks) {
 		bpf_program__set_autoload(skel->progs.launch_connect_unix, false);
 		bpf_program__set_autoload(skel->progs.launch_sendmsg_unix, false);
-	} else {
-		r = unix_progs_prepare(skel);
-		if (r < 0)
-			goto out;
+		return 0;
 	}
-	r = launch_bpf__load(skel);
-	if (r)
-		goto out;
+	skel->rodata->unix_uaddr_off = prep->kbtf.uaddr_off;
+	skel->rodata->unix_uaddrlen_off = prep->kbtf.uaddrlen_off;
+	r = unix_prog_patch(skel->progs.launch_connect_unix, prep->kbtf.cast_kern_ctx_id);
+	if (r < 0)
+		return r;
+	return unix_prog_patch(skel->progs.launch_sendmsg_unix, prep->kbtf.cast_kern_ctx_id);
+}
+
+/*
+ * Loads (verifies) the programs, on as many CPUs as there are (progload), and attaches them
+ * to the holder, replacing what is there.
+ */
+static int shared_load(const char *holder, bool unix_hooks)
+{
+	struct load_prep prep = { .unix_hooks = unix_hooks };
+	struct progload_prog progs[LOADER_NPROGS];
+	int prog_fds[LOADER_NPROGS];
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	if (unix_hooks) {
+		/*
+		 * libbpf would read and index the whole of the kernel's BTF for a kfunc or a
+		 * CO-RE relocation.
+		 */
+		r = kbtf_unix_find(KBTF_VMLINUX, &prep.kbtf);
+		if (r < 0) {
+			fprintf(stderr,
+				"launch: %s: cannot find bpf_cast_to_kern_ctx and "
+				"bpf_sock_addr_kern's uaddr and uaddrlen: %s\n",
+				KBTF_VMLINUX, strerror(-r));
+			return r;
+		}
+	}
+	for (int i = 0; i < LOADER_NPROGS; i++)
+		progs[i] = (struct progload_prog){ PROGS[i].name, PROGS[i].cost_us };
+	r = progload_load(progs, LOADER_NPROGS, progload_objects(), object_prepare, &prep,
+			  prog_fds);
+	if (r < 0)
+		return r;
 	if (mkdir(holder, 0700) < 0 && errno != EEXIST) {
 		r = -errno;
 		goto out;
@@ -297,13 +318,10 @@ static int shared_load(const char *holder, bool unix_hooks)
 		goto out;
 	}
 	for (int i = 0; i < LOADER_NPROGS; i++) {
-		struct bpf_program *prog =
-			bpf_object__find_program_by_name(skel->obj, PROGS[i].name);
-
-		if (!prog || !bpf_program__autoload(prog))
+		if (prog_fds[i] < 0)
 			continue;
 		/* Without BPF_F_ALLOW_MULTI one program per hook: a second attach replaces. */
-		if (bpf_prog_attach(bpf_program__fd(prog), fd, PROGS[i].attach_type, 0) < 0) {
+		if (bpf_prog_attach(prog_fds[i], fd, PROGS[i].attach_type, 0) < 0) {
 			r = -errno;
 			/* Nothing half-made stays: removing the holder detaches what it got. */
 			rmdir(holder);
@@ -312,8 +330,10 @@ static int shared_load(const char *holder, bool unix_hooks)
 	}
 out:
 	/* The holder's attachments keep the programs, and through them the maps. */
-	launch_bpf__destroy(skel);
-	return r < 0 ? r : (r ? -EINVAL : 0);
+	for (int i = 0; i < LOADER_NPROGS; i++)
+		if (prog_fds[i] >= 0)
+			close(prog_fds[i]);
+	return r;
 }
 
 int loader_shared_get(const char *cgroup_parent, struct loader_shared *ret)

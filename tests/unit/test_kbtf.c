@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* Unit tests for kbtf.c: raw BTF files written here, with records across its read buffer. */
+/*
+ * Unit tests for kbtf.c: raw BTF files written here, with records across its read buffer, each
+ * searched mapped and streamed (the fallback where the kernel will not map its BTF).
+ */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,6 +14,9 @@
 
 #include "test.h"
 #include "../../launcher/kbtf.h"
+
+/* The search under test: kbtf_unix_find (a file here is mapped) or its streamed fallback. */
+static int (*find)(const char *path, struct kbtf_unix *ret);
 
 struct blob {
 	unsigned char *p;
@@ -91,8 +97,9 @@ static const char *build(uint16_t magic, bool with_cast, uint32_t bad_kind, uint
 	str(&strs, filler);
 	n_int = str(&strs, "int");
 	n_e = str(&strs, "e");
-	/* A name that starts like one looked for is another name. */
+	/* A name that starts or ends like one looked for is another name. */
 	str(&strs, "uaddrlen_not");
+	str(&strs, "not_uaddrlen");
 	n_cast = str(&strs, "bpf_cast_to_kern_ctx");
 	n_sak = str(&strs, "bpf_sock_addr_kern");
 	n_sk = str(&strs, "sk");
@@ -142,7 +149,7 @@ static void test_finds_id_and_offsets(void)
 	uint32_t id = 0;
 	const char *path = build(BTF_MAGIC, true, 0, &id);
 
-	CHECK_EQ_INT(kbtf_unix_find(path, &k), 0);
+	CHECK_EQ_INT(find(path, &k), 0);
 	CHECK_EQ_INT(k.cast_kern_ctx_id, id);
 	CHECK_EQ_INT(k.uaddr_off, 8);
 	CHECK_EQ_INT(k.uaddrlen_off, 32);
@@ -155,7 +162,7 @@ static void test_missing_kfunc(void)
 	uint32_t id = 0;
 	const char *path = build(BTF_MAGIC, false, 0, &id);
 
-	CHECK_EQ_INT(kbtf_unix_find(path, &k), -ENOENT);
+	CHECK_EQ_INT(find(path, &k), -ENOENT);
 	unlink(path);
 }
 
@@ -165,9 +172,9 @@ static void test_not_btf(void)
 	uint32_t id = 0;
 	const char *path = build(0x1234, true, 0, &id);
 
-	CHECK_EQ_INT(kbtf_unix_find(path, &k), -EINVAL);
+	CHECK_EQ_INT(find(path, &k), -EINVAL);
 	unlink(path);
-	CHECK_EQ_INT(kbtf_unix_find("/nonexistent/vmlinux", &k), -ENOENT);
+	CHECK_EQ_INT(find("/nonexistent/vmlinux", &k), -ENOENT);
 }
 
 /* A kind this does not know the size of: the ids after it cannot be counted. */
@@ -177,7 +184,7 @@ static void test_unknown_kind(void)
 	uint32_t id = 0;
 	const char *path = build(BTF_MAGIC, true, 31, &id);
 
-	CHECK_EQ_INT(kbtf_unix_find(path, &k), -EINVAL);
+	CHECK_EQ_INT(find(path, &k), -EINVAL);
 	unlink(path);
 }
 
@@ -188,16 +195,43 @@ static void test_truncated(void)
 	const char *path = build(BTF_MAGIC, true, 0, &id);
 
 	CHECK(truncate(path, 24 + 50000) == 0);
-	CHECK_EQ_INT(kbtf_unix_find(path, &k), -EINVAL);
+	CHECK_EQ_INT(find(path, &k), -EINVAL);
 	unlink(path);
 }
 
+/* The kernel's own file, where there is one: both ways find the same. */
+static void test_kernel_both_ways(void)
+{
+	struct kbtf_unix mapped = { 0 }, streamed = { 0 };
+	int r = kbtf_unix_find(KBTF_VMLINUX, &mapped);
+
+	if (r == -ENOENT && access(KBTF_VMLINUX, F_OK) < 0) {
+		printf("  skipped: no %s\n", KBTF_VMLINUX);
+		return;
+	}
+	CHECK_EQ_INT(r, 0);
+	CHECK_EQ_INT(kbtf_unix_find_streamed(KBTF_VMLINUX, &streamed), 0);
+	CHECK(mapped.cast_kern_ctx_id != 0);
+	CHECK_EQ_INT(mapped.cast_kern_ctx_id, streamed.cast_kern_ctx_id);
+	CHECK_EQ_INT(mapped.uaddr_off, streamed.uaddr_off);
+	CHECK_EQ_INT(mapped.uaddrlen_off, streamed.uaddrlen_off);
+}
+
+#define RUN_BOTH(fn)                             \
+	do {                                     \
+		find = kbtf_unix_find;           \
+		test_run(#fn " (mapped)", fn);   \
+		find = kbtf_unix_find_streamed;  \
+		test_run(#fn " (streamed)", fn); \
+	} while (0)
+
 int main(void)
 {
-	RUN(test_finds_id_and_offsets);
-	RUN(test_missing_kfunc);
-	RUN(test_not_btf);
-	RUN(test_unknown_kind);
-	RUN(test_truncated);
+	RUN_BOTH(test_finds_id_and_offsets);
+	RUN_BOTH(test_missing_kfunc);
+	RUN_BOTH(test_not_btf);
+	RUN_BOTH(test_unknown_kind);
+	RUN_BOTH(test_truncated);
+	RUN(test_kernel_both_ways);
 	return test_failures != 0;
 }
