@@ -182,8 +182,9 @@ int dnsproxy_query_begin(struct dnsproxy *proxy, const uint8_t *pkt, size_t len,
 const uint8_t *dnsproxy_query_packet(const struct dnsproxy_query *query, size_t *ret_len);
 /*
  * The upstream's answer to `query`. Returns DNSPROXY_REPLY with the job's reply in `reply`
- * after the answer's addresses were opened, DNSPROXY_RETRY_TCP (only for a UDP answer), or
- * -ENOMSG when the message is not the answer (keep waiting).
+ * after the answer's addresses were opened (or the refusal, when the rules in force now
+ * refuse the name: a launch update came after the query), DNSPROXY_RETRY_TCP (only for a UDP
+ * answer), or -ENOMSG when the message is not the answer (keep waiting).
  */
 int dnsproxy_query_answer(struct dnsproxy *proxy, struct dnsproxy_query *query,
 			  const uint8_t *answer, size_t len, long long now_ms, uint8_t *reply,
