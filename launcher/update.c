@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -31,8 +33,17 @@
 /* A requester has this long to send its request once connected. */
 #define UPDATE_REQUEST_TIMEOUT_S 2
 
+/*
+ * The supervisor's loop has one thread: nothing here may wait. Its descriptor is an epoll set
+ * of the listening socket, the one connection being served and that connection's deadline;
+ * while a connection is served, the listening socket is not watched and the others wait in
+ * its backlog.
+ */
 struct update_server {
 	int fd;
+	int epoll_fd, timer_fd;
+	int conn; /* the requester being served; -1: none */
+	struct ucred cred;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	/* The policies taken since launch: the DNS proxy and the audit log point into them. */
 	struct rules **kept;
@@ -51,6 +62,14 @@ static int socket_path(const char *id, struct sockaddr_un *ret_addr)
 	return 0;
 }
 
+/* -1 with errno on failure. */
+static int watch(int epoll_fd, int op, int fd, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.fd = fd };
+
+	return epoll_ctl(epoll_fd, op, fd, &ev);
+}
+
 int update_listen(const char *id, struct update_server **ret_server)
 {
 	_cleanup_free_ struct update_server *s = calloc(1, sizeof(*s));
@@ -59,7 +78,7 @@ int update_listen(const char *id, struct update_server **ret_server)
 
 	if (!s)
 		return -ENOMEM;
-	s->fd = -1;
+	s->fd = s->epoll_fd = s->timer_fd = s->conn = -1;
 	r = socket_path(id, &addr);
 	if (r < 0)
 		return r;
@@ -78,19 +97,34 @@ int update_listen(const char *id, struct update_server **ret_server)
 		return r;
 	}
 	memcpy(s->path, addr.sun_path, sizeof(s->path));
+	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (s->epoll_fd < 0 || s->timer_fd < 0 ||
+	    watch(s->epoll_fd, EPOLL_CTL_ADD, s->fd, EPOLLIN) ||
+	    watch(s->epoll_fd, EPOLL_CTL_ADD, s->timer_fd, EPOLLIN)) {
+		r = -errno;
+		update_server_free(TAKE_PTR(s));
+		return r;
+	}
 	*ret_server = TAKE_PTR(s);
 	return 0;
 }
 
 int update_fd(const struct update_server *server)
 {
-	return server ? server->fd : -1;
+	return server ? server->epoll_fd : -1;
 }
 
 void update_server_free(struct update_server *server)
 {
 	if (!server)
 		return;
+	if (server->conn >= 0)
+		close(server->conn);
+	if (server->timer_fd >= 0)
+		close(server->timer_fd);
+	if (server->epoll_fd >= 0)
+		close(server->epoll_fd);
 	if (server->fd >= 0) {
 		close(server->fd);
 		unlink(server->path);
@@ -228,41 +262,21 @@ static int install_image(void *ctx)
 	return r < 0 && install->bpf->slot == install->old_slot ? r : 0;
 }
 
-int update_serve(struct update_server *s, const struct update_target *t)
+/* The request in req[0..len): answered, and the new policy in force, or the old one still. */
+static int serve_request(struct update_server *s, const struct update_target *t, char *req,
+			 ssize_t len)
 {
-	_cleanup_close_ int conn = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
 	_cleanup_(rules_freep) struct rules *rules = NULL;
 	const struct rules *now;
 	_cleanup_(image_freep) struct image *image = NULL;
-	_cleanup_free_ char *req = NULL;
-	struct timeval tv = { .tv_sec = UPDATE_REQUEST_TIMEOUT_S };
 	char errbuf[POLICY_ERR_LEN + 256] = "";
 	char *paths[256];
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
+	struct ucred cred = s->cred;
+	int conn = s->conn;
 	struct update_install install = { .bpf = t->bpf, .old_slot = t->bpf->slot };
 	bool installed = false;
-	ssize_t len;
 	int r, npaths;
 
-	/* A requester that went away, or none: nothing to serve. */
-	if (conn < 0)
-		return 0;
-	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != 0) {
-		answer(conn, -EPERM, "only root may change a sandbox's policy");
-		return 0;
-	}
-	if (peer_inside(cred.pid, t->id)) {
-		answer(conn, -EPERM, "a process of the sandbox may not change its policy");
-		return 0;
-	}
-	req = malloc(UPDATE_REQUEST_MAX);
-	if (!req) {
-		answer(conn, -ENOMEM, "%s", strerror(ENOMEM));
-		return 0;
-	}
-	setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	len = recv(conn, req, UPDATE_REQUEST_MAX, 0);
 	npaths = len > 0 ? parse_request(req, (size_t)len, paths, ARRAY_SIZE(paths)) : -EINVAL;
 	if (npaths < 0) {
 		answer(conn, -EINVAL, "malformed request");
@@ -320,6 +334,81 @@ int update_serve(struct update_server *s, const struct update_target *t)
 	}
 	answer(conn, 0, "%s", "");
 	return 0;
+}
+
+/* Done with the connection: the deadline disarmed, the next requester taken from the backlog. */
+static void conn_close(struct update_server *s)
+{
+	struct itimerspec off = { 0 };
+
+	close(s->conn);
+	s->conn = -1;
+	timerfd_settime(s->timer_fd, 0, &off, NULL);
+	watch(s->epoll_fd, EPOLL_CTL_MOD, s->fd, EPOLLIN);
+}
+
+/* A requester from the backlog, if one waits: checked, then served once its request is in. */
+static void conn_accept(struct update_server *s, const struct update_target *t)
+{
+	struct itimerspec deadline = { .it_value.tv_sec = UPDATE_REQUEST_TIMEOUT_S };
+	socklen_t clen = sizeof(s->cred);
+	int conn = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	/* A requester that went away, or none: nothing to serve. */
+	if (conn < 0)
+		return;
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &s->cred, &clen) < 0 || s->cred.uid != 0) {
+		answer(conn, -EPERM, "only root may change a sandbox's policy");
+		close(conn);
+		return;
+	}
+	if (peer_inside(s->cred.pid, t->id)) {
+		answer(conn, -EPERM, "a process of the sandbox may not change its policy");
+		close(conn);
+		return;
+	}
+	if (timerfd_settime(s->timer_fd, 0, &deadline, NULL) < 0 ||
+	    watch(s->epoll_fd, EPOLL_CTL_ADD, conn, EPOLLIN) < 0 ||
+	    watch(s->epoll_fd, EPOLL_CTL_MOD, s->fd, 0) < 0) {
+		answer(conn, -errno, "%s", strerror(errno));
+		close(conn);
+		return;
+	}
+	s->conn = conn;
+}
+
+int update_serve(struct update_server *s, const struct update_target *t)
+{
+	_cleanup_free_ char *req = NULL;
+	struct epoll_event evs[3];
+	uint64_t ticks;
+	ssize_t len;
+	int r;
+
+	/* Only to reset the set's readiness: what is ready is asked of each descriptor below. */
+	(void)!epoll_wait(s->epoll_fd, evs, ARRAY_SIZE(evs), 0);
+	if (s->conn < 0)
+		conn_accept(s, t);
+	if (s->conn < 0)
+		return 0;
+	req = malloc(UPDATE_REQUEST_MAX);
+	if (!req) {
+		answer(s->conn, -ENOMEM, "%s", strerror(ENOMEM));
+		conn_close(s);
+		return 0;
+	}
+	/* SOCK_SEQPACKET: the request is one message, whole. */
+	len = recv(s->conn, req, UPDATE_REQUEST_MAX, MSG_DONTWAIT);
+	if (len < 0 && (errno == EAGAIN || errno == EINTR)) {
+		if (read(s->timer_fd, &ticks, sizeof(ticks)) != sizeof(ticks))
+			return 0;
+		answer(s->conn, -ETIMEDOUT, "no request within %d s", UPDATE_REQUEST_TIMEOUT_S);
+		conn_close(s);
+		return 0;
+	}
+	r = serve_request(s, t, req, len);
+	conn_close(s);
+	return r;
 }
 
 int update_request(const char *id, char *const *paths, size_t npaths, char *errbuf, size_t errlen)

@@ -236,3 +236,63 @@ EPERM" "$L_OUT" || return 1
 	expect_audit 1 "$L_AUDIT" event=deny op=connect_unix "dst_path=/run/launch/$name.ctl" ||
 		return 1
 }
+
+# The control socket never stalls the launcher's one loop: a requester that connects and
+# sends nothing is answered ETIMEDOUT after 2 s and dropped, and meanwhile the job's DNS
+# look-ups (answered by the proxy in that loop) and its refused connections go on at once.
+test_update_silent_client() {
+	local old new out i
+
+	old=$(policy old "$UPD_OLD")
+	new=$(policy new "$UPD_NEW")
+	outside "OK tcp 127.0.0.4 8203" || return 1
+	# shellcheck disable=SC2016
+	launch_bg --policy "$old" -- /bin/sh -c '
+		while [ ! -e "$0/go" ]; do sleep 0.01; done
+		"$1" "$2" "qtimes udp 192.0.2.53 evil.example A 10 0.1" "tcp 127.0.0.4 8203"
+		while [ ! -e "$0/stop" ]; do sleep 0.01; done' "$T_DIR" "$IT_PY" "$IT_FIX/dns/job.py"
+	upd_wait_control || upd_stop || return 1
+	# A root requester outside the sandbox that connects and sends nothing.
+	"$IT_PY" -c '
+import socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+start = time.monotonic()
+with open(sys.argv[2], "w") as f:
+    f.write("connected\n")
+s.settimeout(10)
+m = s.recv(4096)
+print(struct.unpack("=i", m[:4])[0], int((time.monotonic() - start) * 1000), m[4:].decode())
+' "/run/launch/$L_NAME.ctl" "$T_DIR/connected" >"$T_DIR/silent.out" 2>&1 &
+	track_pid $!
+	wait_for_file "$T_DIR/connected" 10 || fail "the silent requester did not connect" ||
+		upd_stop || return 1
+	: >"$T_DIR/go"
+	for ((i = 0; i < 500; i++)); do
+		grep -q "^tcp " "$L_OUT_FILE" && [ -s "$T_DIR/silent.out" ] && break
+		sleep 0.02
+	done
+	out=$(cat "$L_OUT_FILE")
+	echo "  job: $(brief "$out"); silent requester: $(cat "$T_DIR/silent.out")"
+	[[ $out =~ qtimes\ evil.example\ rcode=5\ max_ms=([0-9]+) ]] ||
+		fail "no look-up result: $(brief "$out")" || upd_stop || return 1
+	[ "${BASH_REMATCH[1]}" -lt 500 ] ||
+		fail "a look-up waited ${BASH_REMATCH[1]} ms while a requester sent nothing" ||
+		upd_stop || return 1
+	expect_match "the job's connect" "tcp 127.0.0.4 EPERM" "$out" || upd_stop || return 1
+	[[ $(cat "$T_DIR/silent.out") =~ ^-110\ ([0-9]+)\ no\ request ]] ||
+		fail "silent requester: $(brief "$(cat "$T_DIR/silent.out")")" || upd_stop || return 1
+	[ "${BASH_REMATCH[1]}" -ge 1500 ] ||
+		fail "the silent requester was dropped after ${BASH_REMATCH[1]} ms, not 2 s" ||
+		upd_stop || return 1
+	# The next requester is served.
+	upd_run update "$L_NAME" --policy "$new"
+	[ "$U_RC" = 0 ] || fail "launch update exited $U_RC ($(brief "$U_ERR"))" || upd_stop ||
+		return 1
+	: >"$T_DIR/stop"
+	launch_bg_wait 10 || return 1
+	expect_rc "job" 0 || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=policy_update policy=new || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_ip=127.0.0.4 policy=old
+}
