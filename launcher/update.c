@@ -389,8 +389,11 @@ int update_serve(struct update_server *s, const struct update_target *t)
 	(void)!epoll_wait(s->epoll_fd, evs, ARRAY_SIZE(evs), 0);
 	if (s->conn < 0)
 		conn_accept(s, t);
-	if (s->conn < 0)
+	if (s->conn < 0) {
+		/* A deadline left armed by a failed accept must not keep the loop awake. */
+		(void)!read(s->timer_fd, &ticks, sizeof(ticks));
 		return 0;
+	}
 	req = malloc(UPDATE_REQUEST_MAX);
 	if (!req) {
 		answer(s->conn, -ENOMEM, "%s", strerror(ENOMEM));
