@@ -888,9 +888,8 @@ int dnsproxy_query_fail(struct dnsproxy *p, struct dnsproxy_query *query, uint8_
  * the job nor the kernel; under --audit-only it goes on as a would_deny look-up. -EAGAIN:
  * answer it.
  */
-static int dnsproxy_query_rejudge(struct dnsproxy *p, struct dnsproxy_query *query,
-				  long long now_ms, uint8_t *reply, size_t reply_cap,
-				  size_t *ret_reply_len)
+int dnsproxy_query_rejudge(struct dnsproxy *p, struct dnsproxy_query *query, long long now_ms,
+			   uint8_t *reply, size_t reply_cap, size_t *ret_reply_len)
 {
 	struct audit_dns audit = {
 		.protocol = transport_name(query->transport),

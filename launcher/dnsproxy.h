@@ -189,6 +189,14 @@ const uint8_t *dnsproxy_query_packet(const struct dnsproxy_query *query, size_t 
 int dnsproxy_query_answer(struct dnsproxy *proxy, struct dnsproxy_query *query,
 			  const uint8_t *answer, size_t len, long long now_ms, uint8_t *reply,
 			  size_t reply_cap, size_t *ret_reply_len);
+/*
+ * A query in flight judged again by the rules in force now (a launch update may have come
+ * since): DNSPROXY_REPLY with the refusal in `reply` when they refuse its name (and its deny
+ * line written; --audit-only: a would_deny line, and -EAGAIN), else -EAGAIN: go on with it.
+ * dnsproxy_query_answer calls it; the loop calls it before sending a query again.
+ */
+int dnsproxy_query_rejudge(struct dnsproxy *proxy, struct dnsproxy_query *query, long long now_ms,
+			   uint8_t *reply, size_t reply_cap, size_t *ret_reply_len);
 /* The reply when the upstream did not answer in time or failed: SERVFAIL. */
 int dnsproxy_query_fail(struct dnsproxy *proxy, struct dnsproxy_query *query, uint8_t *reply,
 			size_t reply_cap, size_t *ret_reply_len);

@@ -520,9 +520,10 @@ test_dns_update_closes_before_swap() {
 	expect_audit 1 "$L_AUDIT" event=policy_update
 }
 
-# held_run OLD NEW: a job looks up held.cdn.provider.test under policy OLD; while the upstream
-# holds the answer (the look-up in flight at the proxy), `launch update` puts NEW in force;
-# then the upstream answers, and the job connects to 127.0.3.7:8443.
+# held_run OLD NEW [WAIT]: a job looks up held.cdn.provider.test under policy OLD; while the
+# upstream holds the answer (the look-up in flight at the proxy), `launch update` puts NEW in
+# force; WAIT seconds later (the proxy sends the query again 1 s after the first) the upstream
+# answers, and the job connects to 127.0.3.7:8443.
 held_run() {
 	local i
 
@@ -540,6 +541,7 @@ held_run() {
 	"$DNS_REAL_LAUNCH" update "$L_NAME" --policy "$2" >"$T_DIR/update.out" 2>&1 ||
 		fail "launch update failed: $(brief "$(cat "$T_DIR/update.out")")" || upd_held_stop ||
 		return 1
+	sleep "${3:-0}"
 	: >"$T_DIR/held/release"
 	launch_bg_wait 20 || return 1
 	expect_rc "job" 0
@@ -580,8 +582,11 @@ test_dns_update_in_flight() {
 	expect_audit 1 "$L_AUDIT" event=dns_allow qname=held.cdn.provider.test policy=keep ||
 		return 1
 
-	# The same across an update to a policy that refuses the name: the refusal, not the answer.
-	held_run "$old" "$drop" || return 1
+	# The same across an update to a policy that refuses the name: the refusal, not the
+	# answer; and the name is not sent upstream again (the proxy's resend after 1 s).
+	held_run "$old" "$drop" 1.5 || return 1
+	expect_eq "queries of held.cdn.provider.test the upstream saw" 1 \
+		"$(grep -c . "$T_DIR/held/held")" || return 1
 	expect_lines "job" "q udp held.cdn.provider.test A rcode=5 from=192.0.2.53 addrs=-" \
 		"tcp 127.0.3.7 EPERM" || return 1
 	audit_check || return 1

@@ -1184,6 +1184,9 @@ static void test_set_rules_judges_answers_in_flight(void)
 	}
 	CHECK_EQ_INT(dnsproxy_set_rules(f->proxy, &rules), 0);
 	opens = kernel.opens;
+	/* Judged again before it is sent again: the name still allowed goes on. */
+	CHECK_EQ_INT(dnsproxy_query_rejudge(f->proxy, qc, NOW_MS, reply, sizeof(reply), &len),
+		     -EAGAIN);
 	CHECK_EQ_INT(answer(f, qa, api, ARRAY_SIZE(api), NOW_MS, reply, &len), DNSPROXY_REPLY);
 	dnsproxy_query_free(f->proxy, qa);
 	/* The refusal, not the upstream's records: nothing of the answer reaches the job. */
