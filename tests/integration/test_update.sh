@@ -296,3 +296,59 @@ print(struct.unpack("=i", m[:4])[0], int((time.monotonic() - start) * 1000), m[4
 	expect_audit 1 "$L_AUDIT" event=policy_update policy=new || return 1
 	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_ip=127.0.0.4 policy=old
 }
+
+# The compile of the new policies runs beside the loop: resolving their hosts (here held by
+# the upstream until the test lets it answer) holds neither the job's DNS look-ups nor its
+# refusals; the update completes once the host resolved.
+test_update_slow_compile() {
+	local old new out i
+
+	old=$(policy old "$UPD_OLD")
+	new=$(policy new '{"name": "new", "allow": [{"host": "held.provider.test", "ports": [8202]}]}')
+	mkdir -p "$T_DIR/held"
+	"$IT_PY" "$IT_FIX/dns/held_upstream.py" 127.0.0.53 5356 127.0.0.3 "$T_DIR/held" \
+		2>"$T_DIR/held.err" &
+	track_pid $!
+	for ((i = 0; i < 500; i++)); do
+		[ -e "$T_DIR/held/ready" ] && break
+		sleep 0.02
+	done
+	[ -e "$T_DIR/held/ready" ] ||
+		fail "the held upstream did not start: $(brief "$(cat "$T_DIR/held.err")")" || return 1
+	# shellcheck disable=SC2016
+	launch_bg --resolver 127.0.0.53:5356 --policy "$old" -- /bin/sh -c '
+		while [ ! -e "$0/go" ]; do sleep 0.01; done
+		"$1" "$2" "qtimes udp 192.0.2.53 evil.example A 5 0.1" "tcp 127.0.0.4 8203"
+		while [ ! -e "$0/stop" ]; do sleep 0.01; done
+		"$1" "$2" "tcp 127.0.0.3 8202"' "$T_DIR" "$IT_PY" "$IT_FIX/dns/job.py"
+	upd_wait_control || upd_stop || return 1
+	"$IT_LAUNCH" update "$L_NAME" --policy "$new" >"$T_DIR/update.out" 2>&1 &
+	echo $! >"$T_DIR/update.pid"
+	track_pid "$(cat "$T_DIR/update.pid")"
+	wait_for_file "$T_DIR/held/held" 10 || fail "the update never asked for its host" ||
+		upd_stop || return 1
+	: >"$T_DIR/go"
+	# The resolver tries for 2 s: the upstream answers well before that.
+	for ((i = 0; i < 60; i++)); do
+		grep -q "^tcp " "$L_OUT_FILE" && break
+		sleep 0.02
+	done
+	: >"$T_DIR/held/release"
+	wait "$(cat "$T_DIR/update.pid")" ||
+		fail "launch update failed: $(brief "$(cat "$T_DIR/update.out")")" || upd_stop ||
+		return 1
+	: >"$T_DIR/stop"
+	launch_bg_wait 10 || return 1
+	expect_rc "job" 0 || return 1
+	out=$(cat "$L_OUT_FILE")
+	echo "  job: $(brief "$out")"
+	[[ $out =~ qtimes\ evil.example\ rcode=5\ max_ms=([0-9]+) ]] ||
+		fail "no look-up result: $(brief "$out")" || return 1
+	[ "${BASH_REMATCH[1]}" -lt 500 ] ||
+		fail "a look-up waited ${BASH_REMATCH[1]} ms while the update resolved its host" ||
+		return 1
+	expect_lines "job" "qtimes evil.example rcode=5 max_ms=[0-9]+" "tcp 127.0.0.4 EPERM" \
+		"tcp 127.0.0.3 OK" || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=policy_update policy=new
+}
