@@ -30,6 +30,18 @@ upd_wait_ok() {
 	fail "$(basename "$1"): fewer than $3 connections succeeded after $2 ($(upd_outcomes "$1" "$2" 99999999999999999))"
 }
 
+# upd_wait_refused LOG N SECONDS: waits until N attempts were refused.
+upd_wait_refused() {
+	local i no
+
+	for ((i = 0; i < $3 * 50; i++)); do
+		read -r _ no _ < <(upd_outcomes "$1" 0 99999999999999999)
+		[ "$no" -ge "$2" ] && return 0
+		sleep 0.02
+	done
+	fail "$(basename "$1"): fewer than $2 connections refused ($(upd_outcomes "$1" 0 99999999999999999))"
+}
+
 upd_us() {
 	echo "${1/./}"
 }
@@ -83,6 +95,9 @@ test_update_swap() {
 		"$0" tcp-loop 127.0.0.4 8203 "$1/neither.log" "$1/stop" >/dev/null &
 		wait' "$IT_PROBE" "$T_DIR"
 	upd_wait_ok "$T_DIR/old.log" 0 20 10 || upd_stop || return 1
+	# The three loops run side by side, not in step: each has its 20 before the update.
+	upd_wait_refused "$T_DIR/new.log" 20 10 || upd_stop || return 1
+	upd_wait_refused "$T_DIR/neither.log" 20 10 || upd_stop || return 1
 
 	before=$(upd_us "$EPOCHREALTIME")
 	upd_run update "$L_NAME" --policy "$new"
