@@ -111,8 +111,9 @@ int dnsproxy_new(const struct dnsproxy_config *config, const struct rules *rules
 		 struct dnsproxy **ret_proxy);
 void dnsproxy_free(struct dnsproxy *proxy);
 /*
- * Judges names by another policy's host rules from now on (launch update), and closes every
- * address an answer opened. rules must outlive the proxy. Returns 0 or -errno.
+ * Judges names by another policy's host rules from now on (launch update), the answers of
+ * queries already in flight included, and closes every address an answer opened. rules must
+ * outlive the proxy. Returns 0 or -errno.
  */
 int dnsproxy_set_rules(struct dnsproxy *proxy, const struct rules *rules);
 /*
