@@ -797,6 +797,8 @@ int dnsproxy_query_begin(struct dnsproxy *p, const uint8_t *pkt, size_t len,
 	query->tcp_fd = -1;
 	query->client_fd = -1;
 	query->would_deny = audit.would_deny;
+	memcpy(&query->peer, &p->peer, p->peerlen);
+	query->peerlen = p->peerlen;
 	do
 		query->upstream_id = dnsproxy_random16(p);
 	while (p->id_slot[query->upstream_id]);
@@ -879,6 +881,52 @@ int dnsproxy_query_fail(struct dnsproxy *p, struct dnsproxy_query *query, uint8_
 				    reply_cap, ret_reply_len);
 }
 
+/*
+ * A launch update may have come between the query and its answer: the answer is judged by the
+ * rules in force now, as a new query would be. One the policy now refuses gets the refusal
+ * (DNSPROXY_REPLY) and a deny line like any refused look-up, and its records reach neither
+ * the job nor the kernel; under --audit-only it goes on as a would_deny look-up. -EAGAIN:
+ * answer it.
+ */
+int dnsproxy_query_rejudge(struct dnsproxy *p, struct dnsproxy_query *query, long long now_ms,
+			   uint8_t *reply, size_t reply_cap, size_t *ret_reply_len)
+{
+	struct audit_dns audit = {
+		.protocol = transport_name(query->transport),
+		.qname = query->q.name_original,
+	};
+	bool refused = !dnsproxy_name_allowed(p, query->q.name);
+	char qtype[16];
+
+	if (p->config.audit_only && !refused && dnsproxy_qtype_allowed(query->q.qtype)) {
+		/* Allowed now: its addresses open as the policy in force says. */
+		query->would_deny = false;
+		return -EAGAIN;
+	}
+	/* The type and class are no policy's: forwarded once, only the name can be refused. */
+	if (!refused || query->would_deny)
+		return -EAGAIN;
+	snprintf(qtype, sizeof(qtype), "%s", dns_type_name(query->q.qtype));
+	audit.qtype = qtype;
+	audit.reason = "name";
+	audit.rcode = dns_rcode_name(p->config.deny_rcode);
+	/* The deny line's pid is the asker's, as at the query. */
+	p->now_ms = now_ms;
+	memcpy(&p->peer, &query->peer, query->peerlen);
+	p->peerlen = query->peerlen;
+	if (p->config.audit_only) {
+		p->stats.would_deny++;
+		audit.would_deny = true;
+		query->would_deny = true;
+		dnsproxy_audit(p, false, &audit);
+		return -EAGAIN;
+	}
+	p->stats.denied++;
+	dnsproxy_audit(p, false, &audit);
+	return dnsproxy_error_reply(query->client_pkt, query->client_len, p->config.deny_rcode,
+				    reply, reply_cap, ret_reply_len);
+}
+
 int dnsproxy_query_answer(struct dnsproxy *p, struct dnsproxy_query *query, const uint8_t *answer,
 			  size_t len, long long now_ms, uint8_t *reply, size_t reply_cap,
 			  size_t *ret_reply_len)
@@ -891,13 +939,16 @@ int dnsproxy_query_answer(struct dnsproxy *p, struct dnsproxy_query *query, cons
 	uint8_t rcode = 0;
 	bool truncated = false;
 	size_t n = 0;
-	int r;
+	int r, action;
 
 	*ret_reply_len = 0;
 	r = dns_parse_response(answer, len, query->upstream_id, query->q.name, p->answer_addrs,
 			       p->config.max_ips, &n, &rcode, &truncated);
 	if (r == -ENOMSG)
 		return r;
+	action = dnsproxy_query_rejudge(p, query, now_ms, reply, reply_cap, ret_reply_len);
+	if (action != -EAGAIN)
+		return action;
 	if (r < 0 || len > reply_cap)
 		return dnsproxy_query_fail(p, query, reply, reply_cap, ret_reply_len);
 	if (truncated && !query->upstream_tcp) {

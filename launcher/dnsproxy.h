@@ -111,8 +111,9 @@ int dnsproxy_new(const struct dnsproxy_config *config, const struct rules *rules
 		 struct dnsproxy **ret_proxy);
 void dnsproxy_free(struct dnsproxy *proxy);
 /*
- * Judges names by another policy's host rules from now on (launch update), and closes every
- * address an answer opened. rules must outlive the proxy. Returns 0 or -errno.
+ * Judges names by another policy's host rules from now on (launch update), the answers of
+ * queries already in flight included, and closes every address an answer opened. rules must
+ * outlive the proxy. Returns 0 or -errno.
  */
 int dnsproxy_set_rules(struct dnsproxy *proxy, const struct rules *rules);
 /*
@@ -182,12 +183,21 @@ int dnsproxy_query_begin(struct dnsproxy *proxy, const uint8_t *pkt, size_t len,
 const uint8_t *dnsproxy_query_packet(const struct dnsproxy_query *query, size_t *ret_len);
 /*
  * The upstream's answer to `query`. Returns DNSPROXY_REPLY with the job's reply in `reply`
- * after the answer's addresses were opened, DNSPROXY_RETRY_TCP (only for a UDP answer), or
- * -ENOMSG when the message is not the answer (keep waiting).
+ * after the answer's addresses were opened (or the refusal, when the rules in force now
+ * refuse the name: a launch update came after the query), DNSPROXY_RETRY_TCP (only for a UDP
+ * answer), or -ENOMSG when the message is not the answer (keep waiting).
  */
 int dnsproxy_query_answer(struct dnsproxy *proxy, struct dnsproxy_query *query,
 			  const uint8_t *answer, size_t len, long long now_ms, uint8_t *reply,
 			  size_t reply_cap, size_t *ret_reply_len);
+/*
+ * A query in flight judged again by the rules in force now (a launch update may have come
+ * since): DNSPROXY_REPLY with the refusal in `reply` when they refuse its name (and its deny
+ * line written; --audit-only: a would_deny line, and -EAGAIN), else -EAGAIN: go on with it.
+ * dnsproxy_query_answer calls it; the loop calls it before sending a query again.
+ */
+int dnsproxy_query_rejudge(struct dnsproxy *proxy, struct dnsproxy_query *query, long long now_ms,
+			   uint8_t *reply, size_t reply_cap, size_t *ret_reply_len);
 /* The reply when the upstream did not answer in time or failed: SERVFAIL. */
 int dnsproxy_query_fail(struct dnsproxy *proxy, struct dnsproxy_query *query, uint8_t *reply,
 			size_t reply_cap, size_t *ret_reply_len);

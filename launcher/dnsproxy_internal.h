@@ -69,6 +69,9 @@ struct dnsproxy_query {
 	enum dnsproxy_transport transport; /* how the job asked */
 	bool upstream_tcp;		   /* asking the upstream over TCP */
 	bool would_deny; /* --audit-only: forwarded though the policy refuses it */
+	/* Who asked, for the deny line of an answer that the rules in force then refuse. */
+	struct sockaddr_storage peer;
+	socklen_t peerlen;
 	bool retried;
 	uint16_t client_id, upstream_id;
 	struct dns_question q;

@@ -611,6 +611,15 @@ static void dnsproxy_on_timer(struct dnsproxy *p, long long now_ms)
 		if (now_ms >= q->deadline_ms) {
 			dnsproxy_fail(p, q);
 		} else if (!q->upstream_tcp && !q->retried && now_ms >= q->retry_ms) {
+			size_t len;
+			int action = dnsproxy_query_rejudge(p, q, now_ms, p->loop->tx + 2,
+							    sizeof(p->loop->tx) - 2, &len);
+
+			/* A launch update since: a name it refuses is not asked again. */
+			if (action != -EAGAIN) {
+				dnsproxy_deliver(p, q, action, len);
+				continue;
+			}
 			/* Same id, same socket: either answer will do. */
 			q->retried = true;
 			if (dnsproxy_send_udp(p, q) < 0)

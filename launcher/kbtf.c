@@ -189,9 +189,13 @@ static long type_extra(const struct btf_type *t)
 	}
 }
 
-/* The byte offsets of the members named uaddr and uaddrlen. */
+/*
+ * The byte offsets of the members named uaddr and uaddrlen, and their types' ids. A bitfield
+ * is not what the programs read: -EPROTO.
+ */
 static int members_find(struct reader *r, uint64_t pos, uint64_t end, const struct btf_type *t,
-			const uint32_t off[NAME_COUNT], struct kbtf_unix *ret)
+			const uint32_t off[NAME_COUNT], struct kbtf_unix *ret, uint32_t ret_type[2],
+			const char **ret_why)
 {
 	uint32_t vlen = BTF_INFO_VLEN(t->info);
 	bool kflag = BTF_INFO_KFLAG(t->info);
@@ -204,24 +208,140 @@ static int members_find(struct reader *r, uint64_t pos, uint64_t end, const stru
 		return -errno;
 	for (uint32_t i = 0; i < vlen; i++) {
 		uint32_t bits = kflag ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
+		bool bitfield = (kflag && BTF_MEMBER_BITFIELD_SIZE(m[i].offset)) || bits % 8;
 
-		if (bits % 8)
-			continue;
 		if (m[i].name_off == off[NAME_UADDR]) {
+			if (bitfield) {
+				*ret_why = "bpf_sock_addr_kern.uaddr is a bitfield, not a pointer";
+				return -EPROTO;
+			}
 			ret->uaddr_off = bits / 8;
+			ret_type[0] = m[i].type;
 			uaddr = true;
 		} else if (m[i].name_off == off[NAME_UADDRLEN]) {
+			if (bitfield) {
+				*ret_why =
+					"bpf_sock_addr_kern.uaddrlen is a bitfield, not a 32-bit "
+					"integer";
+				return -EPROTO;
+			}
 			ret->uaddrlen_off = bits / 8;
+			ret_type[1] = m[i].type;
 			uaddrlen = true;
 		}
 	}
 	return uaddr && uaddrlen ? 0 : -ENOENT;
 }
 
-/* The search itself, through r's window. */
-static int unix_find(struct reader *r, struct kbtf_unix *ret)
+/* Where the walk of the type section is: type `id` starts at `pos`. */
+struct cursor {
+	uint64_t start, end; /* the type section */
+	uint64_t pos;
+	uint32_t id;
+};
+
+/*
+ * What type `id` is once typedefs and qualifiers are looked through: its kind, and its size
+ * (an INT's, with its encoding in *ret_enc). Ids count from 1 in file order, so a type is
+ * found by walking from the section's start, or from where the last walk stopped when it is
+ * further on: the member types sit near the struct or early (u32), a walk or two.
+ */
+static int type_resolve(struct reader *r, struct cursor *c, uint32_t id, uint32_t *ret_kind,
+			uint32_t *ret_size, uint32_t *ret_enc)
 {
-	uint32_t off[NAME_COUNT] = { 0 }, id = 1;
+	/* A chain longer than this is a loop, or no kernel's. */
+	for (int hops = 0; hops < 32; hops++) {
+		struct btf_type t;
+		const void *p;
+		uint32_t kind;
+		size_t n;
+
+		if (id == 0) {
+			*ret_kind = BTF_KIND_UNKN; /* void */
+			return 0;
+		}
+		if (id < c->id) {
+			c->pos = c->start;
+			c->id = 1;
+		}
+		for (;;) {
+			long extra;
+
+			p = window(r, c->pos, c->end, sizeof(t), &n);
+			if (!p)
+				return -errno;
+			if (n < sizeof(t))
+				return -EINVAL;
+			memcpy(&t, p, sizeof(t));
+			if (c->id == id)
+				break;
+			extra = type_extra(&t);
+			if (extra < 0)
+				return -EINVAL;
+			c->pos += sizeof(t) + (uint64_t)extra;
+			c->id++;
+		}
+		kind = BTF_INFO_KIND(t.info);
+		switch (kind) {
+		case BTF_KIND_TYPEDEF:
+		case BTF_KIND_VOLATILE:
+		case BTF_KIND_CONST:
+		case BTF_KIND_RESTRICT:
+		case BTF_KIND_TYPE_TAG:
+			id = t.type;
+			continue;
+		case BTF_KIND_INT:
+			p = window(r, c->pos + sizeof(t), c->end, sizeof(*ret_enc), &n);
+			if (!p)
+				return -errno;
+			if (n < sizeof(*ret_enc))
+				return -EINVAL;
+			memcpy(ret_enc, p, sizeof(*ret_enc));
+			break;
+		default:
+			break;
+		}
+		*ret_kind = kind;
+		*ret_size = t.size;
+		return 0;
+	}
+	return -ELOOP;
+}
+
+/*
+ * The programs read uaddr as a pointer (struct sockaddr *) and uaddrlen as a u32: a kernel
+ * whose members have other types would have them read garbage. -EPROTO with *ret_why then.
+ */
+static int members_check(struct reader *r, const struct btf_header *hdr, const uint32_t type[2],
+			 const char **ret_why)
+{
+	struct cursor c = { .start = (uint64_t)hdr->hdr_len + hdr->type_off, .id = 1 };
+	uint32_t kind, size = 0, enc = 0;
+	int err;
+
+	c.end = c.start + hdr->type_len;
+	c.pos = c.start;
+	err = type_resolve(r, &c, type[0], &kind, &size, &enc);
+	if (err < 0)
+		return err;
+	if (kind != BTF_KIND_PTR) {
+		*ret_why = "bpf_sock_addr_kern.uaddr is not a pointer";
+		return -EPROTO;
+	}
+	err = type_resolve(r, &c, type[1], &kind, &size, &enc);
+	if (err < 0)
+		return err;
+	if (kind != BTF_KIND_INT || size != 4 || BTF_INT_BITS(enc) != 32 || BTF_INT_OFFSET(enc)) {
+		*ret_why = "bpf_sock_addr_kern.uaddrlen is not a 32-bit integer";
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* The search itself, through r's window. */
+static int unix_find(struct reader *r, struct kbtf_unix *ret, const char **ret_why)
+{
+	uint32_t off[NAME_COUNT] = { 0 }, id = 1, member_type[2] = { 0 };
 	struct kbtf_unix found = { 0 };
 	bool have_struct = false;
 	struct btf_header hdr;
@@ -262,7 +382,8 @@ static int unix_find(struct reader *r, struct kbtf_unix *ret)
 			found.cast_kern_ctx_id = id;
 		if (BTF_INFO_KIND(copy.info) == BTF_KIND_STRUCT &&
 		    copy.name_off == off[NAME_SOCK_ADDR_KERN] && !have_struct) {
-			err = members_find(r, pos + sizeof(copy), end, &copy, off, &found);
+			err = members_find(r, pos + sizeof(copy), end, &copy, off, &found,
+					   member_type, ret_why);
 			if (err < 0)
 				return err;
 			have_struct = true;
@@ -271,31 +392,35 @@ static int unix_find(struct reader *r, struct kbtf_unix *ret)
 	}
 	if (!found.cast_kern_ctx_id || !have_struct)
 		return -ENOENT;
+	err = members_check(r, &hdr, member_type, ret_why);
+	if (err < 0)
+		return err;
 	*ret = found;
 	return 0;
 }
 
 /* The search through KBTF_BUF_SIZE bytes at a time, read from fd. */
-static int unix_find_streamed(int fd, struct kbtf_unix *ret)
+static int unix_find_streamed(int fd, struct kbtf_unix *ret, const char **ret_why)
 {
 	_cleanup_free_ unsigned char *buf = malloc(KBTF_BUF_SIZE);
 	struct reader r = { .fd = fd, .buf = buf };
 
 	if (!buf)
 		return -ENOMEM;
-	return unix_find(&r, ret);
+	return unix_find(&r, ret, ret_why);
 }
 
-int kbtf_unix_find_streamed(const char *path, struct kbtf_unix *ret)
+int kbtf_unix_find_streamed(const char *path, struct kbtf_unix *ret, const char **ret_why)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 
+	*ret_why = NULL;
 	if (fd < 0)
 		return -errno;
-	return unix_find_streamed(fd, ret);
+	return unix_find_streamed(fd, ret, ret_why);
 }
 
-int kbtf_unix_find(const char *path, struct kbtf_unix *ret)
+int kbtf_unix_find(const char *path, struct kbtf_unix *ret, const char **ret_why)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct reader r = { .fd = -1 };
@@ -303,6 +428,7 @@ int kbtf_unix_find(const char *path, struct kbtf_unix *ret)
 	void *map;
 	int err;
 
+	*ret_why = NULL;
 	if (fd < 0)
 		return -errno;
 	/*
@@ -311,13 +437,13 @@ int kbtf_unix_find(const char *path, struct kbtf_unix *ret)
 	 * file mmap does not serve, the window is read.
 	 */
 	if (fstat(fd, &st) < 0 || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX)
-		return unix_find_streamed(fd, ret);
+		return unix_find_streamed(fd, ret, ret_why);
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED)
-		return unix_find_streamed(fd, ret);
+		return unix_find_streamed(fd, ret, ret_why);
 	r.map = map;
 	r.map_len = (uint64_t)st.st_size;
-	err = unix_find(&r, ret);
+	err = unix_find(&r, ret, ret_why);
 	munmap(map, (size_t)st.st_size);
 	return err;
 }

@@ -15,8 +15,9 @@ struct kbtf_unix {
 /*
  * Reads the raw BTF at path (the kernel's: /sys/kernel/btf/vmlinux), mapped where mmap serves
  * it, else through one small buffer. -ENOENT when a name is missing, -EINVAL when the file is
- * no BTF, -errno on a read error.
+ * no BTF, -EPROTO when a member's type is not the one the programs read (uaddr a pointer,
+ * uaddrlen a 32-bit integer; *ret_why says which, NULL otherwise), -errno on a read error.
  */
-int kbtf_unix_find(const char *path, struct kbtf_unix *ret);
+int kbtf_unix_find(const char *path, struct kbtf_unix *ret, const char **ret_why);
 /* The same, always through the buffer: what kbtf_unix_find falls back to. */
-int kbtf_unix_find_streamed(const char *path, struct kbtf_unix *ret);
+int kbtf_unix_find_streamed(const char *path, struct kbtf_unix *ret, const char **ret_why);

@@ -293,7 +293,16 @@ static int shared_load(const char *holder, bool unix_hooks)
 		 * libbpf would read and index the whole of the kernel's BTF for a kfunc or a
 		 * CO-RE relocation.
 		 */
-		r = kbtf_unix_find(KBTF_VMLINUX, &prep.kbtf);
+		const char *why;
+
+		r = kbtf_unix_find(KBTF_VMLINUX, &prep.kbtf, &why);
+		if (r < 0 && why) {
+			fprintf(stderr,
+				"launch: %s: %s, which the AF_UNIX programs cannot read: refusing "
+				"to load them\n",
+				KBTF_VMLINUX, why);
+			return r;
+		}
 		if (r < 0) {
 			fprintf(stderr,
 				"launch: %s: cannot find bpf_cast_to_kern_ctx and "

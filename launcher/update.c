@@ -9,9 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -31,8 +35,39 @@
 /* A requester has this long to send its request once connected. */
 #define UPDATE_REQUEST_TIMEOUT_S 2
 
+/*
+ * The supervisor's loop has one thread: nothing here may wait. Its descriptor is an epoll set
+ * of the listening socket, the one connection being served and that connection's deadline;
+ * while a connection is served, the listening socket is not watched and the others wait in
+ * its backlog.
+ */
+/*
+ * A request's policies, compiled by a thread of its own: rules_compile looks the policies'
+ * hosts up, which may take the resolver's timeouts. The thread touches nothing else, and
+ * writes done_fd when it is over; the loop installs the result.
+ */
+struct update_compile {
+	pthread_t thread;
+	bool running;
+	char *req; /* the request, which paths point into */
+	char *paths[256];
+	size_t npaths;
+	const struct resolver *resolver;
+	bool dns_proxy;
+	int done_fd;
+	/* The thread's result. */
+	int r;
+	struct rules *rules;
+	struct image *image;
+	char errbuf[POLICY_ERR_LEN + 256];
+};
+
 struct update_server {
 	int fd;
+	int epoll_fd, timer_fd;
+	int conn; /* the requester being served; -1: none */
+	struct ucred cred;
+	struct update_compile compile;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	/* The policies taken since launch: the DNS proxy and the audit log point into them. */
 	struct rules **kept;
@@ -51,6 +86,14 @@ static int socket_path(const char *id, struct sockaddr_un *ret_addr)
 	return 0;
 }
 
+/* -1 with errno on failure. */
+static int watch(int epoll_fd, int op, int fd, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.fd = fd };
+
+	return epoll_ctl(epoll_fd, op, fd, &ev);
+}
+
 int update_listen(const char *id, struct update_server **ret_server)
 {
 	_cleanup_free_ struct update_server *s = calloc(1, sizeof(*s));
@@ -59,7 +102,7 @@ int update_listen(const char *id, struct update_server **ret_server)
 
 	if (!s)
 		return -ENOMEM;
-	s->fd = -1;
+	s->fd = s->epoll_fd = s->timer_fd = s->conn = s->compile.done_fd = -1;
 	r = socket_path(id, &addr);
 	if (r < 0)
 		return r;
@@ -78,19 +121,44 @@ int update_listen(const char *id, struct update_server **ret_server)
 		return r;
 	}
 	memcpy(s->path, addr.sun_path, sizeof(s->path));
+	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	s->compile.done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->epoll_fd < 0 || s->timer_fd < 0 || s->compile.done_fd < 0 ||
+	    watch(s->epoll_fd, EPOLL_CTL_ADD, s->fd, EPOLLIN) ||
+	    watch(s->epoll_fd, EPOLL_CTL_ADD, s->timer_fd, EPOLLIN) ||
+	    watch(s->epoll_fd, EPOLL_CTL_ADD, s->compile.done_fd, EPOLLIN)) {
+		r = -errno;
+		update_server_free(TAKE_PTR(s));
+		return r;
+	}
 	*ret_server = TAKE_PTR(s);
 	return 0;
 }
 
 int update_fd(const struct update_server *server)
 {
-	return server ? server->fd : -1;
+	return server ? server->epoll_fd : -1;
 }
 
 void update_server_free(struct update_server *server)
 {
 	if (!server)
 		return;
+	/* A compile under way ends within the resolver's timeouts: its result is dropped. */
+	if (server->compile.running)
+		pthread_join(server->compile.thread, NULL);
+	rules_free(server->compile.rules);
+	image_free(server->compile.image);
+	free(server->compile.req);
+	if (server->compile.done_fd >= 0)
+		close(server->compile.done_fd);
+	if (server->conn >= 0)
+		close(server->conn);
+	if (server->timer_fd >= 0)
+		close(server->timer_fd);
+	if (server->epoll_fd >= 0)
+		close(server->epoll_fd);
 	if (server->fd >= 0) {
 		close(server->fd);
 		unlink(server->path);
@@ -228,55 +296,69 @@ static int install_image(void *ctx)
 	return r < 0 && install->bpf->slot == install->old_slot ? r : 0;
 }
 
-int update_serve(struct update_server *s, const struct update_target *t)
+static void *compile_run(void *arg)
 {
-	_cleanup_close_ int conn = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
-	_cleanup_(rules_freep) struct rules *rules = NULL;
+	struct update_compile *c = arg;
+	uint64_t one = 1;
+
+	c->r = rules_compile(c->paths, c->npaths, c->resolver, c->dns_proxy, &c->rules, c->errbuf,
+			     sizeof(c->errbuf));
+	if (c->r == 0) {
+		c->r = image_build(c->rules, c->dns_proxy, &c->image);
+		if (c->r < 0)
+			snprintf(c->errbuf, sizeof(c->errbuf), "cannot lay out the policy: %s",
+				 strerror(-c->r));
+	}
+	(void)!write(c->done_fd, &one, sizeof(one));
+	return NULL;
+}
+
+/*
+ * The request in req[0..len), which this takes: malformed, or no thread to be had, it is
+ * answered at once; else its compile begins in its own thread (s->compile.running).
+ */
+static void compile_start(struct update_server *s, const struct update_target *t, char *req,
+			  ssize_t len)
+{
+	struct update_compile *c = &s->compile;
+	int npaths, r;
+
+	npaths =
+		len > 0 ? parse_request(req, (size_t)len, c->paths, ARRAY_SIZE(c->paths)) : -EINVAL;
+	if (npaths < 0) {
+		free(req);
+		answer(s->conn, -EINVAL, "malformed request");
+		return;
+	}
+	c->req = req;
+	c->npaths = (size_t)npaths;
+	c->resolver = t->resolver;
+	c->dns_proxy = t->dns_proxy;
+	c->errbuf[0] = '\0';
+	r = -pthread_create(&c->thread, NULL, compile_run, c);
+	if (r < 0) {
+		free(TAKE_PTR(c->req));
+		answer(s->conn, r, "cannot compile the policy: %s", strerror(-r));
+		return;
+	}
+	c->running = true;
+}
+
+/* The compiled policy in force and answered, or the old one still. */
+static int install_compiled(struct update_server *s, const struct update_target *t)
+{
+	struct update_compile *c = &s->compile;
+	_cleanup_(rules_freep) struct rules *rules = TAKE_PTR(c->rules);
+	_cleanup_(image_freep) struct image *image = TAKE_PTR(c->image);
 	const struct rules *now;
-	_cleanup_(image_freep) struct image *image = NULL;
-	_cleanup_free_ char *req = NULL;
-	struct timeval tv = { .tv_sec = UPDATE_REQUEST_TIMEOUT_S };
-	char errbuf[POLICY_ERR_LEN + 256] = "";
-	char *paths[256];
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
+	struct ucred cred = s->cred;
+	int conn = s->conn;
 	struct update_install install = { .bpf = t->bpf, .old_slot = t->bpf->slot };
 	bool installed = false;
-	ssize_t len;
-	int r, npaths;
+	int r = c->r;
 
-	/* A requester that went away, or none: nothing to serve. */
-	if (conn < 0)
-		return 0;
-	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != 0) {
-		answer(conn, -EPERM, "only root may change a sandbox's policy");
-		return 0;
-	}
-	if (peer_inside(cred.pid, t->id)) {
-		answer(conn, -EPERM, "a process of the sandbox may not change its policy");
-		return 0;
-	}
-	req = malloc(UPDATE_REQUEST_MAX);
-	if (!req) {
-		answer(conn, -ENOMEM, "%s", strerror(ENOMEM));
-		return 0;
-	}
-	setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	len = recv(conn, req, UPDATE_REQUEST_MAX, 0);
-	npaths = len > 0 ? parse_request(req, (size_t)len, paths, ARRAY_SIZE(paths)) : -EINVAL;
-	if (npaths < 0) {
-		answer(conn, -EINVAL, "malformed request");
-		return 0;
-	}
-	r = rules_compile(paths, (size_t)npaths, t->resolver, t->dns_proxy, &rules, errbuf,
-			  sizeof(errbuf));
 	if (r < 0) {
-		answer(conn, r, "%s", errbuf[0] ? errbuf : strerror(-r));
-		return 0;
-	}
-	r = image_build(rules, t->dns_proxy, &image);
-	if (r < 0) {
-		answer(conn, r, "cannot lay out the policy: %s", strerror(-r));
+		answer(conn, r, "%s", c->errbuf[0] ? c->errbuf : strerror(-r));
 		return 0;
 	}
 	/*
@@ -319,6 +401,101 @@ int update_serve(struct update_server *s, const struct update_target *t)
 		t->listen->nunix = now->nunix;
 	}
 	answer(conn, 0, "%s", "");
+	return 0;
+}
+
+/* Done with the connection: the deadline disarmed, the next requester taken from the backlog. */
+static void conn_close(struct update_server *s)
+{
+	struct itimerspec off = { 0 };
+
+	close(s->conn);
+	s->conn = -1;
+	timerfd_settime(s->timer_fd, 0, &off, NULL);
+	watch(s->epoll_fd, EPOLL_CTL_MOD, s->fd, EPOLLIN);
+}
+
+/* A requester from the backlog, if one waits: checked, then served once its request is in. */
+static void conn_accept(struct update_server *s, const struct update_target *t)
+{
+	struct itimerspec deadline = { .it_value.tv_sec = UPDATE_REQUEST_TIMEOUT_S };
+	socklen_t clen = sizeof(s->cred);
+	int conn = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	/* A requester that went away, or none: nothing to serve. */
+	if (conn < 0)
+		return;
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &s->cred, &clen) < 0 || s->cred.uid != 0) {
+		answer(conn, -EPERM, "only root may change a sandbox's policy");
+		close(conn);
+		return;
+	}
+	if (peer_inside(s->cred.pid, t->id)) {
+		answer(conn, -EPERM, "a process of the sandbox may not change its policy");
+		close(conn);
+		return;
+	}
+	if (timerfd_settime(s->timer_fd, 0, &deadline, NULL) < 0 ||
+	    watch(s->epoll_fd, EPOLL_CTL_ADD, conn, EPOLLIN) < 0 ||
+	    watch(s->epoll_fd, EPOLL_CTL_MOD, s->fd, 0) < 0) {
+		answer(conn, -errno, "%s", strerror(errno));
+		close(conn);
+		return;
+	}
+	s->conn = conn;
+}
+
+int update_serve(struct update_server *s, const struct update_target *t)
+{
+	_cleanup_free_ char *req = NULL;
+	struct epoll_event evs[4];
+	uint64_t ticks;
+	ssize_t len;
+	int r;
+
+	/* Only to reset the set's readiness: what is ready is asked of each descriptor below. */
+	(void)!epoll_wait(s->epoll_fd, evs, ARRAY_SIZE(evs), 0);
+	if (s->compile.running) {
+		if (read(s->compile.done_fd, &ticks, sizeof(ticks)) != sizeof(ticks))
+			return 0;
+		pthread_join(s->compile.thread, NULL);
+		s->compile.running = false;
+		free(TAKE_PTR(s->compile.req));
+		r = install_compiled(s, t);
+		conn_close(s);
+		return r;
+	}
+	if (s->conn < 0)
+		conn_accept(s, t);
+	if (s->conn < 0) {
+		/* A deadline left armed by a failed accept must not keep the loop awake. */
+		(void)!read(s->timer_fd, &ticks, sizeof(ticks));
+		return 0;
+	}
+	req = malloc(UPDATE_REQUEST_MAX);
+	if (!req) {
+		answer(s->conn, -ENOMEM, "%s", strerror(ENOMEM));
+		conn_close(s);
+		return 0;
+	}
+	/* SOCK_SEQPACKET: the request is one message, whole. */
+	len = recv(s->conn, req, UPDATE_REQUEST_MAX, MSG_DONTWAIT);
+	if (len < 0 && (errno == EAGAIN || errno == EINTR)) {
+		if (read(s->timer_fd, &ticks, sizeof(ticks)) != sizeof(ticks))
+			return 0;
+		answer(s->conn, -ETIMEDOUT, "no request within %d s", UPDATE_REQUEST_TIMEOUT_S);
+		conn_close(s);
+		return 0;
+	}
+	/* The deadline was for the request; the compile has the resolver's own. */
+	timerfd_settime(s->timer_fd, 0, &(struct itimerspec){ 0 }, NULL);
+	compile_start(s, t, TAKE_PTR(req), len);
+	if (!s->compile.running) {
+		conn_close(s);
+		return 0;
+	}
+	/* Nothing more to read from the requester: it waits for the answer. */
+	watch(s->epoll_fd, EPOLL_CTL_DEL, s->conn, 0);
 	return 0;
 }
 

@@ -38,13 +38,16 @@ struct update_server;
 
 /* Makes the control socket of sandbox id. Returns 0 or -errno. */
 int update_listen(const char *id, struct update_server **ret_server);
-/* Readable when a request waits; -1 for NULL. */
+/* An epoll descriptor, readable when update_serve has work; -1 for NULL. */
 int update_fd(const struct update_server *server);
 /*
- * Serves one request: takes the new policies, swaps them in (loader_sandbox_update), tells the
- * DNS proxy, writes the policy_update line and answers. A bad request or policy is the
- * requester's error, and the old policy stays. Returns 0, or -errno when the sandbox can no
- * longer be trusted to judge by either policy (the caller stops the job then).
+ * Does what is ready, never waiting for a requester or a resolver: takes a connection (one at
+ * a time, the others wait in the backlog), drops one that sent no request within
+ * UPDATE_REQUEST_TIMEOUT_S (answered ETIMEDOUT), starts the compile of the request's policies
+ * in a thread, or, once it is done, swaps them in (loader_sandbox_update), tells the DNS
+ * proxy, writes the policy_update line and answers. A bad request or policy is the requester's
+ * error, and the old policy stays. Returns 0, or -errno when the sandbox can no longer be trusted
+ * to judge by either policy (the caller stops the job then).
  */
 int update_serve(struct update_server *server, const struct update_target *target);
 /* Removes the socket; frees the policies taken since launch. NULL is fine. */

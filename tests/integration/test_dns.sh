@@ -519,3 +519,79 @@ test_dns_update_closes_before_swap() {
 	audit_check || return 1
 	expect_audit 1 "$L_AUDIT" event=policy_update
 }
+
+# held_run OLD NEW [WAIT]: a job looks up held.cdn.provider.test under policy OLD; while the
+# upstream holds the answer (the look-up in flight at the proxy), `launch update` puts NEW in
+# force; WAIT seconds later (the proxy sends the query again 1 s after the first) the upstream
+# answers, and the job connects to 127.0.3.7:8443.
+held_run() {
+	local i
+
+	rm -f "$T_DIR/held/held" "$T_DIR/held/release"
+	# shellcheck disable=SC2016
+	IT_LAUNCH=$IT_FIX/dns/launch-ns launch_bg --resolver 127.0.0.53:5355 --audit-dns-allowed \
+		--policy "$1" -- \
+		"$IT_PY" "$DNS_JOB" "q udp 192.0.2.53 held.cdn.provider.test A" "tcp 127.0.3.7 8443"
+	wait_for_file "$T_DIR/held/held" 10 || fail "the look-up never reached the upstream" ||
+		upd_held_stop || return 1
+	for ((i = 0; i < 500; i++)); do
+		[ -S "/run/launch/$L_NAME.ctl" ] && break
+		sleep 0.02
+	done
+	"$DNS_REAL_LAUNCH" update "$L_NAME" --policy "$2" >"$T_DIR/update.out" 2>&1 ||
+		fail "launch update failed: $(brief "$(cat "$T_DIR/update.out")")" || upd_held_stop ||
+		return 1
+	sleep "${3:-0}"
+	: >"$T_DIR/held/release"
+	launch_bg_wait 20 || return 1
+	expect_rc "job" 0
+}
+
+upd_held_stop() {
+	: >"$T_DIR/held/release"
+	launch_bg_wait 20
+	return 1
+}
+
+# launch update with a look-up in flight: the old policy sent it upstream, its answer comes
+# after the swap. The answer is judged by the policy in force when it arrives: a name the new
+# policy refuses gets REFUSED and a deny line, and its address opens for nothing.
+test_dns_update_in_flight() {
+	local old keep drop
+
+	old=$(policy old '{"name": "old", "allow": [{"host": "*.cdn.provider.test", "ports": [8443]}]}')
+	keep=$(policy keep '{"name": "keep", "allow": [
+		{"host": "*.cdn.provider.test", "ports": [8443]},
+		{"cidr": "127.0.3.8", "ports": [8443]}]}')
+	drop=$(policy drop '{"name": "drop", "allow": [{"cidr": "127.0.3.8", "ports": [8443]}]}')
+	outside "OK tcp 127.0.3.7 8443" || return 1
+	mkdir -p "$T_DIR/held"
+	"$IT_PY" "$IT_FIX/dns/held_upstream.py" 127.0.0.53 5355 127.0.3.7 "$T_DIR/held" \
+		2>"$T_DIR/held.err" &
+	track_pid $!
+	wait_for_file "$T_DIR/held/ready" 10 || [ -e "$T_DIR/held/ready" ] ||
+		fail "the held upstream did not start: $(brief "$(cat "$T_DIR/held.err")")" ||
+		return 1
+
+	# The answer held across an update to a policy that still allows the name: it arrives,
+	# and opens its address with the new policy's ports.
+	held_run "$old" "$keep" || return 1
+	expect_lines "job" "q udp held.cdn.provider.test A rcode=0 from=192.0.2.53 addrs=127.0.3.7" \
+		"tcp 127.0.3.7 OK" || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=dns_allow qname=held.cdn.provider.test policy=keep ||
+		return 1
+
+	# The same across an update to a policy that refuses the name: the refusal, not the
+	# answer; and the name is not sent upstream again (the proxy's resend after 1 s).
+	held_run "$old" "$drop" 1.5 || return 1
+	expect_eq "queries of held.cdn.provider.test the upstream saw" 1 \
+		"$(grep -c . "$T_DIR/held/held")" || return 1
+	expect_lines "job" "q udp held.cdn.provider.test A rcode=5 from=192.0.2.53 addrs=-" \
+		"tcp 127.0.3.7 EPERM" || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=dns protocol=udp qname=held.cdn.provider.test \
+		qtype=A reason=name rcode=REFUSED policy=drop pid:int || return 1
+	expect_audit 0 "$L_AUDIT" event=dns_allow || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_ip=127.0.3.7 policy=drop
+}

@@ -245,3 +245,52 @@ while True:
 		-- "$IT_PROBE" tcp 127.0.0.3 8282
 	expect_eq "the next sandbox (its prefix in place)" EPERM "$L_OUT"
 }
+
+# The AF_UNIX programs read two members of bpf_sock_addr_kern at offsets the loader finds in
+# the kernel's BTF (kbtf.c), uaddr as a pointer and uaddrlen as a u32. A BTF where either has
+# another type makes launch refuse to load them (exit 125, the member named), before any job
+# runs. The kernel's file is replaced, in a mount namespace of the launcher's own, by a copy:
+# unchanged, the programs load and confine (so the refusals are the types' doing). A cgroup
+# parent of the test's own, its holder unloaded before each launch, makes each load the
+# programs itself.
+test_shared_btf_member_types() {
+	local p parent member c m
+
+	p=$(policy shared "$SHARED_POLICY")
+	parent=$IT_CG2/launch-it$IT_RUNID-$T_NAME
+	cat >"$T_DIR/launch-btf" <<-EOF
+		#!/bin/bash
+		exec unshare --mount --propagation private -- /bin/bash -c \
+			'mount --bind "\$0" /sys/kernel/btf/vmlinux || exit 125; exec "\$@"' \
+			"$T_DIR/vmlinux" "$IT_LAUNCH" "\$@"
+	EOF
+	chmod +x "$T_DIR/launch-btf"
+	for member in "" uaddr uaddrlen; do
+		"$IT_PY" "$IT_FIX/btf_member_type.py" /sys/kernel/btf/vmlinux "$T_DIR/vmlinux" \
+			$member || fail "cannot make the BTF copy ($member)" || break
+		# No holder there: this launch loads the programs, and reads the BTF.
+		"$IT_LAUNCH" gc --unload --cgroup-parent "$parent" >/dev/null 2>&1
+		IT_LAUNCH=$T_DIR/launch-btf launch_job --cgroup-parent "$parent" --policy "$p" -- \
+			/bin/sh -c '"$0" tcp 127.0.0.2 8282; "$0" tcp 127.0.0.3 8282' "$IT_PROBE"
+		if [ -z "$member" ]; then
+			expect_rc "the unchanged BTF" 0 || break
+			expect_eq "the job's two connects" "$(printf 'OK\nEPERM')" "$L_OUT" || break
+		else
+			expect_rc "BTF with another type for $member" 125 || break
+			expect_match "stderr" "vmlinux: bpf_sock_addr_kern\\.$member is not a" \
+				"$L_ERR" || break
+			expect_eq "the job's output" "" "$L_OUT" || break
+		fi
+	done
+	"$IT_LAUNCH" gc --unload --cgroup-parent "$parent" >/dev/null 2>&1
+	rmdir "$parent" 2>/dev/null
+	# Its cgroup v1 mirrors, made for the jobs' limits.
+	for c in pids memory cpu; do
+		m=$(awk -v c="$c" '{ for (i = 7; i <= NF; i++) if ($i == "-") {
+			if ($(i + 1) == "cgroup" && ("," $(i + 3) ",") ~ ("," c ",")) print $5; break } }' \
+			/proc/self/mountinfo | head -n1)
+		[ -z "$m" ] || [ ! -d "$m${parent#"$IT_CG2"}" ] || rmdir "$m${parent#"$IT_CG2"}"
+	done
+	[ ! -e "$parent" ] || fail "cannot remove $parent" || return 1
+	[ ! -s "$T_REASON" ]
+}

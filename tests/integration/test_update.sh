@@ -30,6 +30,18 @@ upd_wait_ok() {
 	fail "$(basename "$1"): fewer than $3 connections succeeded after $2 ($(upd_outcomes "$1" "$2" 99999999999999999))"
 }
 
+# upd_wait_refused LOG N SECONDS: waits until N attempts were refused.
+upd_wait_refused() {
+	local i no
+
+	for ((i = 0; i < $3 * 50; i++)); do
+		read -r _ no _ < <(upd_outcomes "$1" 0 99999999999999999)
+		[ "$no" -ge "$2" ] && return 0
+		sleep 0.02
+	done
+	fail "$(basename "$1"): fewer than $2 connections refused ($(upd_outcomes "$1" 0 99999999999999999))"
+}
+
 upd_us() {
 	echo "${1/./}"
 }
@@ -83,6 +95,9 @@ test_update_swap() {
 		"$0" tcp-loop 127.0.0.4 8203 "$1/neither.log" "$1/stop" >/dev/null &
 		wait' "$IT_PROBE" "$T_DIR"
 	upd_wait_ok "$T_DIR/old.log" 0 20 10 || upd_stop || return 1
+	# The three loops run side by side, not in step: each has its 20 before the update.
+	upd_wait_refused "$T_DIR/new.log" 20 10 || upd_stop || return 1
+	upd_wait_refused "$T_DIR/neither.log" 20 10 || upd_stop || return 1
 
 	before=$(upd_us "$EPOCHREALTIME")
 	upd_run update "$L_NAME" --policy "$new"
@@ -235,4 +250,120 @@ EPERM" "$L_OUT" || return 1
 	expect_audit 0 "$L_AUDIT" event=policy_update || return 1
 	expect_audit 1 "$L_AUDIT" event=deny op=connect_unix "dst_path=/run/launch/$name.ctl" ||
 		return 1
+}
+
+# The control socket never stalls the launcher's one loop: a requester that connects and
+# sends nothing is answered ETIMEDOUT after 2 s and dropped, and meanwhile the job's DNS
+# look-ups (answered by the proxy in that loop) and its refused connections go on at once.
+test_update_silent_client() {
+	local old new out i
+
+	old=$(policy old "$UPD_OLD")
+	new=$(policy new "$UPD_NEW")
+	outside "OK tcp 127.0.0.4 8203" || return 1
+	# shellcheck disable=SC2016
+	launch_bg --policy "$old" -- /bin/sh -c '
+		while [ ! -e "$0/go" ]; do sleep 0.01; done
+		"$1" "$2" "qtimes udp 192.0.2.53 evil.example A 10 0.1" "tcp 127.0.0.4 8203"
+		while [ ! -e "$0/stop" ]; do sleep 0.01; done' "$T_DIR" "$IT_PY" "$IT_FIX/dns/job.py"
+	upd_wait_control || upd_stop || return 1
+	# A root requester outside the sandbox that connects and sends nothing.
+	"$IT_PY" -c '
+import socket, struct, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sys.argv[1])
+start = time.monotonic()
+with open(sys.argv[2], "w") as f:
+    f.write("connected\n")
+s.settimeout(10)
+m = s.recv(4096)
+print(struct.unpack("=i", m[:4])[0], int((time.monotonic() - start) * 1000), m[4:].decode())
+' "/run/launch/$L_NAME.ctl" "$T_DIR/connected" >"$T_DIR/silent.out" 2>&1 &
+	track_pid $!
+	wait_for_file "$T_DIR/connected" 10 || fail "the silent requester did not connect" ||
+		upd_stop || return 1
+	: >"$T_DIR/go"
+	for ((i = 0; i < 500; i++)); do
+		grep -q "^tcp " "$L_OUT_FILE" && [ -s "$T_DIR/silent.out" ] && break
+		sleep 0.02
+	done
+	out=$(cat "$L_OUT_FILE")
+	echo "  job: $(brief "$out"); silent requester: $(cat "$T_DIR/silent.out")"
+	[[ $out =~ qtimes\ evil.example\ rcode=5\ max_ms=([0-9]+) ]] ||
+		fail "no look-up result: $(brief "$out")" || upd_stop || return 1
+	[ "${BASH_REMATCH[1]}" -lt 500 ] ||
+		fail "a look-up waited ${BASH_REMATCH[1]} ms while a requester sent nothing" ||
+		upd_stop || return 1
+	expect_match "the job's connect" "tcp 127.0.0.4 EPERM" "$out" || upd_stop || return 1
+	[[ $(cat "$T_DIR/silent.out") =~ ^-110\ ([0-9]+)\ no\ request ]] ||
+		fail "silent requester: $(brief "$(cat "$T_DIR/silent.out")")" || upd_stop || return 1
+	[ "${BASH_REMATCH[1]}" -ge 1500 ] ||
+		fail "the silent requester was dropped after ${BASH_REMATCH[1]} ms, not 2 s" ||
+		upd_stop || return 1
+	# The next requester is served.
+	upd_run update "$L_NAME" --policy "$new"
+	[ "$U_RC" = 0 ] || fail "launch update exited $U_RC ($(brief "$U_ERR"))" || upd_stop ||
+		return 1
+	: >"$T_DIR/stop"
+	launch_bg_wait 10 || return 1
+	expect_rc "job" 0 || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=policy_update policy=new || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_ip=127.0.0.4 policy=old
+}
+
+# The compile of the new policies runs beside the loop: resolving their hosts (here held by
+# the upstream until the test lets it answer) holds neither the job's DNS look-ups nor its
+# refusals; the update completes once the host resolved.
+test_update_slow_compile() {
+	local old new out i
+
+	old=$(policy old "$UPD_OLD")
+	new=$(policy new '{"name": "new", "allow": [{"host": "held.provider.test", "ports": [8202]}]}')
+	mkdir -p "$T_DIR/held"
+	"$IT_PY" "$IT_FIX/dns/held_upstream.py" 127.0.0.53 5356 127.0.0.3 "$T_DIR/held" \
+		2>"$T_DIR/held.err" &
+	track_pid $!
+	for ((i = 0; i < 500; i++)); do
+		[ -e "$T_DIR/held/ready" ] && break
+		sleep 0.02
+	done
+	[ -e "$T_DIR/held/ready" ] ||
+		fail "the held upstream did not start: $(brief "$(cat "$T_DIR/held.err")")" || return 1
+	# shellcheck disable=SC2016
+	launch_bg --resolver 127.0.0.53:5356 --policy "$old" -- /bin/sh -c '
+		while [ ! -e "$0/go" ]; do sleep 0.01; done
+		"$1" "$2" "qtimes udp 192.0.2.53 evil.example A 5 0.1" "tcp 127.0.0.4 8203"
+		while [ ! -e "$0/stop" ]; do sleep 0.01; done
+		"$1" "$2" "tcp 127.0.0.3 8202"' "$T_DIR" "$IT_PY" "$IT_FIX/dns/job.py"
+	upd_wait_control || upd_stop || return 1
+	"$IT_LAUNCH" update "$L_NAME" --policy "$new" >"$T_DIR/update.out" 2>&1 &
+	echo $! >"$T_DIR/update.pid"
+	track_pid "$(cat "$T_DIR/update.pid")"
+	wait_for_file "$T_DIR/held/held" 10 || fail "the update never asked for its host" ||
+		upd_stop || return 1
+	: >"$T_DIR/go"
+	# The resolver tries for 2 s: the upstream answers well before that.
+	for ((i = 0; i < 60; i++)); do
+		grep -q "^tcp " "$L_OUT_FILE" && break
+		sleep 0.02
+	done
+	: >"$T_DIR/held/release"
+	wait "$(cat "$T_DIR/update.pid")" ||
+		fail "launch update failed: $(brief "$(cat "$T_DIR/update.out")")" || upd_stop ||
+		return 1
+	: >"$T_DIR/stop"
+	launch_bg_wait 10 || return 1
+	expect_rc "job" 0 || return 1
+	out=$(cat "$L_OUT_FILE")
+	echo "  job: $(brief "$out")"
+	[[ $out =~ qtimes\ evil.example\ rcode=5\ max_ms=([0-9]+) ]] ||
+		fail "no look-up result: $(brief "$out")" || return 1
+	[ "${BASH_REMATCH[1]}" -lt 500 ] ||
+		fail "a look-up waited ${BASH_REMATCH[1]} ms while the update resolved its host" ||
+		return 1
+	expect_lines "job" "qtimes evil.example rcode=5 max_ms=[0-9]+" "tcp 127.0.0.4 EPERM" \
+		"tcp 127.0.0.3 OK" || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=policy_update policy=new
 }

@@ -1150,6 +1150,115 @@ static void test_set_rules(void)
 }
 
 /*
+ * launch update with look-ups in flight: a query the old policy let go upstream is answered
+ * after the swap, and the answer is judged by the rules in force then. A name the new policy
+ * refuses gets the refusal, logged as any refused look-up, and its addresses open nowhere; a
+ * name it still allows opens with the new ports.
+ */
+static void test_set_rules_judges_answers_in_flight(void)
+{
+	static const char NEW_POLICY[] = "{\"name\": \"next\", \"allow\": ["
+					 "{\"host\": \"*.cdn.provider.test\", \"ports\": [9443]}]}";
+	static const struct rr api[] = { { NULL, DNS_TYPE_A, 3600, "203.0.113.40" } };
+	static const struct rr cdn[] = { { NULL, DNS_TYPE_A, 3600, "203.0.113.41" } };
+	struct fixture *f = fixture_new();
+	struct rules rules = { 0 };
+	struct policy *policy = NULL, *policies[1];
+	static uint8_t reply[65536];
+	struct dnsproxy_query *qa = NULL, *qc = NULL;
+	struct dnsproxy_stats stats;
+	size_t len = 0;
+	int opens;
+
+	if (!f)
+		return;
+	CHECK_EQ_INT(ask(f, "API.provider.test", DNS_TYPE_A, &qa, reply, &len), DNSPROXY_FORWARD);
+	CHECK_EQ_INT(ask(f, "x.cdn.provider.test", DNS_TYPE_A, &qc, reply, &len), DNSPROXY_FORWARD);
+	policy = one_policy_rules("next.json", NEW_POLICY, policies, &rules);
+	if (!policy || !qa || !qc) {
+		dnsproxy_query_free(f->proxy, qa);
+		dnsproxy_query_free(f->proxy, qc);
+		fixture_free(f);
+		policy_free(policy);
+		return;
+	}
+	CHECK_EQ_INT(dnsproxy_set_rules(f->proxy, &rules), 0);
+	opens = kernel.opens;
+	/* Judged again before it is sent again: the name still allowed goes on. */
+	CHECK_EQ_INT(dnsproxy_query_rejudge(f->proxy, qc, NOW_MS, reply, sizeof(reply), &len),
+		     -EAGAIN);
+	CHECK_EQ_INT(answer(f, qa, api, ARRAY_SIZE(api), NOW_MS, reply, &len), DNSPROXY_REPLY);
+	dnsproxy_query_free(f->proxy, qa);
+	/* The refusal, not the upstream's records: nothing of the answer reaches the job. */
+	CHECK_EQ_INT(rcode_of(reply), DNS_RCODE_REFUSED);
+	CHECK_EQ_INT(id_of(reply), 0x4242);
+	CHECK_EQ_INT(reply[7], 0);
+	CHECK(len > DNS_HEADER_LEN && !memmem(reply, len, "\xcb\x00\x71\x28", 4));
+	CHECK_EQ_INT(kernel.opens, opens);
+	CHECK(!kernel_allows("203.0.113.40", 443, PROTO_TCP));
+	CHECK_CONTAINS(flushed_text(f), "\"event\":\"deny\"");
+	CHECK_CONTAINS(log_text(), "\"qname\":\"API.provider.test\",\"qtype\":\"A\","
+				   "\"rcode\":\"REFUSED\",\"reason\":\"name\"");
+	CHECK(!strstr(log_text(), "\"addrs\":[\"203.0.113.40\"]"));
+	/* Still allowed: answered, with the new policy's ports. */
+	CHECK_EQ_INT(answer(f, qc, cdn, ARRAY_SIZE(cdn), NOW_MS, reply, &len), DNSPROXY_REPLY);
+	dnsproxy_query_free(f->proxy, qc);
+	CHECK_EQ_INT(rcode_of(reply), DNS_RCODE_NOERROR);
+	CHECK(kernel_allows("203.0.113.41", 9443, PROTO_TCP));
+	CHECK(!kernel_allows("203.0.113.41", 8443, PROTO_TCP));
+	dnsproxy_get_stats(f->proxy, &stats);
+	CHECK_EQ_INT(stats.denied, 1);
+	CHECK_EQ_INT(stats.deny_lines, 1);
+	fixture_free(f);
+	policy_free(policy);
+}
+
+/*
+ * The same under --audit-only: the answer still reaches the job (nothing is enforced), but a
+ * name the new policy refuses is a would_deny line, and its addresses are only remembered.
+ */
+static void test_set_rules_in_flight_audit_only(void)
+{
+	static const char NEW_POLICY[] = "{\"name\": \"next\", \"allow\": ["
+					 "{\"host\": \"next.provider.test\", \"ports\": [443]}]}";
+	static const struct rr api[] = { { NULL, DNS_TYPE_A, 3600, "203.0.113.42" } };
+	struct dnsproxy_config config;
+	struct fixture *f;
+	struct rules rules = { 0 };
+	struct policy *policy = NULL, *policies[1];
+	static uint8_t reply[65536];
+	struct dnsproxy_query *q = NULL;
+	struct in6_addr addr = addr_of("203.0.113.42");
+	size_t len = 0;
+
+	dnsproxy_config_default(&config);
+	config.audit_only = true;
+	f = fixture_new_with(&config);
+	if (!f)
+		return;
+	CHECK_EQ_INT(ask(f, "api.provider.test", DNS_TYPE_A, &q, reply, &len), DNSPROXY_FORWARD);
+	CHECK(!strstr(log_text(), "would_deny"));
+	policy = one_policy_rules("next.json", NEW_POLICY, policies, &rules);
+	if (!policy || !q) {
+		dnsproxy_query_free(f->proxy, q);
+		fixture_free(f);
+		policy_free(policy);
+		return;
+	}
+	CHECK_EQ_INT(dnsproxy_set_rules(f->proxy, &rules), 0);
+	CHECK_EQ_INT(answer(f, q, api, ARRAY_SIZE(api), NOW_MS, reply, &len), DNSPROXY_REPLY);
+	dnsproxy_query_free(f->proxy, q);
+	CHECK_EQ_INT(rcode_of(reply), DNS_RCODE_NOERROR);
+	CHECK_EQ_INT(kernel.opens, 0);
+	CHECK_EQ_STR(dnsproxy_addr_name(f->proxy, &addr), "api.provider.test");
+	CHECK_CONTAINS(log_text(), "\"event\":\"would_deny\",");
+	CHECK_CONTAINS(log_text(), "\"qname\":\"api.provider.test\",\"qtype\":\"A\","
+				   "\"rcode\":\"REFUSED\",\"reason\":\"name\"");
+	fixture_free(f);
+	policy_free(policy);
+}
+
+/*
  * launch update's order: when the new settings go in, no address an answer opened under the
  * old policy is open any more (it would keep the old name's ports under the new settings);
  * and a failed install leaves the old hosts in force, with nothing open either.
@@ -1334,6 +1443,8 @@ int main(void)
 	RUN(test_audit_dst_name);
 	RUN(test_set_rules);
 	RUN(test_swap_rules_closes_before_install);
+	RUN(test_set_rules_judges_answers_in_flight);
+	RUN(test_set_rules_in_flight_audit_only);
 	RUN(test_audit_only_forwards_would_deny);
 	RUN(test_refusal_repeats_one_line);
 	RUN(test_refusal_flood_loses_nothing);
