@@ -77,6 +77,13 @@ async function mcp(pool, between) {
 		}
 	});
 	await client.connect(transport);
+	// The moment each reply is parsed from the server's output, before the client's own work
+	// on it (its schema's checks) resolves the call.
+	const onmessage = transport.onmessage;
+	transport.onmessage = (message, extra) => {
+		serverMarks.push(['client: message', wall()]);
+		onmessage.call(transport, message, extra);
+	};
 	const samples = [];
 	const ready = []; // per call: its prepared sandbox was ready
 	const traces = [];
@@ -333,6 +340,10 @@ function traceTable(name, traces) {
 	}
 	const steps = [...at].map(([step, ts]) => [step, stats(ts)]).sort((x, y) => x[1].median - y[1].median);
 	let before = 0;
+	// Each call's steps too, one line per call: where a slow call's time went.
+	for (const marks of traces.filter(Boolean))
+		console.error(`mcp_bench: ${name} call: ` + marks.map(([step, t], i) =>
+			`${step} +${(t - marks[Math.max(0, i - 1)][1]).toFixed(1)}`).join(', '));
 	console.error(`mcp_bench: trace of ${name} (ms since sent: median, step, p95, n):`);
 	for (const [step, s] of steps) {
 		console.error(`  ${step.padEnd(22)} ${s.median.toFixed(1).padStart(7)} ` +
