@@ -11,7 +11,7 @@
 // Prints a Markdown table: median and p95 per variant, in ms. MCP_BENCH_N calls per variant
 // (15), MCP_BENCH_GAP_MS between calls (3000), MCP_BENCH_ONLY one variant (node, bare,
 // launch, cold, warm; runner: the bare runners alone), MCP_BENCH_TRACE=1 where a warm and a
-// bare call's time goes (stderr).
+// bare call's time goes (stderr; =server: the server's and the client's marks alone).
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmdirSync,
 	 writeFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -41,7 +41,9 @@ function stats(samples) {
 
 // MCP_BENCH_TRACE=1: where a call's time goes. The runner (LAUNCH_MCP_TRACE) and the server
 // write the times of their steps; the snippet marks its first line.
-const TRACE = !!process.env.MCP_BENCH_TRACE;
+// MCP_BENCH_TRACE=server: the server's and the client's marks alone, the runners untouched.
+const TRACE = !!process.env.MCP_BENCH_TRACE && process.env.MCP_BENCH_TRACE !== 'server';
+const STEPS = !!process.env.MCP_BENCH_TRACE;
 const CODE = TRACE ? `${SNIPPET.replace('const stripe', "globalThis.__mark?.('code');\nconst stripe")}` +
 	"globalThis.__mark?.('end');\n" : SNIPPET;
 const wall = () => performance.timeOrigin + performance.now();
@@ -103,7 +105,7 @@ async function mcp(pool, between) {
 		samples.push(ms);
 		await sleep(50); // the server's last marks
 		const marks = serverMarks.filter(([, t]) => t >= w0 && t <= w1 + 50);
-		if (TRACE)
+		if (STEPS)
 			traces.push([['sent', w0], ...marks,
 				     ...(runnerMarks(r.structuredContent.stderr) ?? []), ['received', w1]]);
 		// A prepared sandbox that was not ready yet (its node still loading, on a loaded
@@ -435,10 +437,10 @@ try {
 			      `${stats(pairs).median.toFixed(1)} ms, ratio ${stats(ratios).median.toFixed(2)}`);
 		console.error(`mcp_bench: warm samples ${warm.samples.map((x) => x.toFixed(0)).join(' ')}; ` +
 			      `bare runner ${bare.map((x) => x.ms.toFixed(0)).join(' ')}`);
-		if (TRACE) {
+		if (STEPS)
 			traceTable('warm', warm.traces);
+		if (TRACE)
 			traceTable('bare runner', bare.map((x) => x.marks));
-		}
 	}
 	if (only === 'runner') {
 		// The bare runners alone, paced as in the warm run: to try a change of the runner.
