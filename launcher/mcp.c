@@ -382,6 +382,7 @@ static int write_all(int fd, const char *buf, size_t len)
 static int mcp_answer(struct mcp_server *server, int out_fd, const char *line, size_t len)
 {
 	_cleanup_free_ char *reply = NULL;
+	char *line_end;
 	int r;
 
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
@@ -393,9 +394,17 @@ static int mcp_answer(struct mcp_server *server, int out_fd, const char *line, s
 		return r;
 	if (!reply)
 		return 0;
-	r = write_all(out_fd, reply, strlen(reply));
-	if (r == 0)
-		r = write_all(out_fd, "\n", 1);
+	/*
+	 * The line in one write: the client reads a message at its newline, and a newline of its
+	 * own would wake it a second time for it.
+	 */
+	len = strlen(reply);
+	line_end = realloc(reply, len + 2);
+	if (!line_end)
+		return -ENOMEM;
+	reply = line_end;
+	memcpy(reply + len, "\n", 2);
+	r = write_all(out_fd, reply, len + 1);
 	if (r == 0 && server->ops->idle)
 		server->ops->idle(server->ops->ctx);
 	return r;

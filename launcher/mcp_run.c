@@ -91,6 +91,7 @@ struct mcp_sandbox {
 	bool ready;  /* the runner reported that it waits for its code */
 	bool synced; /* ready, and launch's log synced: the call's lines start at audit_from */
 	bool done;   /* the runner reported its code's end: launch is not reaped yet */
+	bool frozen; /* answered: its cgroup frozen, its kill left for after the answer */
 	int done_status;
 	int in_fd;   /* warm: the runner's standard input, a socket: shut for "go", then its end */
 	int sync_fd; /* warm: launch's --audit-sync-fd */
@@ -344,6 +345,26 @@ static void mcp_sandbox_kill(const struct mcp_runner *runner, const struct mcp_s
 		kill(sandbox->pid, SIGTERM); /* launch passes it on */
 	if (fd >= 0)
 		close(fd);
+}
+
+/*
+ * Stops a finished call's processes at once and cheaply (cgroup.freeze), so that its kill
+ * can wait until the answer is out: the exit of a killed Node (its memory freed) and
+ * launch's teardown take CPU that, on a small machine, the client reading the answer would
+ * wait for. True when frozen; else the sandbox was killed now.
+ */
+static bool mcp_sandbox_freeze(const struct mcp_runner *runner, const struct mcp_sandbox *sandbox)
+{
+	char path[PATH_MAX];
+	_cleanup_close_ int fd = -1;
+
+	snprintf(path, sizeof(path), "%s/%s/cgroup.freeze", runner->config->cgroup_parent,
+		 sandbox->name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0 && write(fd, "1", 1) == 1)
+		return true;
+	mcp_sandbox_kill(runner, sandbox);
+	return false;
 }
 
 /*
@@ -748,9 +769,23 @@ static void mcp_sandbox_wait_ready(struct mcp_sandbox *sandbox, long long deadli
  * Reaps the launches of sandboxes killed after their call; block: waits for all of them.
  * Returns how many are still running.
  */
+/* The frozen sandboxes of answered calls are killed now: their launches then exit. */
+static void mcp_dying_kill(struct mcp_runner *runner)
+{
+	for (size_t i = 0; i < MCP_RUN_DYING_MAX; i++)
+		if (runner->dying[i].pid > 0 && runner->dying[i].frozen) {
+			mcp_sandbox_kill(runner, &runner->dying[i]);
+			runner->dying[i].frozen = false;
+		}
+}
+
 static size_t mcp_dying_reap(struct mcp_runner *runner, bool block)
 {
 	size_t left = 0;
+
+	/* A frozen one would never exit. */
+	if (block)
+		mcp_dying_kill(runner);
 
 	for (size_t i = 0; i < MCP_RUN_DYING_MAX; i++) {
 		struct mcp_sandbox *sandbox = &runner->dying[i];
@@ -776,12 +811,14 @@ static size_t mcp_dying_reap(struct mcp_runner *runner, bool block)
 }
 
 /*
- * A call answered on its runner's report: its sandbox is killed now and its launch reaped
- * later, so that the answer does not wait for the teardown.
+ * A call answered on its runner's report: its sandbox is killed now, or once the answer is
+ * out when it is frozen (mcp_dying_kill), and its launch reaped later, so that the answer
+ * does not wait for the teardown.
  */
 static void mcp_dying_add(struct mcp_runner *runner, struct mcp_sandbox *sandbox)
 {
-	mcp_sandbox_kill(runner, sandbox);
+	if (!sandbox->frozen)
+		mcp_sandbox_kill(runner, sandbox);
 	mcp_fd_close(&sandbox->in_fd);
 	mcp_fd_close(&sandbox->sync_fd);
 	mcp_fd_close(&sandbox->out.fd);
@@ -816,6 +853,7 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 
 	memset(ret_result, 0, sizeof(*ret_result));
 	mcp_run_trace(runner, "call");
+	mcp_dying_kill(runner);
 	mcp_dying_reap(runner, false);
 	/* A call within the refill's delay: the pool is filled now, this call takes from it. */
 	if (runner->refill_at) {
@@ -858,7 +896,7 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 				sandbox.n, MCP_RUN_SYNC_TIMEOUT_MS);
 		}
 		mcp_run_trace(runner, "synced");
-		mcp_sandbox_kill(runner, &sandbox);
+		sandbox.frozen = mcp_sandbox_freeze(runner, &sandbox);
 		ret_result->exit_status = sandbox.done_status;
 	} else if (WIFEXITED(wait_status))
 		ret_result->exit_status = WEXITSTATUS(wait_status);
@@ -931,6 +969,9 @@ static void mcp_run_wait(void *ctx, int in_fd)
 
 		if (runner->refill_at && monotonic_now_ms() >= runner->refill_at) {
 			runner->refill_at = 0;
+			/* The client has had the answer for a while: the last call's sandbox goes.
+			 */
+			mcp_dying_kill(runner);
 			mcp_pool_fill(runner);
 		}
 		if (runner->refill_at) {

@@ -11,7 +11,7 @@
 // Prints a Markdown table: median and p95 per variant, in ms. MCP_BENCH_N calls per variant
 // (15), MCP_BENCH_GAP_MS between calls (3000), MCP_BENCH_ONLY one variant (node, bare,
 // launch, cold, warm; runner: the bare runners alone), MCP_BENCH_TRACE=1 where a warm and a
-// bare call's time goes (stderr).
+// bare call's time goes (stderr; =server: the server's and the client's marks alone).
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmdirSync,
 	 writeFileSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -41,7 +41,9 @@ function stats(samples) {
 
 // MCP_BENCH_TRACE=1: where a call's time goes. The runner (LAUNCH_MCP_TRACE) and the server
 // write the times of their steps; the snippet marks its first line.
-const TRACE = !!process.env.MCP_BENCH_TRACE;
+// MCP_BENCH_TRACE=server: the server's and the client's marks alone, the runners untouched.
+const TRACE = !!process.env.MCP_BENCH_TRACE && process.env.MCP_BENCH_TRACE !== 'server';
+const STEPS = !!process.env.MCP_BENCH_TRACE;
 const CODE = TRACE ? `${SNIPPET.replace('const stripe', "globalThis.__mark?.('code');\nconst stripe")}` +
 	"globalThis.__mark?.('end');\n" : SNIPPET;
 const wall = () => performance.timeOrigin + performance.now();
@@ -77,6 +79,13 @@ async function mcp(pool, between) {
 		}
 	});
 	await client.connect(transport);
+	// The moment each reply is parsed from the server's output, before the client's own work
+	// on it (its schema's checks) resolves the call.
+	const onmessage = transport.onmessage;
+	transport.onmessage = (message, extra) => {
+		serverMarks.push(['client: message', wall()]);
+		onmessage.call(transport, message, extra);
+	};
 	const samples = [];
 	const ready = []; // per call: its prepared sandbox was ready
 	const traces = [];
@@ -96,7 +105,7 @@ async function mcp(pool, between) {
 		samples.push(ms);
 		await sleep(50); // the server's last marks
 		const marks = serverMarks.filter(([, t]) => t >= w0 && t <= w1 + 50);
-		if (TRACE)
+		if (STEPS)
 			traces.push([['sent', w0], ...marks,
 				     ...(runnerMarks(r.structuredContent.stderr) ?? []), ['received', w1]]);
 		// A prepared sandbox that was not ready yet (its node still loading, on a loaded
@@ -333,6 +342,10 @@ function traceTable(name, traces) {
 	}
 	const steps = [...at].map(([step, ts]) => [step, stats(ts)]).sort((x, y) => x[1].median - y[1].median);
 	let before = 0;
+	// Each call's steps too, one line per call: where a slow call's time went.
+	for (const marks of traces.filter(Boolean))
+		console.error(`mcp_bench: ${name} call: ` + marks.map(([step, t], i) =>
+			`${step} +${(t - marks[Math.max(0, i - 1)][1]).toFixed(1)}`).join(', '));
 	console.error(`mcp_bench: trace of ${name} (ms since sent: median, step, p95, n):`);
 	for (const [step, s] of steps) {
 		console.error(`  ${step.padEnd(22)} ${s.median.toFixed(1).padStart(7)} ` +
@@ -387,13 +400,17 @@ try {
 		const bare = [], pending = [];
 		let started = 0;
 		const warm = await mcp(2, async (i) => {
-			if (i >= 0) {
+			if (i >= 0)
 				bare.push(await (pending.shift()).go());
-				await sleep(GAP_MS);
-			}
-			// The server prepares its sandboxes at its start and after each call.
+			// The server prepares its sandboxes at its start and right after each call
+			// (100 ms after its reply): so are the bare runners, before the gap, so that
+			// neither call runs while a node of the other kind is still starting. (Started
+			// after the gap, a bare runner's start-up took the CPU from the next warm call:
+			// 16 ms of one call's main thread went to it.)
 			while (pending.length < 2)
 				pending.push(await bareStart(state, started++));
+			if (i >= 0)
+				await sleep(GAP_MS);
 		});
 		for (const runner of pending)
 			await runner.stop();
@@ -420,10 +437,10 @@ try {
 			      `${stats(pairs).median.toFixed(1)} ms, ratio ${stats(ratios).median.toFixed(2)}`);
 		console.error(`mcp_bench: warm samples ${warm.samples.map((x) => x.toFixed(0)).join(' ')}; ` +
 			      `bare runner ${bare.map((x) => x.ms.toFixed(0)).join(' ')}`);
-		if (TRACE) {
+		if (STEPS)
 			traceTable('warm', warm.traces);
+		if (TRACE)
 			traceTable('bare runner', bare.map((x) => x.marks));
-		}
 	}
 	if (only === 'runner') {
 		// The bare runners alone, paced as in the warm run: to try a change of the runner.
