@@ -983,11 +983,16 @@ int child_read_msg(struct child *child, struct child_msg *ret_msg)
 		.msg_controllen = sizeof(control.buf),
 	};
 	struct cmsghdr *cmsg;
+	int reset = 0;
 	ssize_t n;
 
+	/*
+	 * ECONNRESET: init exited with a message of ours unread (`go`, sent as it failed). The
+	 * socket reports that once, before what init sent ahead of it: read on.
+	 */
 	do
 		n = recvmsg(child->status_fd, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+	while (n < 0 && (errno == EINTR || (errno == ECONNRESET && !reset++)));
 	if (n < 0)
 		return -errno;
 	for (cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
