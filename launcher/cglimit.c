@@ -367,26 +367,27 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 	return r;
 }
 
-int cglimit_join(struct cglimit *cl, const struct job_limits *limits, pid_t pid, char *errbuf,
-		 size_t errlen)
+int cglimit_join(struct cglimit *cl, const struct job_limits *limits, pid_t pid,
+		 int ret_dir_fds[CGLIMIT_NCTRLS], int *ret_ndirs, char *errbuf, size_t errlen)
 {
 	struct rlimit nofile = { .rlim_cur = limits->nofile, .rlim_max = limits->nofile };
 	char text[32], path[64];
-	int r;
+	int n = 0, r;
 
-	snprintf(text, sizeof(text), "%d", (int)pid);
+	*ret_ndirs = 0;
 	for (int c = 0; c < CGLIMIT_NCTRLS; c++) {
-		_cleanup_close_ int fd = -1;
-
 		if (!cl->v1[c][0])
 			continue;
-		fd = open(cl->v1[c], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		r = fd < 0 ? -errno : write_text(fd, "cgroup.procs", text);
-		if (r < 0) {
+		ret_dir_fds[n] = open(cl->v1[c], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (ret_dir_fds[n] < 0) {
+			r = -errno;
 			snprintf(errbuf, errlen, "cannot move the sandbox into %s: %s", cl->v1[c],
 				 strerror(-r));
+			while (n > 0)
+				close(ret_dir_fds[--n]);
 			return r;
 		}
+		n++;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
 	snprintf(text, sizeof(text), "%d", CGLIMIT_JOB_OOM_SCORE_ADJ);
@@ -394,9 +395,7 @@ int cglimit_join(struct cglimit *cl, const struct job_limits *limits, pid_t pid,
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot raise the job's OOM score (%s): %s", path,
 			 strerror(-r));
-		return r;
-	}
-	if (prlimit(pid, RLIMIT_NOFILE, &nofile, NULL) < 0) {
+	} else if (prlimit(pid, RLIMIT_NOFILE, &nofile, NULL) < 0) {
 		struct rlimit own = { 0 };
 
 		r = -errno;
@@ -410,9 +409,22 @@ int cglimit_join(struct cglimit *cl, const struct job_limits *limits, pid_t pid,
 		else
 			snprintf(errbuf, errlen, "cannot set the job's RLIMIT_NOFILE: %s",
 				 strerror(-r));
+	}
+	if (r < 0) {
+		while (n > 0)
+			close(ret_dir_fds[--n]);
 		return r;
 	}
+	*ret_ndirs = n;
 	return 0;
+}
+
+const char *cglimit_v1_joined(const struct cglimit *cl, int nth)
+{
+	for (int c = 0; c < CGLIMIT_NCTRLS; c++)
+		if (cl->v1[c][0] && nth-- == 0)
+			return cl->v1[c];
+	return NULL;
 }
 
 int cglimit_watch_tmp(struct cglimit *cl, pid_t pid)

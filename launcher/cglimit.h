@@ -56,11 +56,17 @@ struct cglimit {
 int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd,
 		  const char *v2_path, char *errbuf, size_t errlen);
 /*
- * Moves pid (the sandbox's init, before it starts the job) into the v1 cgroups, and gives it
- * the job's OOM score and RLIMIT_NOFILE, which the job inherits.
+ * Gives pid (the sandbox's init, before it starts the job) the job's OOM score and
+ * RLIMIT_NOFILE, which the job inherits, and returns in ret_dir_fds the directories of the v1
+ * cgroups (O_PATH, *ret_ndirs of them, in controller order) for init to move itself into:
+ * a process that moves itself as one thread (0 written to `tasks`) spares the move the
+ * kernel's global cgroup_threadgroup_rwsem, whose write lock waits for an RCU grace period
+ * and holds up every fork and exit on the host meanwhile. The caller closes them.
  */
-int cglimit_join(struct cglimit *cl, const struct job_limits *limits, pid_t pid, char *errbuf,
-		 size_t errlen);
+int cglimit_join(struct cglimit *cl, const struct job_limits *limits, pid_t pid,
+		 int ret_dir_fds[CGLIMIT_NCTRLS], int *ret_ndirs, char *errbuf, size_t errlen);
+/* The path of the nth directory cglimit_join returned, for messages; NULL past the last. */
+const char *cglimit_v1_joined(const struct cglimit *cl, int nth);
 /* Opens the job's /tmp through init's root, once its mounts are made. */
 int cglimit_watch_tmp(struct cglimit *cl, pid_t pid);
 /* Reads the counters; returns the CGLIMIT_HIT_* reached since the last call. */

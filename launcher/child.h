@@ -49,7 +49,8 @@ enum child_stage {
 	CHILD_STAGE_SECCOMP,
 	CHILD_STAGE_EXEC,
 	CHILD_STAGE_LANDLOCK,
-	CHILD_STAGE_GO, /* the launcher went away before the cgroup was confined */
+	CHILD_STAGE_GO,	    /* the launcher went away before the cgroup was confined */
+	CHILD_STAGE_LIMITS, /* init could not move itself into a cgroup v1 (status: which) */
 };
 
 /* Messages between the launcher and the sandbox's init, on the status socket. */
@@ -59,8 +60,15 @@ enum child_msg_type {
 	CHILD_MSG_EXITED,      /* the job ended with wait status `status` */
 	CHILD_MSG_SECCOMP,     /* from the job itself: its seccomp listener, as SCM_RIGHTS */
 	CHILD_MSG_GO,	       /* from the launcher: the cgroup is confined, the job may exec */
-	CHILD_MSG_JOINED,      /* from the launcher: init is in its limits, it may fork the job */
+	/*
+	 * From the launcher: init's limits are set; init moves itself into the v1 cgroups
+	 * whose directories come with it (status: how many), then starts the job.
+	 */
+	CHILD_MSG_JOINED,
 };
+
+/* Cgroup v1 directories a CHILD_MSG_JOINED carries at most. */
+#define CHILD_JOIN_DIRS_MAX 4
 
 struct child_msg {
 	int type;
@@ -94,10 +102,12 @@ struct child {
  */
 int child_spawn(const struct child_config *config, struct child *ret_child);
 /*
- * Tells init that it is in all of its limits (cgroup v1 hierarchies, OOM score, RLIMIT_NOFILE),
- * which the job inherits: init forks it only then.
+ * Tells init that its OOM score and RLIMIT_NOFILE are set, and hands it the directories of the
+ * cgroup v1 limits (ndirs, at most CHILD_JOIN_DIRS_MAX): init moves itself into each, and
+ * starts the job (which inherits them all) only once it is in every one. When a move fails,
+ * init says so (CHILD_STAGE_LIMITS, status: the directory's index) and no job runs.
  */
-int child_joined(struct child *child);
+int child_joined(struct child *child, const int *dir_fds, int ndirs);
 /*
  * Tells the job to exec: call once the cgroup is confined. A job or init that failed already
  * has said why on the status socket, which child_read_msg reads next.

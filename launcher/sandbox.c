@@ -725,15 +725,15 @@ static int sandbox_spawn_init(struct sandbox *sandbox)
 
 /*
  * The limits, on before the job exists: the job never runs with less than asked. Init, the
- * launcher's own code, forks it only once they are set and it is in them (the job inherits
- * them); meanwhile the v1 cgroups' making and moves (each move waits for an RCU grace period)
- * overlap init's mounts.
+ * launcher's own code, starts it only once they are set and it has moved itself into the v1
+ * cgroups (the job inherits them); meanwhile the v1 cgroups' making overlaps init's mounts.
  */
+_Static_assert(CGLIMIT_NCTRLS <= CHILD_JOIN_DIRS_MAX, "a JOINED message carries every v1 cgroup");
 static int sandbox_limit_init(struct sandbox *sandbox)
 {
 	const struct sandbox_options *options = sandbox->options;
 	char why[SANDBOX_WHY_MAX];
-	int r;
+	int dir_fds[CGLIMIT_NCTRLS], ndirs = 0, r;
 
 	r = cglimit_setup(&sandbox->limits, &options->limits, sandbox->cgroup.dir_fd,
 			  sandbox->cgroup_path, why, sizeof(why));
@@ -744,10 +744,13 @@ static int sandbox_limit_init(struct sandbox *sandbox)
 			"launch: warning: no cgroup controller for the default %s here: the job "
 			"runs without it\n",
 			sandbox->limits.warning);
-	r = cglimit_join(&sandbox->limits, &options->limits, sandbox->child.pid, why, sizeof(why));
+	r = cglimit_join(&sandbox->limits, &options->limits, sandbox->child.pid, dir_fds, &ndirs,
+			 why, sizeof(why));
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "%s", why);
-	r = child_joined(&sandbox->child);
+	r = child_joined(&sandbox->child, dir_fds, ndirs);
+	while (ndirs > 0)
+		close(dir_fds[--ndirs]);
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "cannot start the job: %s", strerror(-r));
 	return 0;
@@ -884,6 +887,13 @@ static int sandbox_wait_exec(struct sandbox *sandbox)
 		return sandbox_fail(sandbox, r, "the job started without its seccomp filter");
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "the sandbox's init died before the job started");
+	if (msg.type != CHILD_MSG_EXEC_OK && msg.stage == CHILD_STAGE_LIMITS) {
+		const char *path = cglimit_v1_joined(&sandbox->limits, msg.status);
+
+		return sandbox_fail(sandbox, msg.error ? -msg.error : -EPROTO,
+				    "cannot move the sandbox into %s: %s",
+				    path ? path : "its cgroup v1 limits", strerror(msg.error));
+	}
 	if (msg.type != CHILD_MSG_EXEC_OK) {
 		if (msg.stage == CHILD_STAGE_EXEC)
 			sandbox->exit_status =

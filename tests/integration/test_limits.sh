@@ -217,6 +217,102 @@ test_limit_policy_and_options() {
 	expect_eq "launch's own OOM score after its jobs" "$own" "$(cat /proc/self/oom_score_adj)"
 }
 
+# The v1 cgroups of the limits (pids and memory, on a hybrid host) that sandbox $L_NAME has,
+# as "controller mount" lines; fails when the host has none.
+l_v1_joined_dirs() {
+	local c m
+
+	for c in pids memory cpu; do
+		m=$(l_v1_mount "$c")
+		[ -n "$m" ] && [ -d "$m/launch/$L_NAME" ] && echo "$c $m/launch/$L_NAME"
+	done
+	return 0
+}
+
+# Init moves itself into the v1 cgroups of the limits before it starts the job: every process
+# of the sandbox (init and the job, the members of its cgroup v2) is in each of them, and the
+# job's cgroup namespace has each as its root ("/").
+test_limit_v1_joined() {
+	local p dirs c d want got bad
+
+	p=$(policy limits "$LIMITS_POLICY")
+	# shellcheck disable=SC2016 # the job's own shell expands them
+	launch_bg --policy "$p" -- /bin/sh -c \
+		'cat /proc/self/cgroup >"$0/cgroup"; echo ready >"$0/ready"; exec sleep 5' "$T_DIR"
+	wait_for_file "$T_DIR/ready" 10 || fail "the job never became ready" || return 1
+	dirs=$(l_v1_joined_dirs)
+	echo "v1 cgroups: $dirs"
+	if ! grep -q '^pids ' <<<"$dirs" || ! grep -q '^memory ' <<<"$dirs"; then
+		kill -TERM "$L_PID"
+		launch_bg_wait 10
+		fail "this test needs a host whose pids and memory limits are in cgroup v1 hierarchies"
+		return 1
+	fi
+	want=$(sort -n "$IT_CG2/launch/$L_NAME/cgroup.procs" | tr '\n' ' ')
+	while read -r c d; do
+		got=$(sort -n "$d/cgroup.procs" | tr '\n' ' ')
+		expect_eq "the processes of the $c v1 cgroup (the v2 cgroup's: init and the job)" \
+			"$want" "$got" || break
+	done <<<"$dirs"
+	# shellcheck disable=SC2086 # counted as words
+	set -- $want
+	[ "$#" = 2 ] || fail "the sandbox's cgroup v2 holds '$want', not init and the job"
+	kill -TERM "$L_PID"
+	launch_bg_wait 10 || return 1
+	[ ! -s "$T_REASON" ] || return 1
+	bad=$(awk -F: '$2 ~ /(^|,)(pids|memory|cpu)(,|$)/ && $3 != "/"' "$T_DIR/cgroup")
+	[ -z "$bad" ] || fail "the job sees a v1 cgroup outside its namespace's root: $bad" || return 1
+	l_nothing_left "$L_NAME" "sleep 5"
+}
+
+# A move into a v1 cgroup that fails stops launch with 125 naming the cgroup, and the job never
+# runs: a refused open of `tasks` (an LD_PRELOAD library), and, where the cpu hierarchy
+# schedules real-time groups, the kernel's own refusal of a real-time task in a cgroup that has
+# no real-time time (EINVAL: a new cgroup gets none).
+test_limit_v1_join_refused() {
+	local p m job
+
+	p=$(policy limits "$LIMITS_POLICY")
+	m=$(l_v1_mount pids)
+	if grep -qw pids "$IT_CG2/launch/cgroup.controllers" 2>/dev/null || [ -z "$m" ]; then
+		fail "this test needs a host whose pids controller is a cgroup v1 hierarchy"
+		return 1
+	fi
+	# shellcheck disable=SC2016
+	job='echo ran >"$0/ran"'
+	launch_job --policy "$p" -- /bin/sh -c "$job" "$T_DIR"
+	expect_rc "the job, moves allowed" 0 || return 1
+	[ -e "$T_DIR/ran" ] || fail "the job did not run with its moves allowed" || return 1
+	rm -f "$T_DIR/ran"
+
+	printf '#!/bin/sh\nLD_PRELOAD=%s exec "%s" "$@"\n' "$IT_HELPERS/fail_v1_tasks.so" \
+		"$IT_LAUNCH" >"$T_DIR/launch-notasks"
+	chmod 755 "$T_DIR/launch-notasks"
+	IT_LAUNCH=$T_DIR/launch-notasks launch_job --policy "$p" -- /bin/sh -c "$job" "$T_DIR"
+	expect_rc "the move into the pids v1 cgroup refused" 125 || return 1
+	expect_match "its message" \
+		"^launch: cannot move the sandbox into $m/launch/$L_NAME: Permission denied\$" \
+		"$L_ERR" || return 1
+	[ ! -e "$T_DIR/ran" ] || fail "the job ran though init is not in its limits" || return 1
+	l_nothing_left "$L_NAME" "ran" || return 1
+
+	m=$(l_v1_mount cpu)
+	if [ -z "$m" ] || [ ! -e "$m/cpu.rt_runtime_us" ] ||
+		grep -qw cpu "$IT_CG2/launch/cgroup.controllers" 2>/dev/null; then
+		echo "  no real-time group scheduling in a cpu v1 hierarchy here: the kernel's refusal is not tried"
+		return 0
+	fi
+	printf '#!/bin/sh\nexec chrt -f 1 "%s" "$@"\n' "$IT_LAUNCH" >"$T_DIR/launch-rt"
+	chmod 755 "$T_DIR/launch-rt"
+	IT_LAUNCH=$T_DIR/launch-rt launch_job --policy "$p" -- /bin/sh -c "$job" "$T_DIR"
+	expect_rc "a real-time launch (its cpu v1 cgroup has no real-time time)" 125 || return 1
+	expect_match "its message" \
+		"^launch: cannot move the sandbox into $m/launch/$L_NAME: Invalid argument\$" \
+		"$L_ERR" || return 1
+	[ ! -e "$T_DIR/ran" ] || fail "the job ran though init is not in its limits" || return 1
+	l_nothing_left "$L_NAME" "ran"
+}
+
 test_limit_bad_values() {
 	local p spec opt value
 
