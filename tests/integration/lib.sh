@@ -407,6 +407,30 @@ it_run_test() {
 	[ ! -s "$T_REASON" ]
 }
 
+# The mount point of the cgroup v1 hierarchy that has controller $1 (empty: none).
+v1_mount() {
+	awk -v c="$1" '{ for (i = 7; i <= NF; i++) if ($i == "-") {
+		if ($(i + 1) == "cgroup" && ("," $(i + 3) ",") ~ ("," c ",")) print $5; break } }' \
+		/proc/self/mountinfo | head -n1
+}
+
+# Removes a test's private cgroup parent $1 (and the program holders in it) once nothing
+# runs in it, with its cgroup v1 mirrors, made for the jobs' limits.
+cgroup_parent_remove() {
+	local parent=$1
+
+	local c m
+
+	"$IT_LAUNCH" gc --unload --cgroup-parent "$parent" >/dev/null 2>&1
+	rmdir "$parent" 2>/dev/null
+	for c in pids memory cpu; do
+		m=$(v1_mount "$c")
+		[ -z "$m" ] || [ ! -d "$m${parent#"$IT_CG2"}" ] || rmdir "$m${parent#"$IT_CG2"}" ||
+			fail "cannot remove $m${parent#"$IT_CG2"}"
+	done
+	[ ! -e "$parent" ] || fail "cannot remove the test's cgroup parent $parent: $(ls -a "$parent")"
+}
+
 # Everything under any bpffs whose name contains NAME: launch pins nothing, so there must be
 # none.
 bpffs_named() {

@@ -12,25 +12,6 @@ gc_parent() {
 	echo "$IT_CG2/launch-it$IT_RUNID-$T_NAME"
 }
 
-# Removes the private parent (and the program holders in it) once nothing runs in it.
-gc_parent_remove() {
-	local parent=$1
-
-	local c m
-
-	"$IT_LAUNCH" gc --unload --cgroup-parent "$parent" >/dev/null 2>&1
-	rmdir "$parent" 2>/dev/null
-	# Its cgroup v1 mirrors, made for the jobs' limits.
-	for c in pids memory cpu; do
-		m=$(awk -v c="$c" '{ for (i = 7; i <= NF; i++) if ($i == "-") {
-			if ($(i + 1) == "cgroup" && ("," $(i + 3) ",") ~ ("," c ",")) print $5; break } }' \
-			/proc/self/mountinfo | head -n1)
-		[ -z "$m" ] || [ ! -d "$m${parent#"$IT_CG2"}" ] || rmdir "$m${parent#"$IT_CG2"}" ||
-			fail "cannot remove $m${parent#"$IT_CG2"}"
-	done
-	[ ! -e "$parent" ] || fail "cannot remove the test's cgroup parent $parent: $(ls -a "$parent")"
-}
-
 # Starts `launch gc ARGS` in a loop in the background; its PID goes to the test's pid list.
 gc_loop() {
 	local out=$1
@@ -82,7 +63,7 @@ test_gc_concurrent_launches() {
 	done
 	after=$(received tcp 127.0.0.3 8383)
 	echo "$n launches, $failed failed, $refused forbidden connects refused, $gcs gc runs alongside"
-	gc_parent_remove "$parent" || return 1
+	cgroup_parent_remove "$parent" || return 1
 	[ "$gcs" -ge 4 ] || fail "only $gcs gc runs completed alongside the launches" || return 1
 	expect_eq "forbidden connections that got through" 0 $((after - before)) || return 1
 	expect_eq "launches that failed or misbehaved beside launch gc" 0 "$failed"
@@ -199,5 +180,5 @@ test_gc_killed_launchers() {
 	done
 	expect_eq "BPF programs and maps of the test left" 0 "$(gc_bpf_alive "$T_DIR/bpf.objects")" ||
 		return 1
-	gc_parent_remove "$parent"
+	cgroup_parent_remove "$parent"
 }

@@ -5,13 +5,6 @@
 
 LIMITS_POLICY='{"name": "limits", "allow": []}'
 
-# The mount point of the cgroup v1 hierarchy of a controller, if the host has one.
-l_v1_mount() {
-	awk -v c="$1" '{ for (i = 7; i <= NF; i++) if ($i == "-") {
-		if ($(i + 1) == "cgroup" && ("," $(i + 3) ",") ~ ("," c ",")) print $5; break } }' \
-		/proc/self/mountinfo | head -n1
-}
-
 # Fails if anything of sandbox $1 is left: its cgroups (v2 and v1 mirrors), its lock file,
 # processes whose command line holds $2.
 l_nothing_left() {
@@ -19,7 +12,7 @@ l_nothing_left() {
 
 	[ ! -e "$IT_CG2/launch/$name" ] || left+=" $IT_CG2/launch/$name"
 	for c in pids memory cpu; do
-		m=$(l_v1_mount "$c")
+		m=$(v1_mount "$c")
 		[ -z "$m" ] || [ ! -e "$m/launch/$name" ] || left+=" $m/launch/$name"
 	done
 	[ ! -e "/run/launch/$name.lock" ] || left+=" /run/launch/$name.lock"
@@ -61,7 +54,7 @@ l_expect_cgroup_value() {
 	if [ -e "$IT_CG2/launch/$L_NAME/$v2" ]; then
 		got=$(cut -d' ' -f1 "$IT_CG2/launch/$L_NAME/$v2")
 	else
-		m=$(l_v1_mount "$ctrl")
+		m=$(v1_mount "$ctrl")
 		got=$(cat "$m/launch/$L_NAME/$v1" 2>/dev/null)
 	fi
 	expect_eq "$ctrl limit of the running sandbox" "$want" "$got"
@@ -73,7 +66,7 @@ l_wait_tasks() {
 
 	file=$IT_CG2/launch/$L_NAME/pids.current
 	if [ ! -e "$file" ]; then
-		m=$(l_v1_mount pids)
+		m=$(v1_mount pids)
 		file=$m/launch/$L_NAME/pids.current
 	fi
 	deadline=$(($(date +%s%N) / 1000000 + $2 * 1000))
@@ -223,7 +216,7 @@ l_v1_joined_dirs() {
 	local c m
 
 	for c in pids memory cpu; do
-		m=$(l_v1_mount "$c")
+		m=$(v1_mount "$c")
 		[ -n "$m" ] && [ -d "$m/launch/$L_NAME" ] && echo "$c $m/launch/$L_NAME"
 	done
 	return 0
@@ -265,6 +258,23 @@ test_limit_v1_joined() {
 	l_nothing_left "$L_NAME" "sleep 5"
 }
 
+# Runs job $5 under policy $4 through launch started by the command in $6..., which must
+# stop it with 125 and "cannot move the sandbox into $2/launch/NAME: $3" ($1 names the case)
+# before the job runs, leaving nothing behind.
+l_join_refused() {
+	local what=$1 m=$2 why=$3 p=$4 job=$5
+
+	shift 5
+	printf '#!/bin/sh\nexec %s "%s" "$@"\n' "$*" "$IT_LAUNCH" >"$T_DIR/launch-wrapped"
+	chmod 755 "$T_DIR/launch-wrapped"
+	IT_LAUNCH=$T_DIR/launch-wrapped launch_job --policy "$p" -- /bin/sh -c "$job" "$T_DIR"
+	expect_rc "$what" 125 || return 1
+	expect_match "its message" \
+		"^launch: cannot move the sandbox into $m/launch/$L_NAME: $why\$" "$L_ERR" || return 1
+	[ ! -e "$T_DIR/ran" ] || fail "the job ran though init is not in its limits" || return 1
+	l_nothing_left "$L_NAME" "ran"
+}
+
 # A move into a v1 cgroup that fails stops launch with 125 naming the cgroup, and the job never
 # runs: a refused open of `tasks` (an LD_PRELOAD library), and, where the cpu hierarchy
 # schedules real-time groups, the kernel's own refusal of a real-time task in a cgroup that has
@@ -273,7 +283,7 @@ test_limit_v1_join_refused() {
 	local p m job
 
 	p=$(policy limits "$LIMITS_POLICY")
-	m=$(l_v1_mount pids)
+	m=$(v1_mount pids)
 	if grep -qw pids "$IT_CG2/launch/cgroup.controllers" 2>/dev/null || [ -z "$m" ]; then
 		fail "this test needs a host whose pids controller is a cgroup v1 hierarchy"
 		return 1
@@ -285,32 +295,17 @@ test_limit_v1_join_refused() {
 	[ -e "$T_DIR/ran" ] || fail "the job did not run with its moves allowed" || return 1
 	rm -f "$T_DIR/ran"
 
-	printf '#!/bin/sh\nLD_PRELOAD=%s exec "%s" "$@"\n' "$IT_HELPERS/fail_v1_tasks.so" \
-		"$IT_LAUNCH" >"$T_DIR/launch-notasks"
-	chmod 755 "$T_DIR/launch-notasks"
-	IT_LAUNCH=$T_DIR/launch-notasks launch_job --policy "$p" -- /bin/sh -c "$job" "$T_DIR"
-	expect_rc "the move into the pids v1 cgroup refused" 125 || return 1
-	expect_match "its message" \
-		"^launch: cannot move the sandbox into $m/launch/$L_NAME: Permission denied\$" \
-		"$L_ERR" || return 1
-	[ ! -e "$T_DIR/ran" ] || fail "the job ran though init is not in its limits" || return 1
-	l_nothing_left "$L_NAME" "ran" || return 1
+	l_join_refused "the move into the pids v1 cgroup refused" "$m" "Permission denied" "$p" \
+		"$job" env LD_PRELOAD="$IT_HELPERS/fail_v1_tasks.so" || return 1
 
-	m=$(l_v1_mount cpu)
+	m=$(v1_mount cpu)
 	if [ -z "$m" ] || [ ! -e "$m/cpu.rt_runtime_us" ] ||
 		grep -qw cpu "$IT_CG2/launch/cgroup.controllers" 2>/dev/null; then
 		echo "  no real-time group scheduling in a cpu v1 hierarchy here: the kernel's refusal is not tried"
 		return 0
 	fi
-	printf '#!/bin/sh\nexec chrt -f 1 "%s" "$@"\n' "$IT_LAUNCH" >"$T_DIR/launch-rt"
-	chmod 755 "$T_DIR/launch-rt"
-	IT_LAUNCH=$T_DIR/launch-rt launch_job --policy "$p" -- /bin/sh -c "$job" "$T_DIR"
-	expect_rc "a real-time launch (its cpu v1 cgroup has no real-time time)" 125 || return 1
-	expect_match "its message" \
-		"^launch: cannot move the sandbox into $m/launch/$L_NAME: Invalid argument\$" \
-		"$L_ERR" || return 1
-	[ ! -e "$T_DIR/ran" ] || fail "the job ran though init is not in its limits" || return 1
-	l_nothing_left "$L_NAME" "ran"
+	l_join_refused "a real-time launch (its cpu v1 cgroup has no real-time time)" "$m" \
+		"Invalid argument" "$p" "$job" chrt -f 1
 }
 
 test_limit_bad_values() {
@@ -337,7 +332,7 @@ test_limit_unenforceable() {
 	local p m
 
 	p=$(policy limits "$LIMITS_POLICY")
-	m=$(l_v1_mount pids)
+	m=$(v1_mount pids)
 	if grep -qw pids "$IT_CG2/launch/cgroup.controllers" 2>/dev/null || [ -z "$m" ]; then
 		fail "this test needs a host whose pids controller is a cgroup v1 hierarchy"
 		return 1

@@ -254,7 +254,7 @@ while True:
 # parent of the test's own, its holder unloaded before each launch, makes each load the
 # programs itself.
 test_shared_btf_member_types() {
-	local p parent member c m
+	local p parent member
 
 	p=$(policy shared "$SHARED_POLICY")
 	parent=$IT_CG2/launch-it$IT_RUNID-$T_NAME
@@ -282,15 +282,6 @@ test_shared_btf_member_types() {
 			expect_eq "the job's output" "" "$L_OUT" || break
 		fi
 	done
-	"$IT_LAUNCH" gc --unload --cgroup-parent "$parent" >/dev/null 2>&1
-	rmdir "$parent" 2>/dev/null
-	# Its cgroup v1 mirrors, made for the jobs' limits.
-	for c in pids memory cpu; do
-		m=$(awk -v c="$c" '{ for (i = 7; i <= NF; i++) if ($i == "-") {
-			if ($(i + 1) == "cgroup" && ("," $(i + 3) ",") ~ ("," c ",")) print $5; break } }' \
-			/proc/self/mountinfo | head -n1)
-		[ -z "$m" ] || [ ! -d "$m${parent#"$IT_CG2"}" ] || rmdir "$m${parent#"$IT_CG2"}"
-	done
-	[ ! -e "$parent" ] || fail "cannot remove $parent" || return 1
+	cgroup_parent_remove "$parent" || return 1
 	[ ! -s "$T_REASON" ]
 }
