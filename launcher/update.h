@@ -50,7 +50,12 @@ int update_fd(const struct update_server *server);
  * to judge by either policy (the caller stops the job then).
  */
 int update_serve(struct update_server *server, const struct update_target *target);
-/* Removes the socket; frees the policies taken since launch. NULL is fine. */
+/*
+ * Removes the socket and lets a compile under way go without waiting for it (its result is
+ * dropped): the first step of teardown. NULL is fine.
+ */
+void update_server_stop(struct update_server *server);
+/* Stops (update_server_stop); frees the policies taken since launch. NULL is fine. */
 void update_server_free(struct update_server *server);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct update_server *, update_server_free)
 

@@ -79,6 +79,22 @@ upd_stop() {
 	return 1
 }
 
+# upd_held: starts the upstream that holds names starting with "held." (answering 127.0.0.3)
+# until $T_DIR/held/release exists, at 127.0.0.53:5356.
+upd_held() {
+	local i
+
+	mkdir -p "$T_DIR/held"
+	"$IT_PY" "$IT_FIX/dns/held_upstream.py" 127.0.0.53 5356 127.0.0.3 "$T_DIR/held" \
+		2>"$T_DIR/held.err" &
+	track_pid $!
+	for ((i = 0; i < 500; i++)); do
+		[ -e "$T_DIR/held/ready" ] && return 0
+		sleep 0.02
+	done
+	fail "the held upstream did not start: $(brief "$(cat "$T_DIR/held.err")")"
+}
+
 test_update_swap() {
 	local old new before after end ok no other old_sha new_sha
 
@@ -320,16 +336,7 @@ test_update_slow_compile() {
 
 	old=$(policy old "$UPD_OLD")
 	new=$(policy new '{"name": "new", "allow": [{"host": "held.provider.test", "ports": [8202]}]}')
-	mkdir -p "$T_DIR/held"
-	"$IT_PY" "$IT_FIX/dns/held_upstream.py" 127.0.0.53 5356 127.0.0.3 "$T_DIR/held" \
-		2>"$T_DIR/held.err" &
-	track_pid $!
-	for ((i = 0; i < 500; i++)); do
-		[ -e "$T_DIR/held/ready" ] && break
-		sleep 0.02
-	done
-	[ -e "$T_DIR/held/ready" ] ||
-		fail "the held upstream did not start: $(brief "$(cat "$T_DIR/held.err")")" || return 1
+	upd_held || return 1
 	# shellcheck disable=SC2016
 	launch_bg --resolver 127.0.0.53:5356 --policy "$old" -- /bin/sh -c '
 		while [ ! -e "$0/go" ]; do sleep 0.01; done
@@ -366,4 +373,33 @@ test_update_slow_compile() {
 		"tcp 127.0.0.3 OK" || return 1
 	audit_check || return 1
 	expect_audit 1 "$L_AUDIT" event=policy_update policy=new
+}
+
+# A job that ends while an update's host is held: launch does not wait for the compile (it
+# exits well under 2 s after the job, the resolver's tries taking 4), and leaves nothing of
+# the sandbox in /run/launch.
+test_update_teardown_mid_compile() {
+	local new go ms left
+
+	new=$(policy new '{"name": "new", "allow": [{"host": "held.provider.test", "ports": [8202]}]}')
+	upd_held || return 1
+	# shellcheck disable=SC2016
+	launch_bg --resolver 127.0.0.53:5356 --policy "$(policy old "$UPD_OLD")" -- /bin/sh -c '
+		while [ ! -e "$0/go" ]; do sleep 0.01; done' "$T_DIR"
+	upd_wait_control || upd_stop || return 1
+	"$IT_LAUNCH" update "$L_NAME" --policy "$new" >"$T_DIR/update.out" 2>&1 &
+	track_pid $!
+	wait_for_file "$T_DIR/held/held" 10 || fail "the update never asked for its host" ||
+		upd_stop || return 1
+	go=$EPOCHREALTIME
+	: >"$T_DIR/go"
+	launch_bg_wait 10 || return 1
+	: >"$T_DIR/held/release"
+	expect_rc "job" 0 || return 1
+	ms=$(elapsed_ms "$go" "$L_END")
+	echo "  launch ended ${ms} ms after the job was let go"
+	[ "$ms" -lt 1000 ] || fail "launch ended ${ms} ms after the job, waiting for the compile" ||
+		return 1
+	left=$(ls /run/launch/"$L_NAME".* 2>/dev/null)
+	[ -z "$left" ] || fail "left behind: $left"
 }
