@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -37,6 +38,11 @@
 #define UPDATE_ANSWER_MAX 2048
 /* A requester has this long to send its request once connected. */
 #define UPDATE_REQUEST_TIMEOUT_S 2
+/*
+ * A compile has this long to end, below the requester's own wait for the answer: past it,
+ * the requester is told ETIMEDOUT and the result, when it comes, is dropped.
+ */
+#define UPDATE_COMPILE_TIMEOUT_S (UPDATE_ANSWER_TIMEOUT_S - 5)
 
 /*
  * The supervisor's loop has one thread: nothing here may wait. Its descriptor is an epoll set
@@ -54,7 +60,9 @@
 struct update_compile {
 	pthread_t thread;
 	atomic_bool let_go;
-	char *req; /* the request, which paths point into */
+	bool discard; /* the loop's: the requester was answered (timed out), the result is not
+			 wanted */
+	char *req;    /* the request, which paths point into */
 	char *paths[256];
 	size_t npaths;
 	struct resolver resolver;
@@ -351,11 +359,13 @@ static void *compile_run(void *arg)
 
 /*
  * The request in req[0..len), which this takes: malformed, or no thread to be had, it is
- * answered at once; else its compile begins in its own thread (s->compile).
+ * answered at once; else its compile begins in its own thread (s->compile), with
+ * UPDATE_COMPILE_TIMEOUT_S to end.
  */
 static void compile_start(struct update_server *s, const struct update_target *t, char *req,
 			  ssize_t len)
 {
+	struct itimerspec deadline = { .it_value.tv_sec = UPDATE_COMPILE_TIMEOUT_S };
 	struct update_compile *c = calloc(1, sizeof(*c));
 	sigset_t all, old;
 	int npaths, r;
@@ -381,7 +391,7 @@ static void compile_start(struct update_server *s, const struct update_target *t
 	}
 	c->dns_proxy = t->dns_proxy;
 	c->done_fd = fcntl(s->done_fd, F_DUPFD_CLOEXEC, 3);
-	if (c->done_fd < 0) {
+	if (c->done_fd < 0 || timerfd_settime(s->timer_fd, 0, &deadline, NULL) < 0) {
 		r = -errno;
 		compile_free(c);
 		answer(s->conn, r, "cannot compile the policy: %s", strerror(-r));
@@ -401,6 +411,14 @@ static void compile_start(struct update_server *s, const struct update_target *t
 		return;
 	}
 	s->compile = c;
+}
+
+/* Whether the requester hung up (gave up waiting for the answer): then nothing is installed. */
+static bool requester_gone(int conn)
+{
+	struct pollfd p = { .fd = conn, .events = POLLRDHUP };
+
+	return conn < 0 || (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
 }
 
 /* The compiled policy in force and answered, or the old one still. */
@@ -518,12 +536,22 @@ int update_serve(struct update_server *s, const struct update_target *t)
 	if (s->compile) {
 		struct update_compile *c = s->compile;
 
-		if (read(s->done_fd, &ticks, sizeof(ticks)) != sizeof(ticks))
+		if (read(s->done_fd, &ticks, sizeof(ticks)) != sizeof(ticks)) {
+			if (c->discard || read(s->timer_fd, &ticks, sizeof(ticks)) != sizeof(ticks))
+				return 0;
+			/* Answered now, and the result dropped when it comes. */
+			answer(s->conn, -ETIMEDOUT, "the policy's compile took over %d s",
+			       UPDATE_COMPILE_TIMEOUT_S);
+			close(s->conn);
+			s->conn = -1;
+			c->discard = true;
 			return 0;
+		}
 		/* Joined before the next requester is taken from the backlog. */
 		pthread_join(c->thread, NULL);
 		s->compile = NULL;
-		r = install_compiled(s, t, c);
+		/* A requester that gave up was told nothing took effect: nothing does. */
+		r = c->discard || requester_gone(s->conn) ? 0 : install_compiled(s, t, c);
 		compile_free(c);
 		conn_close(s);
 		return r;
@@ -550,8 +578,7 @@ int update_serve(struct update_server *s, const struct update_target *t)
 		conn_close(s);
 		return 0;
 	}
-	/* The deadline was for the request; the compile has the resolver's own. */
-	timerfd_settime(s->timer_fd, 0, &(struct itimerspec){ 0 }, NULL);
+	/* The deadline was for the request; compile_start sets the compile's. */
 	compile_start(s, t, TAKE_PTR(req), len);
 	if (!s->compile) {
 		conn_close(s);

@@ -45,8 +45,10 @@ int update_fd(const struct update_server *server);
  * a time, the others wait in the backlog), drops one that sent no request within
  * UPDATE_REQUEST_TIMEOUT_S (answered ETIMEDOUT), starts the compile of the request's policies
  * in a thread, or, once it is done, swaps them in (loader_sandbox_update), tells the DNS
- * proxy, writes the policy_update line and answers. A bad request or policy is the requester's
- * error, and the old policy stays. Returns 0, or -errno when the sandbox can no longer be trusted
+ * proxy, writes the policy_update line and answers. A compile not done within
+ * UPDATE_ANSWER_TIMEOUT_S - 5 s is answered ETIMEDOUT and its result dropped, as is one whose
+ * requester hung up before it was done. A bad request or policy is the requester's error, and
+ * the old policy stays. Returns 0, or -errno when the sandbox can no longer be trusted
  * to judge by either policy (the caller stops the job then).
  */
 int update_serve(struct update_server *server, const struct update_target *target);

@@ -375,6 +375,58 @@ test_update_slow_compile() {
 	expect_audit 1 "$L_AUDIT" event=policy_update policy=new
 }
 
+# A requester that gives up (killed here) while the new policy's host is held is told nothing
+# took effect, and nothing does: when the compile ends, its result is dropped, the old policy
+# stays and no policy_update line names the dead requester.
+test_update_requester_gone() {
+	local old new out i
+
+	old=$(policy old "$UPD_OLD")
+	new=$(policy new '{"name": "new", "allow": [{"host": "held.provider.test", "ports": [8202]}]}')
+	outside "OK tcp 127.0.0.3 8202" || return 1
+	upd_held || return 1
+	# shellcheck disable=SC2016
+	launch_bg --resolver 127.0.0.53:5356 --policy "$old" -- /bin/sh -c '
+		while [ ! -e "$0/go" ]; do sleep 0.01; done
+		"$1" "$2" "tcp 127.0.0.3 8202"
+		while [ ! -e "$0/stop" ]; do sleep 0.01; done' "$T_DIR" "$IT_PY" "$IT_FIX/dns/job.py"
+	upd_wait_control || upd_stop || return 1
+	"$IT_LAUNCH" update "$L_NAME" --policy "$new" >"$T_DIR/update.out" 2>&1 &
+	echo $! >"$T_DIR/update.pid"
+	track_pid "$(cat "$T_DIR/update.pid")"
+	wait_for_file "$T_DIR/held/held" 10 || fail "the update never asked for its host" ||
+		upd_stop || return 1
+	kill -KILL "$(cat "$T_DIR/update.pid")"
+	wait "$(cat "$T_DIR/update.pid")" 2>/dev/null
+	: >"$T_DIR/held/release"
+	# Both look-ups (A, AAAA) answered, the compile ends at once: then the job connects.
+	for ((i = 0; i < 250; i++)); do
+		[ "$(grep -c . "$T_DIR/held/held")" -ge 2 ] && break
+		sleep 0.02
+	done
+	sleep 0.3
+	: >"$T_DIR/go"
+	for ((i = 0; i < 250; i++)); do
+		grep -q "^tcp " "$L_OUT_FILE" && break
+		sleep 0.02
+	done
+	# The next requester is served once the first compile is over (joined): the old policy
+	# again, whose policy_update line is the only one.
+	upd_run update "$L_NAME" --policy "$old"
+	[ "$U_RC" = 0 ] || fail "launch update exited $U_RC ($(brief "$U_ERR"))" || upd_stop ||
+		return 1
+	: >"$T_DIR/stop"
+	launch_bg_wait 10 || return 1
+	expect_rc "job" 0 || return 1
+	out=$(cat "$L_OUT_FILE")
+	echo "  job: $(brief "$out")"
+	expect_lines "job" "tcp 127.0.0.3 EPERM" || return 1
+	audit_check || return 1
+	expect_audit 0 "$L_AUDIT" event=policy_update policy=new || return 1
+	expect_audit 1 "$L_AUDIT" event=policy_update || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_ip=127.0.0.3 policy=old
+}
+
 # A job that ends while an update's host is held: launch does not wait for the compile (it
 # exits well under 2 s after the job, the resolver's tries taking 4), and leaves nothing of
 # the sandbox in /run/launch.
