@@ -299,10 +299,16 @@ print(struct.unpack("=i", m[:4])[0], int((time.monotonic() - start) * 1000), m[4
 	wait_for_file "$T_DIR/connected" 10 || fail "the silent requester did not connect" ||
 		upd_stop || return 1
 	: >"$T_DIR/go"
+	# The look-ups are done before the silent requester is let go (2 s): had the loop waited
+	# on it, they would end after its answer.
 	for ((i = 0; i < 500; i++)); do
-		grep -q "^tcp " "$L_OUT_FILE" && [ -s "$T_DIR/silent.out" ] && break
+		grep -q "^tcp " "$L_OUT_FILE" && break
 		sleep 0.02
 	done
+	[ ! -s "$T_DIR/silent.out" ] ||
+		fail "the silent requester was answered ($(cat "$T_DIR/silent.out")) before the job's look-ups were done: $(brief "$(cat "$L_OUT_FILE")")" ||
+		upd_stop || return 1
+	wait_for_file "$T_DIR/silent.out" 10
 	out=$(cat "$L_OUT_FILE")
 	echo "  job: $(brief "$out"); silent requester: $(cat "$T_DIR/silent.out")"
 	[[ $out =~ qtimes\ evil.example\ rcode=5\ max_ms=([0-9]+) ]] ||
@@ -350,11 +356,18 @@ test_update_slow_compile() {
 	wait_for_file "$T_DIR/held/held" 10 || fail "the update never asked for its host" ||
 		upd_stop || return 1
 	: >"$T_DIR/go"
-	# The resolver tries for 2 s: the upstream answers well before that.
+	# The resolver tries for 2 s: the job's look-ups and refusal must be done well before
+	# the host is let go, or the loop was held by the compile.
 	for ((i = 0; i < 60; i++)); do
 		grep -q "^tcp " "$L_OUT_FILE" && break
 		sleep 0.02
 	done
+	if ! grep -q "^tcp " "$L_OUT_FILE"; then
+		: >"$T_DIR/held/release"
+		fail "the job's look-ups were not done within 1.2 s while the update's host was held: $(brief "$(cat "$L_OUT_FILE")")"
+		upd_stop
+		return 1
+	fi
 	: >"$T_DIR/held/release"
 	wait "$(cat "$T_DIR/update.pid")" ||
 		fail "launch update failed: $(brief "$(cat "$T_DIR/update.out")")" || upd_stop ||
