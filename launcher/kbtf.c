@@ -49,8 +49,14 @@ struct reader {
 static const unsigned char *window(struct reader *r, uint64_t off, uint64_t end, size_t want,
 				   size_t *ret_n)
 {
-	size_t need = end - off < want ? (size_t)(end - off) : want;
+	size_t need;
 
+	/* Past the section's end: end - off would wrap and read what follows it. */
+	if (off > end) {
+		errno = EINVAL;
+		return NULL;
+	}
+	need = end - off < want ? (size_t)(end - off) : want;
 	if (r->map) {
 		if (off > r->map_len || need > r->map_len - off) {
 			errno = EINVAL;
@@ -203,9 +209,14 @@ static int members_find(struct reader *r, uint64_t pos, uint64_t end, const stru
 	bool uaddr = false, uaddrlen = false;
 	size_t n;
 
+	/* Members running past the type section would be read from what follows it. */
+	if (pos > end || end - pos < (uint64_t)vlen * sizeof(*m))
+		return -EINVAL;
 	m = (const void *)window(r, pos, end, (size_t)vlen * sizeof(*m), &n);
 	if (!m)
 		return -errno;
+	if (n < (size_t)vlen * sizeof(*m))
+		return -EINVAL;
 	for (uint32_t i = 0; i < vlen; i++) {
 		uint32_t bits = kflag ? BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
 		bool bitfield = (kflag && BTF_MEMBER_BITFIELD_SIZE(m[i].offset)) || bits % 8;
@@ -267,6 +278,10 @@ static int type_resolve(struct reader *r, struct cursor *c, uint32_t id, uint32_
 		for (;;) {
 			long extra;
 
+			/* A record running past the section: its end is not where the next starts.
+			 */
+			if (c->pos > c->end || c->end - c->pos < sizeof(t))
+				return -EINVAL;
 			p = window(r, c->pos, c->end, sizeof(t), &n);
 			if (!p)
 				return -errno;
@@ -276,7 +291,7 @@ static int type_resolve(struct reader *r, struct cursor *c, uint32_t id, uint32_
 			if (c->id == id)
 				break;
 			extra = type_extra(&t);
-			if (extra < 0)
+			if (extra < 0 || c->end - c->pos - sizeof(t) < (uint64_t)extra)
 				return -EINVAL;
 			c->pos += sizeof(t) + (uint64_t)extra;
 			c->id++;
@@ -291,6 +306,8 @@ static int type_resolve(struct reader *r, struct cursor *c, uint32_t id, uint32_
 			id = t.type;
 			continue;
 		case BTF_KIND_INT:
+			if (c->end - c->pos - sizeof(t) < sizeof(*ret_enc))
+				return -EINVAL;
 			p = window(r, c->pos + sizeof(t), c->end, sizeof(*ret_enc), &n);
 			if (!p)
 				return -errno;

@@ -1044,6 +1044,8 @@ static void sandbox_teardown(struct sandbox *sandbox)
 {
 	struct audit_log *log = sandbox->log;
 
+	/* No policy changes from here on, and no wait for a compile in the resolver. */
+	update_server_stop(sandbox->update);
 	sandbox_kill(sandbox);
 	/* Every process is dead: appends may wait for room now, as long as a stall allows. */
 	log->wait_room = true;

@@ -4,12 +4,16 @@
  * socket, and the command that asks.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -34,6 +38,11 @@
 #define UPDATE_ANSWER_MAX 2048
 /* A requester has this long to send its request once connected. */
 #define UPDATE_REQUEST_TIMEOUT_S 2
+/*
+ * A compile has this long to end, below the requester's own wait for the answer: past it,
+ * the requester is told ETIMEDOUT and the result, when it comes, is dropped.
+ */
+#define UPDATE_COMPILE_TIMEOUT_S (UPDATE_ANSWER_TIMEOUT_S - 5)
 
 /*
  * The supervisor's loop has one thread: nothing here may wait. Its descriptor is an epoll set
@@ -43,18 +52,23 @@
  */
 /*
  * A request's policies, compiled by a thread of its own: rules_compile looks the policies'
- * hosts up, which may take the resolver's timeouts. The thread touches nothing else, and
- * writes done_fd when it is over; the loop installs the result.
+ * hosts up, which may take the resolver's timeouts. The thread touches nothing but this (a
+ * copy of all it needs), and writes done_fd when it is over; the loop joins it and installs
+ * the result. At teardown the loop does not wait for it: it lets go (detaches), and of the
+ * thread and the loop the second to set let_go frees this.
  */
 struct update_compile {
 	pthread_t thread;
-	bool running;
-	char *req; /* the request, which paths point into */
+	atomic_bool let_go;
+	bool discard; /* the loop's: the requester was answered (timed out), the result is not
+			 wanted */
+	char *req;    /* the request, which paths point into */
 	char *paths[256];
 	size_t npaths;
-	const struct resolver *resolver;
+	struct resolver resolver;
+	bool has_resolver;
 	bool dns_proxy;
-	int done_fd;
+	int done_fd; /* a copy of the server's, the thread's own */
 	/* The thread's result. */
 	int r;
 	struct rules *rules;
@@ -67,7 +81,8 @@ struct update_server {
 	int epoll_fd, timer_fd;
 	int conn; /* the requester being served; -1: none */
 	struct ucred cred;
-	struct update_compile compile;
+	struct update_compile *compile; /* the one under way; NULL: none */
+	int done_fd;			/* written by a compile that ends */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	/* The policies taken since launch: the DNS proxy and the audit log point into them. */
 	struct rules **kept;
@@ -102,7 +117,7 @@ int update_listen(const char *id, struct update_server **ret_server)
 
 	if (!s)
 		return -ENOMEM;
-	s->fd = s->epoll_fd = s->timer_fd = s->conn = s->compile.done_fd = -1;
+	s->fd = s->epoll_fd = s->timer_fd = s->conn = s->done_fd = -1;
 	r = socket_path(id, &addr);
 	if (r < 0)
 		return r;
@@ -123,11 +138,11 @@ int update_listen(const char *id, struct update_server **ret_server)
 	memcpy(s->path, addr.sun_path, sizeof(s->path));
 	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	s->compile.done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->epoll_fd < 0 || s->timer_fd < 0 || s->compile.done_fd < 0 ||
+	s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->epoll_fd < 0 || s->timer_fd < 0 || s->done_fd < 0 ||
 	    watch(s->epoll_fd, EPOLL_CTL_ADD, s->fd, EPOLLIN) ||
 	    watch(s->epoll_fd, EPOLL_CTL_ADD, s->timer_fd, EPOLLIN) ||
-	    watch(s->epoll_fd, EPOLL_CTL_ADD, s->compile.done_fd, EPOLLIN)) {
+	    watch(s->epoll_fd, EPOLL_CTL_ADD, s->done_fd, EPOLLIN)) {
 		r = -errno;
 		update_server_free(TAKE_PTR(s));
 		return r;
@@ -141,28 +156,54 @@ int update_fd(const struct update_server *server)
 	return server ? server->epoll_fd : -1;
 }
 
+static void compile_free(struct update_compile *c)
+{
+	rules_free(c->rules);
+	image_free(c->image);
+	free(c->req);
+	if (c->done_fd >= 0)
+		close(c->done_fd);
+	free(c);
+}
+
+void update_server_stop(struct update_server *server)
+{
+	struct update_compile *c;
+
+	if (!server)
+		return;
+	if (server->fd >= 0) {
+		unlink(server->path);
+		close(server->fd);
+		server->fd = -1;
+	}
+	/*
+	 * A compile under way may be in the resolver for its timeouts: not waited for. Its
+	 * result is dropped, by whichever of it and us lets go second.
+	 */
+	c = TAKE_PTR(server->compile);
+	if (c) {
+		pthread_detach(c->thread);
+		if (atomic_exchange(&c->let_go, true))
+			compile_free(c);
+	}
+	if (server->conn >= 0) {
+		close(server->conn);
+		server->conn = -1;
+	}
+}
+
 void update_server_free(struct update_server *server)
 {
 	if (!server)
 		return;
-	/* A compile under way ends within the resolver's timeouts: its result is dropped. */
-	if (server->compile.running)
-		pthread_join(server->compile.thread, NULL);
-	rules_free(server->compile.rules);
-	image_free(server->compile.image);
-	free(server->compile.req);
-	if (server->compile.done_fd >= 0)
-		close(server->compile.done_fd);
-	if (server->conn >= 0)
-		close(server->conn);
+	update_server_stop(server);
+	if (server->done_fd >= 0)
+		close(server->done_fd);
 	if (server->timer_fd >= 0)
 		close(server->timer_fd);
 	if (server->epoll_fd >= 0)
 		close(server->epoll_fd);
-	if (server->fd >= 0) {
-		close(server->fd);
-		unlink(server->path);
-	}
 	for (size_t i = 0; i < server->nkept; i++)
 		rules_free(server->kept[i]);
 	free(server->kept);
@@ -301,8 +342,8 @@ static void *compile_run(void *arg)
 	struct update_compile *c = arg;
 	uint64_t one = 1;
 
-	c->r = rules_compile(c->paths, c->npaths, c->resolver, c->dns_proxy, &c->rules, c->errbuf,
-			     sizeof(c->errbuf));
+	c->r = rules_compile(c->paths, c->npaths, c->has_resolver ? &c->resolver : NULL,
+			     c->dns_proxy, &c->rules, c->errbuf, sizeof(c->errbuf));
 	if (c->r == 0) {
 		c->r = image_build(c->rules, c->dns_proxy, &c->image);
 		if (c->r < 0)
@@ -310,44 +351,80 @@ static void *compile_run(void *arg)
 				 strerror(-c->r));
 	}
 	(void)!write(c->done_fd, &one, sizeof(one));
+	/* Let go of by the loop (teardown) first: nobody will join us, the result is ours. */
+	if (atomic_exchange(&c->let_go, true))
+		compile_free(c);
 	return NULL;
 }
 
 /*
  * The request in req[0..len), which this takes: malformed, or no thread to be had, it is
- * answered at once; else its compile begins in its own thread (s->compile.running).
+ * answered at once; else its compile begins in its own thread (s->compile), with
+ * UPDATE_COMPILE_TIMEOUT_S to end.
  */
 static void compile_start(struct update_server *s, const struct update_target *t, char *req,
 			  ssize_t len)
 {
-	struct update_compile *c = &s->compile;
+	struct itimerspec deadline = { .it_value.tv_sec = UPDATE_COMPILE_TIMEOUT_S };
+	struct update_compile *c = calloc(1, sizeof(*c));
+	sigset_t all, old;
 	int npaths, r;
 
-	npaths =
-		len > 0 ? parse_request(req, (size_t)len, c->paths, ARRAY_SIZE(c->paths)) : -EINVAL;
-	if (npaths < 0) {
+	if (!c) {
 		free(req);
-		answer(s->conn, -EINVAL, "malformed request");
+		answer(s->conn, -ENOMEM, "%s", strerror(ENOMEM));
 		return;
 	}
 	c->req = req;
+	c->done_fd = -1;
+	npaths =
+		len > 0 ? parse_request(req, (size_t)len, c->paths, ARRAY_SIZE(c->paths)) : -EINVAL;
+	if (npaths < 0) {
+		compile_free(c);
+		answer(s->conn, -EINVAL, "malformed request");
+		return;
+	}
 	c->npaths = (size_t)npaths;
-	c->resolver = t->resolver;
+	if (t->resolver) {
+		c->resolver = *t->resolver;
+		c->has_resolver = true;
+	}
 	c->dns_proxy = t->dns_proxy;
-	c->errbuf[0] = '\0';
-	r = -pthread_create(&c->thread, NULL, compile_run, c);
-	if (r < 0) {
-		free(TAKE_PTR(c->req));
+	c->done_fd = fcntl(s->done_fd, F_DUPFD_CLOEXEC, 3);
+	if (c->done_fd < 0 || timerfd_settime(s->timer_fd, 0, &deadline, NULL) < 0) {
+		r = -errno;
+		compile_free(c);
 		answer(s->conn, r, "cannot compile the policy: %s", strerror(-r));
 		return;
 	}
-	c->running = true;
+	/*
+	 * The thread takes no signal: the launcher's stay for its signalfd, and one that came
+	 * once the mask is restored at teardown must reach the launcher's own thread.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = -pthread_create(&c->thread, NULL, compile_run, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0) {
+		compile_free(c);
+		answer(s->conn, r, "cannot compile the policy: %s", strerror(-r));
+		return;
+	}
+	s->compile = c;
+}
+
+/* Whether the requester hung up (gave up waiting for the answer): then nothing is installed. */
+static bool requester_gone(int conn)
+{
+	struct pollfd p = { .fd = conn, .events = POLLRDHUP };
+
+	return conn < 0 || (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)));
 }
 
 /* The compiled policy in force and answered, or the old one still. */
-static int install_compiled(struct update_server *s, const struct update_target *t)
+static int install_compiled(struct update_server *s, const struct update_target *t,
+			    struct update_compile *c)
 {
-	struct update_compile *c = &s->compile;
 	_cleanup_(rules_freep) struct rules *rules = TAKE_PTR(c->rules);
 	_cleanup_(image_freep) struct image *image = TAKE_PTR(c->image);
 	const struct rules *now;
@@ -409,7 +486,8 @@ static void conn_close(struct update_server *s)
 {
 	struct itimerspec off = { 0 };
 
-	close(s->conn);
+	if (s->conn >= 0)
+		close(s->conn);
 	s->conn = -1;
 	timerfd_settime(s->timer_fd, 0, &off, NULL);
 	watch(s->epoll_fd, EPOLL_CTL_MOD, s->fd, EPOLLIN);
@@ -455,13 +533,26 @@ int update_serve(struct update_server *s, const struct update_target *t)
 
 	/* Only to reset the set's readiness: what is ready is asked of each descriptor below. */
 	(void)!epoll_wait(s->epoll_fd, evs, ARRAY_SIZE(evs), 0);
-	if (s->compile.running) {
-		if (read(s->compile.done_fd, &ticks, sizeof(ticks)) != sizeof(ticks))
+	if (s->compile) {
+		struct update_compile *c = s->compile;
+
+		if (read(s->done_fd, &ticks, sizeof(ticks)) != sizeof(ticks)) {
+			if (c->discard || read(s->timer_fd, &ticks, sizeof(ticks)) != sizeof(ticks))
+				return 0;
+			/* Answered now, and the result dropped when it comes. */
+			answer(s->conn, -ETIMEDOUT, "the policy's compile took over %d s",
+			       UPDATE_COMPILE_TIMEOUT_S);
+			close(s->conn);
+			s->conn = -1;
+			c->discard = true;
 			return 0;
-		pthread_join(s->compile.thread, NULL);
-		s->compile.running = false;
-		free(TAKE_PTR(s->compile.req));
-		r = install_compiled(s, t);
+		}
+		/* Joined before the next requester is taken from the backlog. */
+		pthread_join(c->thread, NULL);
+		s->compile = NULL;
+		/* A requester that gave up was told nothing took effect: nothing does. */
+		r = c->discard || requester_gone(s->conn) ? 0 : install_compiled(s, t, c);
+		compile_free(c);
 		conn_close(s);
 		return r;
 	}
@@ -487,10 +578,9 @@ int update_serve(struct update_server *s, const struct update_target *t)
 		conn_close(s);
 		return 0;
 	}
-	/* The deadline was for the request; the compile has the resolver's own. */
-	timerfd_settime(s->timer_fd, 0, &(struct itimerspec){ 0 }, NULL);
+	/* The deadline was for the request; compile_start sets the compile's. */
 	compile_start(s, t, TAKE_PTR(req), len);
-	if (!s->compile.running) {
+	if (!s->compile) {
 		conn_close(s);
 		return 0;
 	}

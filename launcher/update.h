@@ -45,12 +45,19 @@ int update_fd(const struct update_server *server);
  * a time, the others wait in the backlog), drops one that sent no request within
  * UPDATE_REQUEST_TIMEOUT_S (answered ETIMEDOUT), starts the compile of the request's policies
  * in a thread, or, once it is done, swaps them in (loader_sandbox_update), tells the DNS
- * proxy, writes the policy_update line and answers. A bad request or policy is the requester's
- * error, and the old policy stays. Returns 0, or -errno when the sandbox can no longer be trusted
+ * proxy, writes the policy_update line and answers. A compile not done within
+ * UPDATE_ANSWER_TIMEOUT_S - 5 s is answered ETIMEDOUT and its result dropped, as is one whose
+ * requester hung up before it was done. A bad request or policy is the requester's error, and
+ * the old policy stays. Returns 0, or -errno when the sandbox can no longer be trusted
  * to judge by either policy (the caller stops the job then).
  */
 int update_serve(struct update_server *server, const struct update_target *target);
-/* Removes the socket; frees the policies taken since launch. NULL is fine. */
+/*
+ * Removes the socket and lets a compile under way go without waiting for it (its result is
+ * dropped): the first step of teardown. NULL is fine.
+ */
+void update_server_stop(struct update_server *server);
+/* Stops (update_server_stop); frees the policies taken since launch. NULL is fine. */
 void update_server_free(struct update_server *server);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct update_server *, update_server_free)
 

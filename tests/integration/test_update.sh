@@ -79,6 +79,22 @@ upd_stop() {
 	return 1
 }
 
+# upd_held: starts the upstream that holds names starting with "held." (answering 127.0.0.3)
+# until $T_DIR/held/release exists, at 127.0.0.53:5356.
+upd_held() {
+	local i
+
+	mkdir -p "$T_DIR/held"
+	"$IT_PY" "$IT_FIX/dns/held_upstream.py" 127.0.0.53 5356 127.0.0.3 "$T_DIR/held" \
+		2>"$T_DIR/held.err" &
+	track_pid $!
+	for ((i = 0; i < 500; i++)); do
+		[ -e "$T_DIR/held/ready" ] && return 0
+		sleep 0.02
+	done
+	fail "the held upstream did not start: $(brief "$(cat "$T_DIR/held.err")")"
+}
+
 test_update_swap() {
 	local old new before after end ok no other old_sha new_sha
 
@@ -283,10 +299,16 @@ print(struct.unpack("=i", m[:4])[0], int((time.monotonic() - start) * 1000), m[4
 	wait_for_file "$T_DIR/connected" 10 || fail "the silent requester did not connect" ||
 		upd_stop || return 1
 	: >"$T_DIR/go"
+	# The look-ups are done before the silent requester is let go (2 s): had the loop waited
+	# on it, they would end after its answer.
 	for ((i = 0; i < 500; i++)); do
-		grep -q "^tcp " "$L_OUT_FILE" && [ -s "$T_DIR/silent.out" ] && break
+		grep -q "^tcp " "$L_OUT_FILE" && break
 		sleep 0.02
 	done
+	[ ! -s "$T_DIR/silent.out" ] ||
+		fail "the silent requester was answered ($(cat "$T_DIR/silent.out")) before the job's look-ups were done: $(brief "$(cat "$L_OUT_FILE")")" ||
+		upd_stop || return 1
+	wait_for_file "$T_DIR/silent.out" 10
 	out=$(cat "$L_OUT_FILE")
 	echo "  job: $(brief "$out"); silent requester: $(cat "$T_DIR/silent.out")"
 	[[ $out =~ qtimes\ evil.example\ rcode=5\ max_ms=([0-9]+) ]] ||
@@ -320,16 +342,7 @@ test_update_slow_compile() {
 
 	old=$(policy old "$UPD_OLD")
 	new=$(policy new '{"name": "new", "allow": [{"host": "held.provider.test", "ports": [8202]}]}')
-	mkdir -p "$T_DIR/held"
-	"$IT_PY" "$IT_FIX/dns/held_upstream.py" 127.0.0.53 5356 127.0.0.3 "$T_DIR/held" \
-		2>"$T_DIR/held.err" &
-	track_pid $!
-	for ((i = 0; i < 500; i++)); do
-		[ -e "$T_DIR/held/ready" ] && break
-		sleep 0.02
-	done
-	[ -e "$T_DIR/held/ready" ] ||
-		fail "the held upstream did not start: $(brief "$(cat "$T_DIR/held.err")")" || return 1
+	upd_held || return 1
 	# shellcheck disable=SC2016
 	launch_bg --resolver 127.0.0.53:5356 --policy "$old" -- /bin/sh -c '
 		while [ ! -e "$0/go" ]; do sleep 0.01; done
@@ -343,11 +356,18 @@ test_update_slow_compile() {
 	wait_for_file "$T_DIR/held/held" 10 || fail "the update never asked for its host" ||
 		upd_stop || return 1
 	: >"$T_DIR/go"
-	# The resolver tries for 2 s: the upstream answers well before that.
+	# The resolver tries for 2 s: the job's look-ups and refusal must be done well before
+	# the host is let go, or the loop was held by the compile.
 	for ((i = 0; i < 60; i++)); do
 		grep -q "^tcp " "$L_OUT_FILE" && break
 		sleep 0.02
 	done
+	if ! grep -q "^tcp " "$L_OUT_FILE"; then
+		: >"$T_DIR/held/release"
+		fail "the job's look-ups were not done within 1.2 s while the update's host was held: $(brief "$(cat "$L_OUT_FILE")")"
+		upd_stop
+		return 1
+	fi
 	: >"$T_DIR/held/release"
 	wait "$(cat "$T_DIR/update.pid")" ||
 		fail "launch update failed: $(brief "$(cat "$T_DIR/update.out")")" || upd_stop ||
@@ -366,4 +386,85 @@ test_update_slow_compile() {
 		"tcp 127.0.0.3 OK" || return 1
 	audit_check || return 1
 	expect_audit 1 "$L_AUDIT" event=policy_update policy=new
+}
+
+# A requester that gives up (killed here) while the new policy's host is held is told nothing
+# took effect, and nothing does: when the compile ends, its result is dropped, the old policy
+# stays and no policy_update line names the dead requester.
+test_update_requester_gone() {
+	local old new out i
+
+	old=$(policy old "$UPD_OLD")
+	new=$(policy new '{"name": "new", "allow": [{"host": "held.provider.test", "ports": [8202]}]}')
+	outside "OK tcp 127.0.0.3 8202" || return 1
+	upd_held || return 1
+	# shellcheck disable=SC2016
+	launch_bg --resolver 127.0.0.53:5356 --policy "$old" -- /bin/sh -c '
+		while [ ! -e "$0/go" ]; do sleep 0.01; done
+		"$1" "$2" "tcp 127.0.0.3 8202"
+		while [ ! -e "$0/stop" ]; do sleep 0.01; done' "$T_DIR" "$IT_PY" "$IT_FIX/dns/job.py"
+	upd_wait_control || upd_stop || return 1
+	"$IT_LAUNCH" update "$L_NAME" --policy "$new" >"$T_DIR/update.out" 2>&1 &
+	echo $! >"$T_DIR/update.pid"
+	track_pid "$(cat "$T_DIR/update.pid")"
+	wait_for_file "$T_DIR/held/held" 10 || fail "the update never asked for its host" ||
+		upd_stop || return 1
+	kill -KILL "$(cat "$T_DIR/update.pid")"
+	wait "$(cat "$T_DIR/update.pid")" 2>/dev/null
+	: >"$T_DIR/held/release"
+	# Both look-ups (A, AAAA) answered, the compile ends at once: then the job connects.
+	for ((i = 0; i < 250; i++)); do
+		[ "$(grep -c . "$T_DIR/held/held")" -ge 2 ] && break
+		sleep 0.02
+	done
+	sleep 0.3
+	: >"$T_DIR/go"
+	for ((i = 0; i < 250; i++)); do
+		grep -q "^tcp " "$L_OUT_FILE" && break
+		sleep 0.02
+	done
+	# The next requester is served once the first compile is over (joined): the old policy
+	# again, whose policy_update line is the only one.
+	upd_run update "$L_NAME" --policy "$old"
+	[ "$U_RC" = 0 ] || fail "launch update exited $U_RC ($(brief "$U_ERR"))" || upd_stop ||
+		return 1
+	: >"$T_DIR/stop"
+	launch_bg_wait 10 || return 1
+	expect_rc "job" 0 || return 1
+	out=$(cat "$L_OUT_FILE")
+	echo "  job: $(brief "$out")"
+	expect_lines "job" "tcp 127.0.0.3 EPERM" || return 1
+	audit_check || return 1
+	expect_audit 0 "$L_AUDIT" event=policy_update policy=new || return 1
+	expect_audit 1 "$L_AUDIT" event=policy_update || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_ip=127.0.0.3 policy=old
+}
+
+# A job that ends while an update's host is held: launch does not wait for the compile (it
+# exits well under 2 s after the job, the resolver's tries taking 4), and leaves nothing of
+# the sandbox in /run/launch.
+test_update_teardown_mid_compile() {
+	local new go ms left
+
+	new=$(policy new '{"name": "new", "allow": [{"host": "held.provider.test", "ports": [8202]}]}')
+	upd_held || return 1
+	# shellcheck disable=SC2016
+	launch_bg --resolver 127.0.0.53:5356 --policy "$(policy old "$UPD_OLD")" -- /bin/sh -c '
+		while [ ! -e "$0/go" ]; do sleep 0.01; done' "$T_DIR"
+	upd_wait_control || upd_stop || return 1
+	"$IT_LAUNCH" update "$L_NAME" --policy "$new" >"$T_DIR/update.out" 2>&1 &
+	track_pid $!
+	wait_for_file "$T_DIR/held/held" 10 || fail "the update never asked for its host" ||
+		upd_stop || return 1
+	go=$EPOCHREALTIME
+	: >"$T_DIR/go"
+	launch_bg_wait 10 || return 1
+	: >"$T_DIR/held/release"
+	expect_rc "job" 0 || return 1
+	ms=$(elapsed_ms "$go" "$L_END")
+	echo "  launch ended ${ms} ms after the job was let go"
+	[ "$ms" -lt 1000 ] || fail "launch ended ${ms} ms after the job, waiting for the compile" ||
+		return 1
+	left=$(ls /run/launch/"$L_NAME".* 2>/dev/null)
+	[ -z "$left" ] || fail "left behind: $left"
 }

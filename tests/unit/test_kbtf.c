@@ -58,14 +58,15 @@ static void member(struct blob *types, uint32_t name_off, uint32_t type_id, uint
 }
 
 /* Writes header, types and strings to a temporary file; returns its path (static). */
-static const char *write_btf(uint16_t magic, const struct blob *types, const struct blob *strs)
+static const char *write_btf(uint16_t magic, const struct blob *types, const struct blob *strs,
+			     uint32_t type_cut)
 {
 	static char path[] = "/tmp/test_kbtf.XXXXXX";
 	struct btf_header h = { .magic = magic,
 				.version = 1,
 				.hdr_len = sizeof(h),
 				.type_off = 0,
-				.type_len = (uint32_t)types->len,
+				.type_len = (uint32_t)types->len - type_cut,
 				.str_off = (uint32_t)types->len,
 				.str_len = (uint32_t)strs->len };
 	int fd;
@@ -89,6 +90,7 @@ struct shape {
 	bool uaddr_bitfield;   /* uaddr given a bitfield size */
 	bool uaddrlen_long;    /* uaddrlen 8 bytes */
 	bool uaddrlen_pointer; /* uaddrlen a pointer */
+	uint32_t type_cut;     /* bytes the header's type_len says less than written */
 };
 
 static const struct shape KERNEL = { .magic = BTF_MAGIC, .with_cast = true };
@@ -167,7 +169,7 @@ static const char *build(const struct shape *shape, uint32_t *ret_id)
 	type(&types, 0, BTF_KIND_CONST, 0, false, 1);
 	type(&types, n_long, BTF_KIND_INT, 0, false, 8);
 	put(&types, &(uint32_t){ 64 }, 4);
-	path = write_btf(shape->magic, &types, &strs);
+	path = write_btf(shape->magic, &types, &strs, shape->type_cut);
 	free(types.p);
 	free(strs.p);
 	return path;
@@ -245,6 +247,26 @@ static void test_truncated(void)
 }
 
 /*
+ * The type section ends 8 bytes into the struct's last member, the file going on with the
+ * rest (as a kernel's goes on with its strings): a record past the section's end is not read
+ * as one of its types.
+ */
+static void test_truncated_type_section(void)
+{
+	struct kbtf_unix k = { 0 };
+	const char *why = NULL;
+	uint32_t id = 0;
+	struct shape shape = KERNEL;
+	const char *path;
+
+	/* long (12 + 4), const, typedef, pointer (12 each), and 4 of the last member's 12 */
+	shape.type_cut = 16 + 3 * 12 + 4;
+	path = build(&shape, &id);
+	CHECK_EQ_INT(find(path, &k, &why), -EINVAL);
+	unlink(path);
+}
+
+/*
  * The names are right but a member's type is not what the programs read: refused, saying
  * which, whatever the offsets.
  */
@@ -309,6 +331,7 @@ int main(void)
 	RUN_BOTH(test_not_btf);
 	RUN_BOTH(test_unknown_kind);
 	RUN_BOTH(test_truncated);
+	RUN_BOTH(test_truncated_type_section);
 	RUN_BOTH(test_member_types);
 	RUN(test_kernel_both_ways);
 	return test_failures != 0;
