@@ -95,6 +95,17 @@ upd_held() {
 	fail "the held upstream did not start: $(brief "$(cat "$T_DIR/held.err")")"
 }
 
+# upd_request_held NEW: `launch update` of the running sandbox to policy NEW, in the
+# background (its pid in $T_DIR/update.pid, its output in $T_DIR/update.out), once the held
+# upstream has been asked for the new policy's host.
+upd_request_held() {
+	"$IT_LAUNCH" update "$L_NAME" --policy "$1" >"$T_DIR/update.out" 2>&1 &
+	echo $! >"$T_DIR/update.pid"
+	track_pid "$(cat "$T_DIR/update.pid")"
+	wait_for_file "$T_DIR/held/held" 10 || fail "the update never asked for its host" ||
+		upd_stop
+}
+
 test_update_swap() {
 	local old new before after end ok no other old_sha new_sha
 
@@ -350,11 +361,7 @@ test_update_slow_compile() {
 		while [ ! -e "$0/stop" ]; do sleep 0.01; done
 		"$1" "$2" "tcp 127.0.0.3 8202"' "$T_DIR" "$IT_PY" "$IT_FIX/dns/job.py"
 	upd_wait_control || upd_stop || return 1
-	"$IT_LAUNCH" update "$L_NAME" --policy "$new" >"$T_DIR/update.out" 2>&1 &
-	echo $! >"$T_DIR/update.pid"
-	track_pid "$(cat "$T_DIR/update.pid")"
-	wait_for_file "$T_DIR/held/held" 10 || fail "the update never asked for its host" ||
-		upd_stop || return 1
+	upd_request_held "$new" || return 1
 	: >"$T_DIR/go"
 	# The resolver tries for 2 s: the job's look-ups and refusal must be done well before
 	# the host is let go, or the loop was held by the compile.
@@ -404,11 +411,7 @@ test_update_requester_gone() {
 		"$1" "$2" "tcp 127.0.0.3 8202"
 		while [ ! -e "$0/stop" ]; do sleep 0.01; done' "$T_DIR" "$IT_PY" "$IT_FIX/dns/job.py"
 	upd_wait_control || upd_stop || return 1
-	"$IT_LAUNCH" update "$L_NAME" --policy "$new" >"$T_DIR/update.out" 2>&1 &
-	echo $! >"$T_DIR/update.pid"
-	track_pid "$(cat "$T_DIR/update.pid")"
-	wait_for_file "$T_DIR/held/held" 10 || fail "the update never asked for its host" ||
-		upd_stop || return 1
+	upd_request_held "$new" || return 1
 	kill -KILL "$(cat "$T_DIR/update.pid")"
 	wait "$(cat "$T_DIR/update.pid")" 2>/dev/null
 	: >"$T_DIR/held/release"
@@ -452,10 +455,7 @@ test_update_teardown_mid_compile() {
 	launch_bg --resolver 127.0.0.53:5356 --policy "$(policy old "$UPD_OLD")" -- /bin/sh -c '
 		while [ ! -e "$0/go" ]; do sleep 0.01; done' "$T_DIR"
 	upd_wait_control || upd_stop || return 1
-	"$IT_LAUNCH" update "$L_NAME" --policy "$new" >"$T_DIR/update.out" 2>&1 &
-	track_pid $!
-	wait_for_file "$T_DIR/held/held" 10 || fail "the update never asked for its host" ||
-		upd_stop || return 1
+	upd_request_held "$new" || return 1
 	go=$EPOCHREALTIME
 	: >"$T_DIR/go"
 	launch_bg_wait 10 || return 1
