@@ -280,7 +280,7 @@ static int object_prepare(struct launch_bpf *skel, void *userdata)
  * Loads (verifies) the programs, on as many CPUs as there are (progload), and attaches them
  * to the holder, replacing what is there.
  */
-static int shared_load(const char *holder, bool unix_hooks)
+static int shared_load(const char *holder, bool unix_hooks, char *errbuf, size_t errlen)
 {
 	struct load_prep prep = { .unix_hooks = unix_hooks };
 	struct progload_prog progs[LOADER_NPROGS];
@@ -297,17 +297,17 @@ static int shared_load(const char *holder, bool unix_hooks)
 
 		r = kbtf_unix_find(KBTF_VMLINUX, &prep.kbtf, &why);
 		if (r < 0 && why) {
-			fprintf(stderr,
-				"launch: %s: %s, which the AF_UNIX programs cannot read: refusing "
-				"to load them\n",
-				KBTF_VMLINUX, why);
+			snprintf(errbuf, errlen,
+				 "%s: %s, which the AF_UNIX programs cannot read: refusing to load "
+				 "them",
+				 KBTF_VMLINUX, why);
 			return r;
 		}
 		if (r < 0) {
-			fprintf(stderr,
-				"launch: %s: cannot find bpf_cast_to_kern_ctx and "
-				"bpf_sock_addr_kern's uaddr and uaddrlen: %s\n",
-				KBTF_VMLINUX, strerror(-r));
+			snprintf(errbuf, errlen,
+				 "%s: cannot find bpf_cast_to_kern_ctx and bpf_sock_addr_kern's "
+				 "uaddr and uaddrlen: %s",
+				 KBTF_VMLINUX, strerror(-r));
 			return r;
 		}
 	}
@@ -345,7 +345,8 @@ out:
 	return r;
 }
 
-int loader_shared_get(const char *cgroup_parent, struct loader_shared *ret)
+int loader_shared_get(const char *cgroup_parent, struct loader_shared *ret, char *errbuf,
+		      size_t errlen)
 {
 	char holder[PATH_MAX], lock_path[PATH_MAX];
 	_cleanup_close_ int lock_fd = -1;
@@ -370,7 +371,7 @@ int loader_shared_get(const char *cgroup_parent, struct loader_shared *ret)
 		return r;
 	if (mkdir(cgroup_parent, 0755) < 0 && errno != EEXIST)
 		return -errno;
-	r = shared_load(holder, loader_kernel_has_unix_hooks());
+	r = shared_load(holder, loader_kernel_has_unix_hooks(), errbuf, errlen);
 	if (r < 0)
 		return r;
 	r = shared_find(holder, ret);

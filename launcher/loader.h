@@ -60,9 +60,12 @@ const char *loader_version(void);
  * Finds the shared programs attached to the holder cgroup <cgroup_parent>/.bpf-<version>;
  * the first launch after boot or upgrade loads (verifies) them and attaches them there, under
  * a lock that other launchers wait on. Nothing is pinned: the holder's attachment keeps the
- * programs alive, and rmdir of the holder (launch gc --unload) frees them.
+ * programs alive, and rmdir of the holder (launch gc --unload) frees them. A failure the
+ * loader can explain better than its errno (the kernel's BTF) leaves its reason, a whole
+ * line without "launch: ", in errbuf (which may be NULL with errlen 0).
  */
-int loader_shared_get(const char *cgroup_parent, struct loader_shared *ret);
+int loader_shared_get(const char *cgroup_parent, struct loader_shared *ret, char *errbuf,
+		      size_t errlen);
 /* Sets every fd to -1, as loader_shared_close leaves it. */
 void loader_shared_init(struct loader_shared *shared);
 void loader_shared_close(struct loader_shared *shared);

@@ -922,7 +922,7 @@ static int cmd_gc(int argc, char **argv)
 	/* The slots of killed launchers, if this build's programs are loaded at all. */
 	if ((size_t)snprintf(holder, sizeof(holder), "%s/%s%s", parent, LOADER_HOLDER_PREFIX,
 			     loader_version()) < sizeof(holder) &&
-	    access(holder, F_OK) == 0 && loader_shared_get(parent, &shared) == 0) {
+	    access(holder, F_OK) == 0 && loader_shared_get(parent, &shared, NULL, 0) == 0) {
 		/* Idle slots keep their maps for the next sandbox: their kernel memory goes. */
 		slots = loader_trim_idle_slots(&shared);
 		loader_shared_close(&shared);

@@ -628,8 +628,13 @@ static int sandbox_open_audit(struct sandbox *sandbox, const struct rules *rules
 /* The programs every sandbox shares: found attached to their holder, or loaded now. */
 static int sandbox_find_programs(struct sandbox *sandbox)
 {
-	int r = loader_shared_get(sandbox->options->cgroup_parent, &sandbox->shared);
+	char why[512] = "";
+	int r = loader_shared_get(sandbox->options->cgroup_parent, &sandbox->shared, why,
+				  sizeof(why));
 
+	/* The loader's own reason, when it has one, is the whole line. */
+	if (r < 0 && why[0])
+		return sandbox_fail(sandbox, r, "%s", why);
 	if (r < 0)
 		return sandbox_fail(sandbox, r,
 				    "cannot load the BPF programs: %s (run with -v for the "

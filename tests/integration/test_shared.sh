@@ -279,6 +279,8 @@ test_shared_btf_member_types() {
 			expect_rc "BTF with another type for $member" 125 || break
 			expect_match "stderr" "vmlinux: bpf_sock_addr_kern\\.$member is not a" \
 				"$L_ERR" || break
+			expect_eq "stderr's lines (one)" 1 "$(printf '%s\n' "$L_ERR" | grep -c .)" ||
+				break
 			expect_eq "the job's output" "" "$L_OUT" || break
 		fi
 	done
