@@ -175,6 +175,18 @@ static const char *build(const struct shape *shape, uint32_t *ret_id)
 	return path;
 }
 
+/* A file of this shape is refused with -expected. */
+static void check_refused(const struct shape *shape, int expected)
+{
+	struct kbtf_unix k = { 0 };
+	const char *why = NULL;
+	uint32_t id = 0;
+	const char *path = build(shape, &id);
+
+	CHECK_EQ_INT(find(path, &k, &why), -expected);
+	unlink(path);
+}
+
 static void test_finds_id_and_offsets(void)
 {
 	struct kbtf_unix k = { 0 };
@@ -192,46 +204,30 @@ static void test_finds_id_and_offsets(void)
 
 static void test_missing_kfunc(void)
 {
-	struct kbtf_unix k = { 0 };
-	const char *why = NULL;
-	uint32_t id = 0;
 	struct shape shape = KERNEL;
-	const char *path;
 
 	shape.with_cast = false;
-	path = build(&shape, &id);
-	CHECK_EQ_INT(find(path, &k, &why), -ENOENT);
-	unlink(path);
+	check_refused(&shape, ENOENT);
 }
 
 static void test_not_btf(void)
 {
 	struct kbtf_unix k = { 0 };
 	const char *why = NULL;
-	uint32_t id = 0;
 	struct shape shape = KERNEL;
-	const char *path;
 
 	shape.magic = 0x1234;
-	path = build(&shape, &id);
-	CHECK_EQ_INT(find(path, &k, &why), -EINVAL);
-	unlink(path);
+	check_refused(&shape, EINVAL);
 	CHECK_EQ_INT(find("/nonexistent/vmlinux", &k, &why), -ENOENT);
 }
 
 /* A kind this does not know the size of: the ids after it cannot be counted. */
 static void test_unknown_kind(void)
 {
-	struct kbtf_unix k = { 0 };
-	const char *why = NULL;
-	uint32_t id = 0;
 	struct shape shape = KERNEL;
-	const char *path;
 
 	shape.bad_kind = 31;
-	path = build(&shape, &id);
-	CHECK_EQ_INT(find(path, &k, &why), -EINVAL);
-	unlink(path);
+	check_refused(&shape, EINVAL);
 }
 
 static void test_truncated(void)
@@ -253,17 +249,11 @@ static void test_truncated(void)
  */
 static void test_truncated_type_section(void)
 {
-	struct kbtf_unix k = { 0 };
-	const char *why = NULL;
-	uint32_t id = 0;
 	struct shape shape = KERNEL;
-	const char *path;
 
 	/* long (12 + 4), const, typedef, pointer (12 each), and 4 of the last member's 12 */
 	shape.type_cut = 16 + 3 * 12 + 4;
-	path = build(&shape, &id);
-	CHECK_EQ_INT(find(path, &k, &why), -EINVAL);
-	unlink(path);
+	check_refused(&shape, EINVAL);
 }
 
 /*
