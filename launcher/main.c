@@ -984,8 +984,7 @@ static int cmd_run(int argc, char **argv)
 	struct sandbox_timing timing = { 0 };
 	struct sandbox_audit_result audit = { 0 };
 	_cleanup_free_ char **job_environ = NULL;
-	struct timespec t0, t1;
-	double policy_us;
+	long long policy_us;
 	char id[SANDBOX_NAME_MAX + 1], parent[PATH_MAX], errbuf[PATH_MAX + 512];
 	uint64_t ram = 0;
 	int first, status, r;
@@ -1010,11 +1009,10 @@ static int cmd_run(int argc, char **argv)
 	if (check_system() < 0 || resolve_policy_names() < 0)
 		return EXIT_LAUNCH_FAILED;
 	warn_tmp_paths(argv + first);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	policy_us = monotonic_now_us();
 	if (compile_rules(&rules) < 0)
 		return EXIT_LAUNCH_FAILED;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	policy_us = (double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
+	policy_us = monotonic_now_us() - policy_us;
 	if (plan_fs(rules, &options.child, &fs_write) < 0)
 		return EXIT_LAUNCH_FAILED;
 

@@ -97,14 +97,6 @@ struct sandbox {
  */
 #define EXE_CACHE_MS 100
 
-static long long monotonic_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
-}
-
 /* The name the job knew a refused address by: a DNS answer's or a policy host's. */
 static const char *sandbox_dst_name(const struct sandbox *sandbox, const struct deny_event *event)
 {
@@ -1075,7 +1067,7 @@ static void sandbox_teardown(struct sandbox *sandbox)
 /* Microseconds since *since, which moves on to now. */
 static long long sandbox_lap_us(long long *since)
 {
-	long long now = monotonic_us(), lap = now - *since;
+	long long now = monotonic_now_us(), lap = now - *since;
 
 	*since = now;
 	return lap;
@@ -1086,7 +1078,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 {
 	static struct audit_log log; /* 1 MiB queue: kept off the stack */
 	struct sandbox_timing *timing = options->timing_out;
-	long long stage_us = monotonic_us();
+	long long stage_us = monotonic_now_us();
 	int r;
 	struct sandbox sandbox = {
 		.cgroup = { .dir_fd = -1 },

@@ -88,6 +88,15 @@ static inline long long monotonic_now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/* Microseconds on CLOCK_MONOTONIC: the timing of launch's own stages. */
+static inline long long monotonic_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
 /*
  * A line written into a fixed buffer of cap bytes, one byte kept for a final NUL. A write
  * that does not fit sets overflow and every later one does nothing, so that the caller
