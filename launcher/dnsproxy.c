@@ -797,6 +797,7 @@ int dnsproxy_query_begin(struct dnsproxy *p, const uint8_t *pkt, size_t len,
 	query->tcp_fd = -1;
 	query->client_fd = -1;
 	query->would_deny = audit.would_deny;
+	query->rules_gen = p->rules_gen;
 	memcpy(&query->peer, &p->peer, p->peerlen);
 	query->peerlen = p->peerlen;
 	do
@@ -895,9 +896,14 @@ int dnsproxy_query_rejudge(struct dnsproxy *p, struct dnsproxy_query *query, lon
 		.protocol = transport_name(query->transport),
 		.qname = query->q.name_original,
 	};
-	bool refused = !dnsproxy_name_allowed(p, query->q.name);
+	bool refused;
 	char qtype[16];
 
+	/* No update since it was judged (nearly always): that verdict stands. */
+	if (query->rules_gen == p->rules_gen)
+		return -EAGAIN;
+	query->rules_gen = p->rules_gen;
+	refused = !dnsproxy_name_allowed(p, query->q.name);
 	if (p->config.audit_only && !refused && dnsproxy_qtype_allowed(query->q.qtype)) {
 		/* Allowed now: its addresses open as the policy in force says. */
 		query->would_deny = false;
@@ -1125,6 +1131,8 @@ int dnsproxy_set_rules(struct dnsproxy *p, const struct rules *rules)
 
 	if (r < 0)
 		return r;
+	/* The queries in flight are judged again by these rules when they are answered. */
+	p->rules_gen++;
 	/*
 	 * Every address an answer opened closes: its name's ports were the old policy's, and a
 	 * name the new one refuses must open nothing from now on. The job's next look-up opens

@@ -68,7 +68,8 @@ struct dnsproxy_query {
 	unsigned long long gen;
 	enum dnsproxy_transport transport; /* how the job asked */
 	bool upstream_tcp;		   /* asking the upstream over TCP */
-	bool would_deny; /* --audit-only: forwarded though the policy refuses it */
+	bool would_deny;	/* --audit-only: forwarded though the policy refuses it */
+	unsigned int rules_gen; /* the proxy's rules_gen when its name was last judged */
 	/* Who asked, for the deny line of an answer that the rules in force then refuse. */
 	struct sockaddr_storage peer;
 	socklen_t peerlen;
@@ -105,6 +106,7 @@ struct dnsproxy {
 	void *ops_ctx;
 	struct audit_log *log;
 
+	unsigned int rules_gen; /* counts dnsproxy_set_rules: a query judged since is judged */
 	const struct policy_entry **hosts; /* every "host" entry of the policies */
 	size_t nhosts;
 	struct port_set sets[MAX_DNS_PORT_SETS]; /* as written to the kernel, by id */
