@@ -114,6 +114,18 @@ bool cgroup_is_empty(const struct sandbox_cgroup *cgroup)
 	return strstr(events, "populated 0") != NULL;
 }
 
+int cgroup_thaw(const struct sandbox_cgroup *cgroup)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (cgroup->dir_fd < 0)
+		return 0;
+	fd = openat(cgroup->dir_fd, "cgroup.freeze", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return write(fd, "0", 1) == 1 ? 0 : -errno;
+}
+
 int cgroup_kill(const struct sandbox_cgroup *cgroup, int timeout_ms)
 {
 	_cleanup_close_ int kill_fd = -1, events_fd = -1;

@@ -13,6 +13,12 @@ struct sandbox_cgroup {
 	uint64_t id;	     /* the cgroup's inode number, as bpf_get_current_cgroup_id() */
 };
 
+/*
+ * Lets a frozen cgroup run again (cgroup.freeze): a job frozen from outside (launch mcp
+ * freezes a finished call's sandbox) must still get the signals launch passes on.
+ */
+int cgroup_thaw(const struct sandbox_cgroup *cgroup);
+
 /* Writes the cgroup2 mount point found in /proc/self/mountinfo. -ENOENT when there is none. */
 int cgroup_find_mount(char *ret_path, size_t len);
 /*

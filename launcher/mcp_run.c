@@ -1001,8 +1001,11 @@ static void mcp_run_wait(void *ctx, int in_fd)
 		/* A launch's exit is not an event here: looked for ten times a second. */
 		if (poll(fds, n, timeout) < 0 && errno != EINTR)
 			return;
-		if (fds[0].revents)
+		if (fds[0].revents) {
+			/* Any request, not only a call: the last call's sandbox goes now. */
+			mcp_dying_kill(runner);
 			return;
+		}
 		for (size_t i = 1; i < n; i++)
 			if (fds[i].revents)
 				mcp_sandbox_read_report(of[i]);

@@ -268,6 +268,8 @@ static int sandbox_forward(struct sandbox *sandbox)
 		 */
 		if (info.ssi_code == SI_KERNEL)
 			continue;
+		/* A frozen job would hold the signal for ever (launch mcp's server gone). */
+		(void)cgroup_thaw(&sandbox->cgroup);
 		if (syscall(SYS_pidfd_send_signal, sandbox->child.pidfd, info.ssi_signo, NULL, 0) <
 			    0 &&
 		    errno != ESRCH)

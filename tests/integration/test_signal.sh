@@ -66,3 +66,30 @@ test_signal_term_untrapped() {
 	audit_check || return 1
 	expect_audit 1 "$L_AUDIT" event=sandbox_exit signal=15 exit_code!
 }
+
+# A job frozen from outside (launch mcp freezes a finished call's sandbox until it kills it):
+# a signal passed on must still end it, not wait for a thaw that never comes.
+test_signal_term_frozen() {
+	local p cg i
+
+	p=$(policy sig "$SIG_POLICY")
+	# shellcheck disable=SC2016
+	launch_bg --policy "$p" -- /bin/sh -c 'echo ready >"$0"; exec sleep 100' "$T_DIR/ready"
+	wait_for_file "$T_DIR/ready" 10 || {
+		kill -KILL "$L_PID" 2>/dev/null
+		fail "the job never became ready (stderr: $(brief "$(cat "$L_ERR_FILE")"))"
+		return 1
+	}
+	cg=$IT_CG2/launch/$L_NAME
+	echo 1 >"$cg/cgroup.freeze" || fail "cannot freeze $cg" || return 1
+	for ((i = 0; i < 100; i++)); do
+		grep -q "^frozen 1" "$cg/cgroup.events" && break
+		sleep 0.02
+	done
+	grep -q "^frozen 1" "$cg/cgroup.events" || fail "the sandbox did not freeze" || return 1
+	kill -TERM "$L_PID" || fail "cannot signal launch (pid $L_PID)" || return 1
+	launch_bg_wait 5 || return 1
+	expect_rc "SIGTERM to launch, its job frozen" 143 || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit signal=15 exit_code!
+}
