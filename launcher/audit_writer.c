@@ -711,7 +711,6 @@ int audit_start_writer(struct audit_log *log)
 {
 	struct sigaction sa = { .sa_handler = audit_interrupted };
 	pthread_condattr_t attr;
-	sigset_t all, old;
 	int r;
 
 	if (log->fd < 0 || log->writer_running)
@@ -733,11 +732,7 @@ int audit_start_writer(struct audit_log *log)
 	 * The writer takes no signal but the one that interrupts it: the ones the launcher
 	 * forwards stay for its signalfd, whatever thread the kernel would pick.
 	 */
-	sigfillset(&all);
-	sigdelset(&all, AUDIT_INTERRUPT_SIGNAL);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = -pthread_create(&log->writer, NULL, audit_writer, log);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	r = thread_start_masked(&log->writer, audit_writer, log, AUDIT_INTERRUPT_SIGNAL);
 	if (r < 0)
 		return r;
 	log->progress_ms = monotonic_now_ms();

@@ -60,9 +60,7 @@
 struct update_compile {
 	pthread_t thread;
 	atomic_bool let_go;
-	bool discard; /* the loop's: the requester was answered (timed out), the result is not
-			 wanted */
-	char *req;    /* the request, which paths point into */
+	char *req; /* the request, which paths point into */
 	char *paths[256];
 	size_t npaths;
 	struct resolver resolver;
@@ -367,7 +365,6 @@ static void compile_start(struct update_server *s, const struct update_target *t
 {
 	struct itimerspec deadline = { .it_value.tv_sec = UPDATE_COMPILE_TIMEOUT_S };
 	struct update_compile *c = calloc(1, sizeof(*c));
-	sigset_t all, old;
 	int npaths, r;
 
 	if (!c) {
@@ -401,10 +398,7 @@ static void compile_start(struct update_server *s, const struct update_target *t
 	 * The thread takes no signal: the launcher's stay for its signalfd, and one that came
 	 * once the mask is restored at teardown must reach the launcher's own thread.
 	 */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = -pthread_create(&c->thread, NULL, compile_run, c);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	r = thread_start_masked(&c->thread, compile_run, c, 0);
 	if (r < 0) {
 		compile_free(c);
 		answer(s->conn, r, "cannot compile the policy: %s", strerror(-r));
@@ -537,21 +531,22 @@ int update_serve(struct update_server *s, const struct update_target *t)
 		struct update_compile *c = s->compile;
 
 		if (read(s->done_fd, &ticks, sizeof(ticks)) != sizeof(ticks)) {
-			if (c->discard || read(s->timer_fd, &ticks, sizeof(ticks)) != sizeof(ticks))
+			/* Answered already (timed out): the result is dropped when it comes. */
+			if (s->conn < 0 ||
+			    read(s->timer_fd, &ticks, sizeof(ticks)) != sizeof(ticks))
 				return 0;
 			/* Answered now, and the result dropped when it comes. */
 			answer(s->conn, -ETIMEDOUT, "the policy's compile took over %d s",
 			       UPDATE_COMPILE_TIMEOUT_S);
 			close(s->conn);
 			s->conn = -1;
-			c->discard = true;
 			return 0;
 		}
 		/* Joined before the next requester is taken from the backlog. */
 		pthread_join(c->thread, NULL);
 		s->compile = NULL;
 		/* A requester that gave up was told nothing took effect: nothing does. */
-		r = c->discard || requester_gone(s->conn) ? 0 : install_compiled(s, t, c);
+		r = requester_gone(s->conn) ? 0 : install_compiled(s, t, c);
 		compile_free(c);
 		conn_close(s);
 		return r;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* The shared helpers of util.h that are too long to be inline. */
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,4 +49,18 @@ bool word_list_has(const char *list, size_t len, const char *word, const char *s
 		p = item_end + 1;
 	}
 	return false;
+}
+
+int thread_start_masked(pthread_t *ret_thread, void *(*fn)(void *), void *arg, int allowed)
+{
+	sigset_t all, old;
+	int r;
+
+	sigfillset(&all);
+	if (allowed)
+		sigdelset(&all, allowed);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = -pthread_create(ret_thread, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
 }

@@ -4,6 +4,7 @@
 #define LAUNCH_UTIL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -118,5 +119,11 @@ void line_buf_printf(struct line_buf *b, const char *fmt, ...)
  * (a cgroup file's controller list, a mount's options).
  */
 bool word_list_has(const char *list, size_t len, const char *word, const char *separators);
+
+/*
+ * Starts a thread that takes no signal but allowed (0: none): the launcher's signals stay for
+ * its signalfd, whatever thread the kernel would pick. -errno.
+ */
+int thread_start_masked(pthread_t *ret_thread, void *(*fn)(void *), void *arg, int allowed);
 
 #endif /* LAUNCH_UTIL_H */
