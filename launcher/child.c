@@ -73,8 +73,6 @@ const char *child_stage_name(int stage)
 		return "cannot confine the job's file writes with Landlock";
 	case CHILD_STAGE_GO:
 		return "the launcher went away before the sandbox was confined";
-	case CHILD_STAGE_LIMITS:
-		return "cannot move the sandbox into its cgroup v1 limits";
 	default:
 		return "cannot start the job";
 	}
@@ -191,21 +189,17 @@ static int child_files_user(const char *name, struct child_config *config)
 	if (!f)
 		return -errno;
 	while (r == 0 && getline(&line, &cap, f) > 0) {
-		char *field[4], *save = NULL;
+		char *field[4];
 		unsigned int gid;
 
 		if (child_split_fields(line, field, 4) < 4 ||
-		    child_parse_field_id(field[2], &gid) < 0 || gid == config->gid)
+		    child_parse_field_id(field[2], &gid) < 0 || gid == config->gid ||
+		    !word_list_has(field[3], strlen(field[3]), name, ",\n"))
 			continue;
-		for (char *m = strtok_r(field[3], ",", &save); m; m = strtok_r(NULL, ",", &save)) {
-			if (strcmp(m, name) != 0)
-				continue;
-			if (n == CHILD_MAX_GROUPS)
-				r = -E2BIG;
-			else
-				config->groups[n++] = gid;
-			break;
-		}
+		if (n == CHILD_MAX_GROUPS)
+			r = -E2BIG;
+		else
+			config->groups[n++] = gid;
 	}
 	fclose(f);
 	if (r < 0)
@@ -327,10 +321,6 @@ static int child_drop_bounding_set(void)
 }
 
 /*
- * Drops every capability from every set (bounding, ambient, effective, permitted,
- * inheritable); with SECBIT_NOROOT, exec as uid 0 gains none.
- */
-/*
  * Sets the permitted and effective sets to keep (a mask of capabilities below 32), the
  * inheritable one empty, and clears the ambient set. capset(2) itself, not libcap: the job
  * runs in init's memory until its exec, and one killed inside libcap's malloc there would
@@ -348,6 +338,10 @@ static int child_capset(uint32_t keep)
 	return syscall(SYS_capset, &header, data) < 0 ? -errno : 0;
 }
 
+/*
+ * Drops every capability from every set (bounding, ambient, effective, permitted,
+ * inheritable); with SECBIT_NOROOT, exec as uid 0 gains none.
+ */
 static int child_drop_caps(void)
 {
 	int r;
@@ -721,7 +715,7 @@ static bool child_user_change_undumpable(void)
 }
 
 /*
- * The job's stack until its exec: launch's own code, libcap's and libc's (execvp of a script
+ * The job's stack until its exec: launch's own code and libc's (execvp of a script
  * puts its whole argv on it), as large as a main thread's and reserved only as touched; a
  * guard page below.
  */
@@ -732,7 +726,7 @@ static bool child_user_change_undumpable(void)
  * (CLONE_VFORK), as posix_spawn does: no page tables to copy, no page copied on write by
  * either, and the exec has no copy of init's memory to tear down. The fork this replaces cost
  * the job's start 2 to 4 ms here. Init is suspended, so the two never run in its memory at
- * once: the job's allocations (libcap's) and errno are as a function call's of init's.
+ * once: the job's errno, and any allocation of libc's, are as a function call's of init's.
  * Init is not dumpable, so no process of the job's uid can read or write that memory through
  * the job meanwhile; where a change of user could make it so for a moment, the job is forked
  * as before. Returns the job's pid or -errno; when it returns with CLONE_VFORK, the job has
