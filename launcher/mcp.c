@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/uio.h>
 #include <cjson/cJSON.h>
 
 #include "mcp.h"
@@ -364,17 +365,29 @@ int mcp_handle(struct mcp_server *server, const char *message, size_t len, char 
 	}
 }
 
-static int write_all(int fd, const char *buf, size_t len)
+/*
+ * A message and its newline, in one write where the pipe takes it: the client reads a message
+ * at its newline, and a newline of its own would wake it a second time for it.
+ */
+static int write_line(int fd, const char *buf, size_t len)
 {
-	while (len) {
-		ssize_t n = write(fd, buf, len);
+	struct iovec iov[2] = { { .iov_base = (void *)buf, .iov_len = len },
+				{ .iov_base = (void *)"\n", .iov_len = 1 } };
+	int i = 0;
+
+	while (i < 2) {
+		ssize_t n = writev(fd, iov + i, 2 - i);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -errno;
-		buf += n;
-		len -= (size_t)n;
+		for (; i < 2 && (size_t)n >= iov[i].iov_len; i++)
+			n -= (ssize_t)iov[i].iov_len;
+		if (i < 2) {
+			iov[i].iov_base = (char *)iov[i].iov_base + n;
+			iov[i].iov_len -= (size_t)n;
+		}
 	}
 	return 0;
 }
@@ -382,7 +395,6 @@ static int write_all(int fd, const char *buf, size_t len)
 static int mcp_answer(struct mcp_server *server, int out_fd, const char *line, size_t len)
 {
 	_cleanup_free_ char *reply = NULL;
-	char *line_end;
 	int r;
 
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
@@ -394,17 +406,7 @@ static int mcp_answer(struct mcp_server *server, int out_fd, const char *line, s
 		return r;
 	if (!reply)
 		return 0;
-	/*
-	 * The line in one write: the client reads a message at its newline, and a newline of its
-	 * own would wake it a second time for it.
-	 */
-	len = strlen(reply);
-	line_end = realloc(reply, len + 2);
-	if (!line_end)
-		return -ENOMEM;
-	reply = line_end;
-	memcpy(reply + len, "\n", 2);
-	r = write_all(out_fd, reply, len + 1);
+	r = write_line(out_fd, reply, strlen(reply));
 	if (r == 0 && server->ops->idle)
 		server->ops->idle(server->ops->ctx);
 	return r;
@@ -446,8 +448,7 @@ int mcp_serve(struct mcp_server *server, int in_fd, int out_fd)
 			if (!skipping) {
 				r = mcp_error(NULL, MCP_INVALID_REQUEST,
 					      "Invalid Request: message longer than 4 MiB", &reply);
-				if (r < 0 || write_all(out_fd, reply, strlen(reply)) < 0 ||
-				    write_all(out_fd, "\n", 1) < 0)
+				if (r < 0 || write_line(out_fd, reply, strlen(reply)) < 0)
 					return r < 0 ? r : -EIO;
 			}
 			skipping = true;

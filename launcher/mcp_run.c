@@ -765,10 +765,6 @@ static void mcp_sandbox_wait_ready(struct mcp_sandbox *sandbox, long long deadli
 		mcp_sandbox_mark_start(sandbox, false);
 }
 
-/*
- * Reaps the launches of sandboxes killed after their call; block: waits for all of them.
- * Returns how many are still running.
- */
 /* The frozen sandboxes of answered calls are killed now: their launches then exit. */
 static void mcp_dying_kill(struct mcp_runner *runner)
 {
@@ -779,6 +775,10 @@ static void mcp_dying_kill(struct mcp_runner *runner)
 		}
 }
 
+/*
+ * Reaps the launches of sandboxes killed after their call; block: waits for all of them.
+ * Returns how many are still running.
+ */
 static size_t mcp_dying_reap(struct mcp_runner *runner, bool block)
 {
 	size_t left = 0;
