@@ -544,13 +544,16 @@ static void v1_kill_members(const char *path)
 
 int cglimit_remove_mirrors(const char *v2_path, int timeout_ms)
 {
-	int r = 0;
+	struct cgroup_mounts mounts;
+	int r = mounts_read(&mounts);
 
+	if (r < 0)
+		return r;
 	for (int c = 0; c < CGLIMIT_NCTRLS; c++) {
 		char path[PATH_MAX];
 		int q;
 
-		if (cglimit_v1_mirror(c, v2_path, path, sizeof(path)) < 0)
+		if (v1_mirror_of(&mounts, c, v2_path, path, sizeof(path)) < 0)
 			continue;
 		if (access(path, F_OK) < 0)
 			continue;
