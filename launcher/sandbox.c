@@ -887,7 +887,10 @@ static int sandbox_wait_exec(struct sandbox *sandbox)
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "the sandbox's init died before the job started");
 	if (msg.type != CHILD_MSG_EXEC_OK && msg.stage == CHILD_STAGE_LIMITS) {
-		const char *path = cglimit_v1_joined(&sandbox->limits, msg.status);
+		/* EPROTO: init got fewer directories than sent; status is then no failed one. */
+		const char *path = msg.error == EPROTO
+					   ? NULL
+					   : cglimit_v1_joined(&sandbox->limits, msg.status);
 
 		return sandbox_fail(sandbox, msg.error ? -msg.error : -EPROTO,
 				    "cannot move the sandbox into %s: %s",
