@@ -47,19 +47,23 @@ test_signal_usr2() {
 	forward USR2
 }
 
-# A job that does not handle the signal dies of it: launch exits 128 + 15.
-test_signal_term_untrapped() {
+# sleeper: launch in the background with a job that handles no signal, once it is running.
+sleeper() {
 	local p
 
 	p=$(policy sig "$SIG_POLICY")
 	# shellcheck disable=SC2016
 	launch_bg --policy "$p" -- /bin/sh -c 'echo ready >"$0"; exec sleep 100' "$T_DIR/ready"
-	# Whether the signal finds sh just before exec or sleep after it, neither handles it.
 	wait_for_file "$T_DIR/ready" 10 || {
 		kill -KILL "$L_PID" 2>/dev/null
 		fail "the job never became ready (stderr: $(brief "$(cat "$L_ERR_FILE")"))"
-		return 1
 	}
+}
+
+# A job that does not handle the signal dies of it: launch exits 128 + 15.
+test_signal_term_untrapped() {
+	# Whether the signal finds sh just before exec or sleep after it, neither handles it.
+	sleeper || return 1
 	kill -TERM "$L_PID" || fail "cannot signal launch (pid $L_PID)" || return 1
 	launch_bg_wait 10 || return 1
 	expect_rc "SIGTERM to launch, job does not trap it" 143 || return 1
@@ -70,16 +74,9 @@ test_signal_term_untrapped() {
 # A job frozen from outside (launch mcp freezes a finished call's sandbox until it kills it):
 # a signal passed on must still end it, not wait for a thaw that never comes.
 test_signal_term_frozen() {
-	local p cg i
+	local cg i
 
-	p=$(policy sig "$SIG_POLICY")
-	# shellcheck disable=SC2016
-	launch_bg --policy "$p" -- /bin/sh -c 'echo ready >"$0"; exec sleep 100' "$T_DIR/ready"
-	wait_for_file "$T_DIR/ready" 10 || {
-		kill -KILL "$L_PID" 2>/dev/null
-		fail "the job never became ready (stderr: $(brief "$(cat "$L_ERR_FILE")"))"
-		return 1
-	}
+	sleeper || return 1
 	cg=$IT_CG2/launch/$L_NAME
 	echo 1 >"$cg/cgroup.freeze" || fail "cannot freeze $cg" || return 1
 	for ((i = 0; i < 100; i++)); do
