@@ -214,6 +214,7 @@ enum audit_reason {
 	AUDIT_REASON_ADDRESS,  /* not loopback, and no "listen" entry allows the port */
 	AUDIT_REASON_ABSTRACT, /* an abstract AF_UNIX name: any process of the host can connect */
 	AUDIT_REASON_PEER,     /* a connection to the job's listener from outside the sandbox */
+	AUDIT_REASON_ATTACH,   /* listen(): the program that judges its peers could not attach */
 };
 
 /* What became of the call an event reports (deny_event.verdict). */

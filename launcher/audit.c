@@ -331,6 +331,8 @@ static const char *reason_name(unsigned int reason)
 		return "abstract";
 	case AUDIT_REASON_PEER:
 		return "peer";
+	case AUDIT_REASON_ATTACH:
+		return "attach";
 	default:
 		return NULL;
 	}

@@ -752,7 +752,8 @@ int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgr
 	 * (slot 0): everything is refused until the end of this function.
 	 */
 	for (int i = 0; i < LOADER_NPROGS; i++) {
-		if (shared->prog_fd[i] < 0)
+		/* Only a listener needs it: loader_sandbox_attach_ingress, at the first listen. */
+		if (shared->prog_fd[i] < 0 || i == LOADER_INGRESS)
 			continue;
 		if (bpf_prog_attach(shared->prog_fd[i], cgroup_fd, PROGS[i].attach_type, 0) < 0) {
 			*ret_failed = PROGS[i].name;
@@ -773,6 +774,27 @@ int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgr
 	if (r < 0)
 		*ret_failed = "the sandbox's configuration";
 	return r;
+}
+
+int loader_sandbox_attach_ingress(struct loader_sandbox *sb, int cgroup_fd)
+{
+	const struct loader_shared *shared = sb->shared;
+
+	if (sb->ingress_attached)
+		return 0;
+	if (!sb->cgroup_id || shared->prog_fd[LOADER_INGRESS] < 0)
+		return -EINVAL;
+	/*
+	 * As the others, without BPF_F_ALLOW_MULTI and with no link. The cgroup's storages
+	 * exist already, from the programs attached before the job started, and the kernel
+	 * gives this program the same ones (same map, same cgroup): it reads the settings and
+	 * counts in the counters that every other program of the sandbox does.
+	 */
+	if (bpf_prog_attach(shared->prog_fd[LOADER_INGRESS], cgroup_fd,
+			    PROGS[LOADER_INGRESS].attach_type, 0) < 0)
+		return -errno;
+	sb->ingress_attached = true;
+	return 0;
 }
 
 /*

@@ -81,6 +81,7 @@ struct loader_sandbox {
 	int inner_fd[IMAGE_NMAPS];   /* the sandbox's own maps; -1 for kinds it has none of */
 	bool inner_new[IMAGE_NMAPS]; /* made by this sandbox: not in the slot yet */
 	struct sandbox_cfg cfg;
+	bool ingress_attached; /* loader_sandbox_attach_ingress has run */
 };
 
 #define LOADER_SANDBOX_INIT    \
@@ -95,12 +96,19 @@ struct loader_sandbox {
 int loader_sandbox_new(const struct loader_shared *shared, const struct rules *rules,
 		       bool dns_proxy, struct loader_sandbox *sb);
 /*
- * Attaches the shared programs to the (empty) cgroup, puts the sandbox's maps at its slot
- * and writes its configuration; from then on the cgroup is confined. ret_failed names the
- * hook that could not be attached.
+ * Attaches the shared programs but launch_ingress to the (empty) cgroup, puts the sandbox's
+ * maps at its slot and writes its configuration; from then on the cgroup is confined.
+ * ret_failed names the hook that could not be attached.
  */
 int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgroup_id,
 			  const char **ret_failed);
+/*
+ * Attaches launch_ingress to the sandbox's cgroup, once; loader_sandbox_attach leaves it out.
+ * It judges only packets to a listening TCP socket of the sandbox, and such a socket
+ * listens only through the launcher (seccomp.c), which calls this first: a job that never
+ * listens pays for no ingress program on any packet it receives.
+ */
+int loader_sandbox_attach_ingress(struct loader_sandbox *sb, int cgroup_fd);
 /*
  * Replaces the policy of the attached sandbox with image's, atomically: its maps go to another
  * slot, then one write of the settings (a pointer swap in the kernel) moves every program over,

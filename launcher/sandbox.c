@@ -244,14 +244,32 @@ static int sandbox_dns_pid(void *ctx, const struct sockaddr *peer, socklen_t pee
 	return peerpid_find(sandbox->cgroup.dir_fd, peer, peerlen, tcp);
 }
 
+/*
+ * Before the first inet listen() done on the job's behalf: the program that keeps peers
+ * outside the sandbox from the job's listeners (loader_sandbox_attach_ingress).
+ */
+static int sandbox_guard_listen(void *ctx)
+{
+	struct sandbox *sandbox = ctx;
+	int r = loader_sandbox_attach_ingress(&sandbox->bpf, sandbox->cgroup.dir_fd);
+
+	if (r < 0)
+		fprintf(stderr,
+			"launch: cannot attach launch_ingress to %s: %s: the job's listen() is "
+			"refused\n",
+			sandbox->cgroup.path, strerror(-r));
+	return r;
+}
+
 /* Refuses and logs what the job's seccomp filter handed over. */
 static void sandbox_seccomp(struct sandbox *sandbox)
 {
+	const struct seccomp_listen_guard guard = { sandbox_guard_listen, sandbox };
 	struct deny_event event;
 	char exe[PATH_MAX];
 
-	if (seccomp_answer(sandbox->child.seccomp_fd, &sandbox->listen, &event, exe, sizeof(exe)) ==
-	    1) {
+	if (seccomp_answer(sandbox->child.seccomp_fd, &sandbox->listen, &guard, &event, exe,
+			   sizeof(exe)) == 1) {
 		sandbox->seccomp_denied++;
 		audit_deny_exe(sandbox->log, &event, NULL, exe[0] ? exe : NULL);
 	}

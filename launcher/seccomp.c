@@ -251,7 +251,8 @@ static void seccomp_describe(__u32 tid, struct deny_event *event)
  * ret_event, 0 with resp set to the call's result.
  */
 static int seccomp_listen(int listener_fd, const struct seccomp_notif *req,
-			  const struct inbound_policy *policy, struct seccomp_notif_resp *resp,
+			  const struct inbound_policy *policy,
+			  const struct seccomp_listen_guard *guard, struct seccomp_notif_resp *resp,
 			  struct deny_event *ret_event)
 {
 	static const struct inbound_policy none = { 0 };
@@ -284,17 +285,30 @@ static int seccomp_listen(int listener_fd, const struct seccomp_notif *req,
 	if (inbound_judge_listen(policy ? policy : &none, (struct sockaddr *)&addr, addrlen, type,
 				 protocol, ret_event))
 		return 1;
+	/*
+	 * cgroup_skb programs run only for inet sockets. A failure refuses: the job would
+	 * otherwise serve peers that the ingress program exists to keep out.
+	 */
+	if ((addr.ss_family == AF_INET || addr.ss_family == AF_INET6) && guard && guard->prepare &&
+	    guard->prepare(guard->ctx) < 0) {
+		ret_event->family = addr.ss_family;
+		ret_event->sock_type = (__u16)type;
+		ret_event->protocol = (__u16)protocol;
+		ret_event->reason = AUDIT_REASON_ATTACH;
+		return 1;
+	}
 	resp->error = listen(fd, (int)req->data.args[1]) < 0 ? -errno : 0;
 	return 0;
 }
 
 int seccomp_refuse(int listener_fd, struct deny_event *ret_event)
 {
-	return seccomp_answer(listener_fd, NULL, ret_event, NULL, 0);
+	return seccomp_answer(listener_fd, NULL, NULL, ret_event, NULL, 0);
 }
 
 int seccomp_answer(int listener_fd, const struct inbound_policy *policy,
-		   struct deny_event *ret_event, char *ret_exe, size_t exe_len)
+		   const struct seccomp_listen_guard *guard, struct deny_event *ret_event,
+		   char *ret_exe, size_t exe_len)
 {
 	struct seccomp_notif req;
 	struct seccomp_notif_resp resp;
@@ -308,7 +322,7 @@ int seccomp_answer(int listener_fd, const struct inbound_policy *policy,
 	memset(&resp, 0, sizeof(resp));
 	resp.id = req.id;
 	if (req.data.arch == SECCOMP_ARCH && req.data.nr == __NR_listen &&
-	    seccomp_listen(listener_fd, &req, policy, &resp, ret_event) == 0) {
+	    seccomp_listen(listener_fd, &req, policy, guard, &resp, ret_event) == 0) {
 		/* Allowed and done: the caller gets listen()'s own result. */
 		if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
 			return -errno;

@@ -33,11 +33,23 @@ int seccomp_refuse(int listener_fd, struct deny_event *ret_event);
 struct inbound_policy;
 
 /*
+ * What the launcher must have in place before an inet socket of the job listens (the
+ * ingress program): prepare(ctx) returns 0, or -errno, and then listen() is refused (EPERM)
+ * and reported with reason AUDIT_REASON_ATTACH.
+ */
+struct seccomp_listen_guard {
+	int (*prepare)(void *ctx);
+	void *ctx;
+};
+
+/*
  * As seccomp_refuse, and listen() is judged by policy (NULL: loopback only) and, when
- * allowed, done on the job's behalf: returns 2 then, with no event. With ret_exe, the
- * caller's executable ("" when unknown), read before the answer lets it go on.
+ * allowed, done on the job's behalf, after guard's prepare (NULL: none) for an inet
+ * socket: returns 2 then, with no event. With ret_exe, the caller's executable ("" when
+ * unknown), read before the answer lets it go on.
  */
 int seccomp_answer(int listener_fd, const struct inbound_policy *policy,
-		   struct deny_event *ret_event, char *ret_exe, size_t exe_len);
+		   const struct seccomp_listen_guard *guard, struct deny_event *ret_event,
+		   char *ret_exe, size_t exe_len);
 
 #endif /* LAUNCH_SECCOMP_H */

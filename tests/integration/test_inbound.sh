@@ -174,3 +174,97 @@ test_inbound_abstract_unix() {
 	launch_bg_wait 10 || return 1
 	expect_eq "the server inside" OK "$L_OUT" || return 1
 }
+
+# i_hooks CGROUP: the hooks with a program attached to the cgroup, one per line (bpftool's
+# attach type names: cgroup_inet4_connect, cgroup_inet_ingress, ...).
+i_hooks() {
+	bpftool cgroup show "$1" 2>/dev/null | awk 'NR > 1 { print $2 }'
+}
+
+# i_wait_file FILE: the job got that far (or the launch ended: fails then).
+i_wait_file() {
+	local i
+
+	for ((i = 0; i < 250; i++)); do
+		[ -e "$1" ] && return 0
+		kill -0 "$L_PID" 2>/dev/null || break
+		sleep 0.02
+	done
+	fail "the job did not reach $1: $(cat "$L_OUT_FILE" "$L_ERR_FILE")"
+}
+
+# i_release GOFILE WHY: a test that failed while its job waits for GOFILE lets the job end
+# before it fails, so that its launcher cleans up.
+i_release() {
+	: >"$1"
+	launch_bg_wait 10
+	fail "$2"
+}
+
+# The ingress program only judges packets to the job's TCP listeners, and the job's sockets
+# listen only through the launcher: a client-only sandbox has it not attached at all (the
+# other hooks are), a listen on a path AF_UNIX socket does not attach it, the first inet
+# listen does, before the socket listens, and it then keeps a peer outside out as before.
+test_inbound_ingress_on_listen() {
+	local p cg hooks up=$T_DIR/ingress.up go=$T_DIR/ingress.go ready=$T_DIR/ingress.ready n
+
+	p=$(policy lo '{"name": "lo", "allow": []}')
+	launch_bg --policy "$p" -- /bin/sh -c '"$1" unix-self /tmp/own.sock; : >"$2"
+		while [ ! -e "$3" ]; do sleep 0.01; done
+		exec "$1" serve 127.0.0.1 9140 "$4"' sh "$IT_PROBE" "$up" "$go" "$ready"
+	cg=$IT_CG2/launch/$L_NAME
+	i_wait_file "$up" || return 1
+	hooks=$(i_hooks "$cg")
+	echo "$hooks" | grep -qx cgroup_inet4_connect ||
+		i_release "$go" "no program on the client-only sandbox's connect4 hook: $hooks" ||
+		return 1
+	echo "$hooks" | grep -qx cgroup_inet_egress ||
+		i_release "$go" "no program on the client-only sandbox's egress hook: $hooks" ||
+		return 1
+	if echo "$hooks" | grep -qx cgroup_inet_ingress; then
+		i_release "$go" "ingress attached to a sandbox that listened only on a path socket"
+		return 1
+	fi
+	: >"$go"
+	i_wait_file "$ready" || return 1
+	i_hooks "$cg" | grep -qx cgroup_inet_ingress ||
+		fail "no ingress program once the job listens on 127.0.0.1:9140" || return 1
+	outside 'ETIMEDOUT fetch 127.0.0.1 9140' || return 1
+	launch_bg_wait 10 || return 1
+	expect_rc "the server inside" 0 || return 1
+	expect_eq "the job's words" "OK ETIMEDOUT" "$(tr '\n' ' ' <"$L_OUT_FILE" | sed 's/ $//')" ||
+		return 1
+	audit_check || return 1
+	n=$(audit_count "$L_AUDIT" event=deny op=listen reason=peer local_port=9140)
+	[ "$n" -ge 1 ] || fail "no deny line for the peer outside the sandbox" || return 1
+}
+
+# Fails closed: when the ingress program cannot be attached (here another program sits on
+# the hook with BPF_F_ALLOW_MULTI, which the kernel will not mix with launch's own mode), the
+# listen is refused with EPERM and logged (reason attach), and the job goes on, confined.
+test_inbound_ingress_attach_fails() {
+	local p cg id up=$T_DIR/fail.up go=$T_DIR/fail.go
+
+	p=$(policy lo '{"name": "lo", "allow": []}')
+	launch_bg --policy "$p" -- /bin/sh -c ': >"$2"; while [ ! -e "$3" ]; do sleep 0.01; done
+		"$1" serve 127.0.0.1 9141 /dev/null; "$1" bind 127.0.0.1 9142 tcp' \
+		sh "$IT_PROBE" "$up" "$go"
+	cg=$IT_CG2/launch/$L_NAME
+	i_wait_file "$up" || return 1
+	# launch_ingress itself, from the build's holder: it still judges the peers meanwhile.
+	id=$(bpftool cgroup show "$IT_CG2"/launch/.bpf-* 2>/dev/null |
+		awk '$2 == "cgroup_inet_ingress" { print $1; exit }')
+	[ -n "$id" ] || i_release "$go" "no ingress program on the holder" || return 1
+	bpftool cgroup attach "$cg" cgroup_inet_ingress id "$id" multi ||
+		i_release "$go" "cannot attach a program to $cg with BPF_F_ALLOW_MULTI" || return 1
+	: >"$go"
+	launch_bg_wait 10 || return 1
+	expect_rc "the job" 0 || return 1
+	expect_eq "the job's words" "EPERM OK" "$(tr '\n' ' ' <"$L_OUT_FILE" | sed 's/ $//')" ||
+		return 1
+	expect_match "launch's stderr" "cannot attach launch_ingress" "$L_ERR" || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=listen family=ipv4 type=stream local_ip=127.0.0.1 \
+		local_port=9141 reason=attach syscall=listen || return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit denied=1 || return 1
+}
