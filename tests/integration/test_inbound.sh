@@ -243,7 +243,7 @@ test_inbound_ingress_on_listen() {
 # the hook with BPF_F_ALLOW_MULTI, which the kernel will not mix with launch's own mode), the
 # listen is refused with EPERM and logged (reason attach), and the job goes on, confined.
 test_inbound_ingress_attach_fails() {
-	local p cg id up=$T_DIR/fail.up go=$T_DIR/fail.go
+	local p cg id version up=$T_DIR/fail.up go=$T_DIR/fail.go
 
 	p=$(policy lo '{"name": "lo", "allow": []}')
 	launch_bg --policy "$p" -- /bin/sh -c ': >"$2"; while [ ! -e "$3" ]; do sleep 0.01; done
@@ -251,8 +251,9 @@ test_inbound_ingress_attach_fails() {
 		sh "$IT_PROBE" "$up" "$go"
 	cg=$IT_CG2/launch/$L_NAME
 	i_wait_file "$up" || return 1
-	# launch_ingress itself, from the build's holder: it still judges the peers meanwhile.
-	id=$(bpftool cgroup show "$IT_CG2"/launch/.bpf-* 2>/dev/null |
+	# launch_ingress itself, from this build's holder: it still judges the peers meanwhile.
+	version=$("$IT_LAUNCH" --version | sed -n 's/.*(bpf \([0-9a-f]*\))$/\1/p')
+	id=$(bpftool cgroup show "$IT_CG2/launch/.bpf-$version" 2>/dev/null |
 		awk '$2 == "cgroup_inet_ingress" { print $1; exit }')
 	[ -n "$id" ] || i_release "$go" "no ingress program on the holder" || return 1
 	bpftool cgroup attach "$cg" cgroup_inet_ingress id "$id" multi ||
