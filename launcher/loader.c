@@ -51,7 +51,6 @@ static const struct {
 	[LOADER_RECVMSG6] = { "launch_recvmsg6", BPF_CGROUP_UDP6_RECVMSG, 300 },
 	[LOADER_GETPEERNAME4] = { "launch_getpeername4", BPF_CGROUP_INET4_GETPEERNAME, 250 },
 	[LOADER_GETPEERNAME6] = { "launch_getpeername6", BPF_CGROUP_INET6_GETPEERNAME, 270 },
-	[LOADER_SOCK_CREATE] = { "launch_sock_create", BPF_CGROUP_INET_SOCK_CREATE, 480 },
 	[LOADER_CONNECT_UNIX] = { "launch_connect_unix", LAUNCH_BPF_CGROUP_UNIX_CONNECT, 3600 },
 	[LOADER_SENDMSG_UNIX] = { "launch_sendmsg_unix", LAUNCH_BPF_CGROUP_UNIX_SENDMSG, 4000 },
 	[LOADER_SETSOCKOPT] = { "launch_setsockopt", BPF_CGROUP_SETSOCKOPT, 520 },

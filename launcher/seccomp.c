@@ -6,6 +6,7 @@
 #include <linux/filter.h>
 #include <linux/netlink.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -33,9 +34,6 @@
 #define SECCOMP_PIDFD_THREAD 0x80
 /* x32 calls: AUDIT_ARCH_X86_64, with this bit set in the number. */
 #define SECCOMP_X32_BIT 0x40000000u
-#ifndef SOCK_PACKET
-#define SOCK_PACKET 10
-#endif
 
 /* Low 32 bits of an argument (little-endian) */
 #define ARG_LO(n) (offsetof(struct seccomp_data, args) + (n) * sizeof(__u64))
@@ -79,8 +77,14 @@ enum {
 	SF_NETLINK_ROUTE,
 	SF_SOCKET_TYPE,
 	SF_SOCKET_TYPE_MASK,
-	SF_SOCKET_RAW,
-	SF_SOCKET_PACKET,
+	SF_SOCKET_STREAM,
+	SF_SOCKET_DGRAM,
+	SF_STREAM_PROTOCOL,
+	SF_STREAM_DEFAULT,
+	SF_STREAM_TCP,
+	SF_DGRAM_PROTOCOL,
+	SF_DGRAM_DEFAULT,
+	SF_DGRAM_UDP,
 	/* socketpair(family, ...) */
 	SF_SOCKETPAIR_FAMILY,
 	SF_SOCKETPAIR_UNIX,
@@ -154,11 +158,22 @@ static const struct sock_filter SECCOMP_FILTER[SF_COUNT] = {
 	[SF_NETLINK_PROTOCOL] = LOAD(ARG_LO(2)),
 	/* Other netlink protocols: docs/threat-model.md. */
 	JEQ(SF_NETLINK_ROUTE, NETLINK_ROUTE, SF_ALLOW, SF_NOTIFY),
+	/*
+	 * inet and inet6: TCP and UDP only, by the type and the protocol the kernel resolves 0
+	 * to (inet_create), so that ping, raw, SCTP, MPTCP and UDP-Lite sockets never exist.
+	 * This call runs the filter anyway; a cgroup/sock_create program would cost every
+	 * socket a program run more.
+	 */
 	[SF_SOCKET_TYPE] = LOAD(ARG_LO(1)),
 	[SF_SOCKET_TYPE_MASK] = BPF_STMT(BPF_ALU | BPF_AND | BPF_K, SOCK_TYPE_MASK),
-	JEQ(SF_SOCKET_RAW, SOCK_RAW, SF_NOTIFY, SF_SOCKET_PACKET),
-	/* TCP, UDP, ICMP: the cgroup hooks judge those. */
-	JEQ(SF_SOCKET_PACKET, SOCK_PACKET, SF_NOTIFY, SF_ALLOW),
+	JEQ(SF_SOCKET_STREAM, SOCK_STREAM, SF_STREAM_PROTOCOL, SF_SOCKET_DGRAM),
+	JEQ(SF_SOCKET_DGRAM, SOCK_DGRAM, SF_DGRAM_PROTOCOL, SF_NOTIFY),
+	[SF_STREAM_PROTOCOL] = LOAD(ARG_LO(2)),
+	JEQ(SF_STREAM_DEFAULT, 0, SF_ALLOW, SF_STREAM_TCP),
+	JEQ(SF_STREAM_TCP, IPPROTO_TCP, SF_ALLOW, SF_NOTIFY),
+	[SF_DGRAM_PROTOCOL] = LOAD(ARG_LO(2)),
+	JEQ(SF_DGRAM_DEFAULT, 0, SF_ALLOW, SF_DGRAM_UDP),
+	JEQ(SF_DGRAM_UDP, IPPROTO_UDP, SF_ALLOW, SF_NOTIFY),
 
 	[SF_SOCKETPAIR_FAMILY] = LOAD(ARG_LO(0)),
 	JEQ(SF_SOCKETPAIR_UNIX, AF_UNIX, SF_ALLOW, SF_NOTIFY),

@@ -11,7 +11,8 @@
 /*
  * Installs the filter in the calling process (no_new_privs must be set). Calls of another
  * ABI (i386, x32), socket families other than unix, inet, inet6 and netlink, netlink
- * protocols other than NETLINK_ROUTE, raw inet sockets, new user namespaces and io_uring
+ * protocols other than NETLINK_ROUTE, inet sockets other than TCP and UDP (raw, ping, SCTP,
+ * MPTCP, UDP-Lite), new user namespaces and io_uring
  * (whose IORING_OP_SOCKET would bypass a socket() filter) are sent to the launcher, which
  * refuses them with EPERM and logs them; so is listen(), which it judges by the socket's
  * address; clone3, whose flags a filter cannot read, fails

@@ -5,6 +5,7 @@
 #include <linux/filter.h>
 #include <linux/netlink.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -227,6 +228,26 @@ static void test_decisions(void)
 	CHECK_EQ_INT(run_native(__NR_socket, AF_INET, SOCK_RAW, 1), notify);
 	CHECK_EQ_INT(run_native(__NR_socket, AF_INET6, SOCK_RAW | SOCK_CLOEXEC, 58), notify);
 	CHECK_EQ_INT(run_native(__NR_socket, AF_INET, 10 /* SOCK_PACKET */, 0), notify);
+	/* inet: TCP and UDP, named or by the type's default (0), nothing else. */
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET, SOCK_STREAM, IPPROTO_TCP), allow);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET6, SOCK_STREAM | SOCK_NONBLOCK, IPPROTO_TCP),
+		     allow);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP),
+		     allow);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET6, SOCK_DGRAM, IPPROTO_UDP), allow);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET, SOCK_DGRAM, IPPROTO_ICMP), notify);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET6, SOCK_DGRAM, IPPROTO_ICMPV6), notify);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET, SOCK_DGRAM, IPPROTO_UDPLITE), notify);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET, SOCK_DGRAM, IPPROTO_TCP), notify);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET, SOCK_STREAM, 262 /* MPTCP */), notify);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET, SOCK_STREAM, IPPROTO_UDP), notify);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET6, SOCK_SEQPACKET, IPPROTO_SCTP), notify);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET, SOCK_STREAM, IPPROTO_SCTP), notify);
+	/* The protocol is an int too. */
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET, SOCK_STREAM, IPPROTO_TCP | (1ULL << 32)),
+		     allow);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET, SOCK_DGRAM, IPPROTO_ICMP | (1ULL << 32)),
+		     notify);
 	CHECK_EQ_INT(run_native(__NR_socket, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE), allow);
 	CHECK_EQ_INT(run_native(__NR_socket, AF_NETLINK, SOCK_RAW, NETLINK_AUDIT), notify);
 	CHECK_EQ_INT(run_native(__NR_socket, AF_PACKET, SOCK_RAW, 0), notify);
