@@ -439,7 +439,7 @@ static const char *packet_reason_name(unsigned int reason)
 #define IPV6_FLOWLABEL_MGR 32
 #endif
 
-/* The options the setsockopt hook refuses, by name (uapi/linux/in.h, in6.h). */
+/* The options the seccomp filter refuses (seccomp.c), by name (uapi/linux/in.h, in6.h). */
 static const char *sockopt_name(int level, int optname)
 {
 	if (level == IPPROTO_IP && optname == IP_OPTIONS)

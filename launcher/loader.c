@@ -53,7 +53,6 @@ static const struct {
 	[LOADER_GETPEERNAME6] = { "launch_getpeername6", BPF_CGROUP_INET6_GETPEERNAME, 270 },
 	[LOADER_CONNECT_UNIX] = { "launch_connect_unix", LAUNCH_BPF_CGROUP_UNIX_CONNECT, 3600 },
 	[LOADER_SENDMSG_UNIX] = { "launch_sendmsg_unix", LAUNCH_BPF_CGROUP_UNIX_SENDMSG, 4000 },
-	[LOADER_SETSOCKOPT] = { "launch_setsockopt", BPF_CGROUP_SETSOCKOPT, 520 },
 	[LOADER_EGRESS] = { "launch_egress", BPF_CGROUP_INET_EGRESS, 12100 },
 	[LOADER_BIND4] = { "launch_bind4", BPF_CGROUP_INET4_BIND, 780 },
 	[LOADER_BIND6] = { "launch_bind6", BPF_CGROUP_INET6_BIND, 940 },

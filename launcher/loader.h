@@ -25,8 +25,7 @@ enum loader_prog {
 	LOADER_GETPEERNAME6,
 	LOADER_CONNECT_UNIX, /* kernel 6.7+ */
 	LOADER_SENDMSG_UNIX, /* kernel 6.7+ */
-	LOADER_SETSOCKOPT,
-	LOADER_EGRESS, /* the packet-level backstop */
+	LOADER_EGRESS,	     /* the packet-level backstop */
 	LOADER_BIND4,
 	LOADER_BIND6,
 	LOADER_INGRESS,

@@ -9,11 +9,13 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +36,14 @@
 #define SECCOMP_PIDFD_THREAD 0x80
 /* x32 calls: AUDIT_ARCH_X86_64, with this bit set in the number. */
 #define SECCOMP_X32_BIT 0x40000000u
+
+#ifndef IPV6_FLOWLABEL_MGR
+#define IPV6_FLOWLABEL_MGR 32 /* linux/in6.h, which clashes with glibc's netinet/in.h */
+#endif
+/* struct in6_flowlabel_req: what follows it in IPV6_FLOWLABEL_MGR is the label's options. */
+#define SECCOMP_FLOWLABEL_REQ_LEN 32
+/* struct in6_pktinfo: the source address, then the outgoing interface. */
+#define SECCOMP_PKTINFO_LEN 20
 
 /* Low 32 bits of an argument (little-endian) */
 #define ARG_LO(n) (offsetof(struct seccomp_data, args) + (n) * sizeof(__u64))
@@ -67,6 +77,7 @@ enum {
 	SF_IS_LISTEN,
 	SF_IS_IO_URING,
 	SF_IS_CLONE3,
+	SF_IS_SETSOCKOPT,
 	/* socket(family, type, protocol) */
 	SF_SOCKET_FAMILY,
 	SF_SOCKET_UNIX,
@@ -91,6 +102,29 @@ enum {
 	/* clone(flags, ...) and unshare(flags) */
 	SF_CLONE_FLAGS,
 	SF_CLONE_NEWUSER,
+	/* setsockopt(fd, level, optname, optval, optlen) */
+	SF_SOCKOPT_LEVEL,
+	SF_SOCKOPT_IS_IP,
+	SF_SOCKOPT_IS_IPV6,
+	SF_IP_OPTNAME,
+	SF_IP_OPTIONS,
+	SF_IPV6_OPTNAME,
+	SF_IPV6_RTHDR,
+	SF_IPV6_HOPOPTS,
+	SF_IPV6_DSTOPTS,
+	SF_IPV6_RTHDRDSTOPTS,
+	SF_IPV6_2292PKTOPTIONS,
+	SF_IPV6_2292PKTINFO,
+	SF_IPV6_2292HOPOPTS,
+	SF_IPV6_2292DSTOPTS,
+	SF_IPV6_2292RTHDR,
+	SF_IPV6_2292HOPLIMIT,
+	SF_IPV6_PKTINFO,
+	SF_IPV6_FLOWLABEL_MGR,
+	SF_SOCKOPT_LEN,
+	SF_SOCKOPT_LEN_SET,
+	SF_FLOWLABEL_LEN,
+	SF_FLOWLABEL_HEADERS,
 	/* The answers, last: classic BPF jumps only forward. */
 	SF_ALLOW,
 	SF_NOTIFY,
@@ -147,7 +181,8 @@ static const struct sock_filter SECCOMP_FILTER[SF_COUNT] = {
 	 * clone, which is judged above. Not a refusal, so not logged: glibc tries clone3 for
 	 * every thread and fork. Every other call is decided by its number alone.
 	 */
-	JEQ(SF_IS_CLONE3, __NR_clone3, SF_ENOSYS, SF_ALLOW),
+	JEQ(SF_IS_CLONE3, __NR_clone3, SF_ENOSYS, SF_IS_SETSOCKOPT),
+	JEQ(SF_IS_SETSOCKOPT, __NR_setsockopt, SF_SOCKOPT_LEVEL, SF_ALLOW),
 
 	[SF_SOCKET_FAMILY] = LOAD(ARG_LO(0)),
 	JEQ(SF_SOCKET_UNIX, AF_UNIX, SF_ALLOW, SF_SOCKET_INET),
@@ -174,6 +209,45 @@ static const struct sock_filter SECCOMP_FILTER[SF_COUNT] = {
 	[SF_DGRAM_PROTOCOL] = LOAD(ARG_LO(2)),
 	JEQ(SF_DGRAM_DEFAULT, 0, SF_ALLOW, SF_DGRAM_UDP),
 	JEQ(SF_DGRAM_UDP, IPPROTO_UDP, SF_ALLOW, SF_NOTIFY),
+
+	/*
+	 * The options that send packets elsewhere than the address judged (docs/threat-model.md,
+	 * "Route-changing options"), by level, name and length; a zero length removes a header.
+	 * The launcher refuses them, but a sticky IPV6_PKTINFO, which it judges by its value and
+	 * sets itself when that is all zeros (seccomp_setsockopt). Every other option is
+	 * allowed here, so no cgroup/setsockopt program has to run for each setsockopt().
+	 */
+	[SF_SOCKOPT_LEVEL] = LOAD(ARG_LO(1)),
+	JEQ(SF_SOCKOPT_IS_IP, SOL_IP, SF_IP_OPTNAME, SF_SOCKOPT_IS_IPV6),
+	JEQ(SF_SOCKOPT_IS_IPV6, SOL_IPV6, SF_IPV6_OPTNAME, SF_ALLOW),
+	[SF_IP_OPTNAME] = LOAD(ARG_LO(2)),
+	/* Source routes (LSRR/SSRR) among them: the packet goes to the first hop. */
+	JEQ(SF_IP_OPTIONS, IP_OPTIONS, SF_SOCKOPT_LEN, SF_ALLOW),
+	[SF_IPV6_OPTNAME] = LOAD(ARG_LO(2)),
+	JEQ(SF_IPV6_RTHDR, IPV6_RTHDR, SF_SOCKOPT_LEN, SF_IPV6_HOPOPTS),
+	JEQ(SF_IPV6_HOPOPTS, IPV6_HOPOPTS, SF_SOCKOPT_LEN, SF_IPV6_DSTOPTS),
+	JEQ(SF_IPV6_DSTOPTS, IPV6_DSTOPTS, SF_SOCKOPT_LEN, SF_IPV6_RTHDRDSTOPTS),
+	JEQ(SF_IPV6_RTHDRDSTOPTS, IPV6_RTHDRDSTOPTS, SF_SOCKOPT_LEN, SF_IPV6_2292PKTOPTIONS),
+	JEQ(SF_IPV6_2292PKTOPTIONS, IPV6_2292PKTOPTIONS, SF_SOCKOPT_LEN, SF_IPV6_2292PKTINFO),
+	/* The obsolete RFC 2292 interface, which nothing current uses: all of it. */
+	JEQ(SF_IPV6_2292PKTINFO, IPV6_2292PKTINFO, SF_NOTIFY, SF_IPV6_2292HOPOPTS),
+	JEQ(SF_IPV6_2292HOPOPTS, IPV6_2292HOPOPTS, SF_NOTIFY, SF_IPV6_2292DSTOPTS),
+	JEQ(SF_IPV6_2292DSTOPTS, IPV6_2292DSTOPTS, SF_NOTIFY, SF_IPV6_2292RTHDR),
+	JEQ(SF_IPV6_2292RTHDR, IPV6_2292RTHDR, SF_NOTIFY, SF_IPV6_2292HOPLIMIT),
+	JEQ(SF_IPV6_2292HOPLIMIT, IPV6_2292HOPLIMIT, SF_NOTIFY, SF_IPV6_PKTINFO),
+	JEQ(SF_IPV6_PKTINFO, IPV6_PKTINFO, SF_NOTIFY, SF_IPV6_FLOWLABEL_MGR),
+	JEQ(SF_IPV6_FLOWLABEL_MGR, IPV6_FLOWLABEL_MGR, SF_FLOWLABEL_LEN, SF_ALLOW),
+	/* optlen is an int: the upper half does not count, and a negative one is refused. */
+	[SF_SOCKOPT_LEN] = LOAD(ARG_LO(4)),
+	JEQ(SF_SOCKOPT_LEN_SET, 0, SF_ALLOW, SF_NOTIFY),
+	/*
+	 * A flow label may carry headers after its struct in6_flowlabel_req (32 bytes), which
+	 * sendmsg merges into each datagram sent with the label.
+	 */
+	[SF_FLOWLABEL_LEN] = LOAD(ARG_LO(4)),
+	[SF_FLOWLABEL_HEADERS] =
+		JUMP(BPF_JGT, SECCOMP_FLOWLABEL_REQ_LEN, TO(SF_FLOWLABEL_HEADERS, SF_NOTIFY),
+		     TO(SF_FLOWLABEL_HEADERS, SF_ALLOW)),
 
 	[SF_SOCKETPAIR_FAMILY] = LOAD(ARG_LO(0)),
 	JEQ(SF_SOCKETPAIR_UNIX, AF_UNIX, SF_ALLOW, SF_NOTIFY),
@@ -225,6 +299,8 @@ static __u16 seccomp_op(const struct seccomp_notif *req)
 		return AUDIT_OP_USERNS;
 	if (req->data.nr == __NR_listen)
 		return AUDIT_OP_LISTEN;
+	if (req->data.nr == __NR_setsockopt)
+		return AUDIT_OP_SETSOCKOPT;
 	return AUDIT_OP_SOCKET;
 }
 
@@ -316,6 +392,82 @@ static int seccomp_listen(int listener_fd, const struct seccomp_notif *req,
 	return 0;
 }
 
+/* The job's socket, as the caller holds it at that descriptor (pidfd_getfd); -errno. */
+static int seccomp_job_fd(int listener_fd, const struct seccomp_notif *req, int fd_nr)
+{
+	_cleanup_close_ int pidfd = -1, fd = -1;
+
+	pidfd = (int)syscall(SYS_pidfd_open, req->pid, SECCOMP_PIDFD_THREAD);
+	if (pidfd < 0)
+		return -ESRCH;
+	fd = (int)syscall(SYS_pidfd_getfd, pidfd, fd_nr, 0);
+	/* Proves the descriptor came from the caller, still waiting, not a reused pid. */
+	if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
+		return -ESRCH;
+	return fd < 0 ? -EBADF : TAKE_FD(fd);
+}
+
+/*
+ * setsockopt() of an option that the filter sends here (docs/threat-model.md, "Route-changing
+ * options"): refused, but a sticky IPV6_PKTINFO whose address and interface are all zeros
+ * (what a job sets to undo one), which the launcher sets itself on the job's socket with the
+ * bytes it judged: letting the call go on would let another thread change them in between.
+ * Returns 1 with the refusal described in ret_event, 0 with resp set to the call's result.
+ */
+static int seccomp_setsockopt(int listener_fd, const struct seccomp_notif *req,
+			      struct seccomp_notif_resp *resp, struct deny_event *ret_event)
+{
+	int level = (int)req->data.args[1], optname = (int)req->data.args[2];
+	int optlen = (int)req->data.args[4], value;
+	_cleanup_close_ int fd = seccomp_job_fd(listener_fd, req, (int)req->data.args[0]);
+	socklen_t len = sizeof(value);
+
+	ret_event->level = level;
+	ret_event->optname = optname;
+	if (fd >= 0) {
+		if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &value, &len) == 0)
+			ret_event->family = (__u16)value;
+		len = sizeof(value);
+		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &value, &len) == 0)
+			ret_event->sock_type = (__u16)value;
+		len = sizeof(value);
+		if (getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &value, &len) == 0)
+			ret_event->protocol = (__u16)value;
+	}
+	if (level == SOL_IPV6 && optname == IPV6_PKTINFO) {
+		__u8 pktinfo[SECCOMP_PKTINFO_LEN] = { 0 };
+		static const __u8 none[SECCOMP_PKTINFO_LEN];
+		/* The kernel reads that much of a longer one, and refuses a shorter one itself. */
+		size_t n = optlen < 0			   ? 0
+			   : optlen < (int)sizeof(pktinfo) ? (size_t)optlen
+							   : sizeof(pktinfo);
+		struct iovec local = { pktinfo, n };
+		struct iovec remote = { (void *)(uintptr_t)req->data.args[3], n };
+
+		if (fd < 0) {
+			resp->error = fd;
+			return 0;
+		}
+		if (n &&
+		    process_vm_readv((pid_t)req->pid, &local, 1, &remote, 1, 0) != (ssize_t)n) {
+			resp->error = -EFAULT;
+			return 0;
+		}
+		if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0) {
+			resp->error = -ESRCH;
+			return 0;
+		}
+		if (n == sizeof(pktinfo) && memcmp(pktinfo, none, sizeof(none)) != 0)
+			return 1;
+		resp->error = setsockopt(fd, level, optname, n ? pktinfo : NULL,
+					 optlen < 0 ? (socklen_t)optlen : (socklen_t)n) < 0
+				      ? -errno
+				      : 0;
+		return 0;
+	}
+	return 1;
+}
+
 int seccomp_refuse(int listener_fd, struct deny_event *ret_event)
 {
 	return seccomp_answer(listener_fd, NULL, NULL, ret_event, NULL, 0);
@@ -343,6 +495,12 @@ int seccomp_answer(int listener_fd, const struct inbound_policy *policy,
 			return -errno;
 		return 2;
 	}
+	if (req.data.arch == SECCOMP_ARCH && req.data.nr == __NR_setsockopt &&
+	    seccomp_setsockopt(listener_fd, &req, &resp, ret_event) == 0) {
+		if (ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
+			return -errno;
+		return 2;
+	}
 	clock_gettime(CLOCK_BOOTTIME, &boot);
 	ret_event->boot_ns = (__u64)boot.tv_sec * 1000000000ULL + (__u64)boot.tv_nsec;
 	ret_event->pid = req.pid;
@@ -350,8 +508,8 @@ int seccomp_answer(int listener_fd, const struct inbound_policy *policy,
 	ret_event->op = seccomp_op(&req);
 	ret_event->syscall_nr = (__u32)req.data.nr;
 	ret_event->syscall_arch = req.data.arch;
-	if (ret_event->op == AUDIT_OP_LISTEN)
-		; /* seccomp_listen described the socket */
+	if (ret_event->op == AUDIT_OP_LISTEN || ret_event->op == AUDIT_OP_SETSOCKOPT)
+		; /* seccomp_listen or seccomp_setsockopt described the socket */
 	else if (ret_event->op == AUDIT_OP_SOCKET) {
 		ret_event->family = (__u16)req.data.args[0];
 		ret_event->sock_type = (__u16)(req.data.args[1] & SOCK_TYPE_MASK);

@@ -6,6 +6,7 @@
 #include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -28,8 +29,8 @@
 #define NR_LIMIT 1024
 
 /* The calls whose decision needs more than their number: the filter runs for these only. */
-static const int ARG_CALLS[] = { __NR_socket, __NR_socketpair,	   __NR_clone, __NR_unshare,
-				 __NR_listen, __NR_io_uring_setup, __NR_clone3 };
+static const int ARG_CALLS[] = { __NR_socket, __NR_socketpair,	   __NR_clone,	__NR_unshare,
+				 __NR_listen, __NR_io_uring_setup, __NR_clone3, __NR_setsockopt };
 
 static bool arg_call(uint32_t nr)
 {
@@ -102,9 +103,8 @@ static bool kernel_const_allow(const struct sock_filter *prog, size_t len, uint3
  * and the AND the filter uses. Returns the filter's answer; 0xdead on an instruction it
  * does not know or a jump out of the program, which no answer of the filter's can equal.
  */
-static uint32_t run_filter(uint32_t arch, uint32_t nr, uint64_t a0, uint64_t a1, uint64_t a2)
+static uint32_t run_data(const struct seccomp_data *data)
 {
-	struct seccomp_data data = { .nr = (int)nr, .arch = arch, .args = { a0, a1, a2 } };
 	const struct sock_filter *prog;
 	uint32_t acc = 0;
 	size_t len;
@@ -116,9 +116,9 @@ static uint32_t run_filter(uint32_t arch, uint32_t nr, uint64_t a0, uint64_t a1,
 
 		switch (insn->code) {
 		case BPF_LD | BPF_W | BPF_ABS:
-			if (insn->k > sizeof(data) - sizeof(acc) || insn->k % 4)
+			if (insn->k > sizeof(*data) - sizeof(acc) || insn->k % 4)
 				return 0xdead;
-			memcpy(&acc, (const char *)&data + insn->k, sizeof(acc));
+			memcpy(&acc, (const char *)data + insn->k, sizeof(acc));
 			continue;
 		case BPF_ALU | BPF_AND | BPF_K:
 			acc &= insn->k;
@@ -131,6 +131,9 @@ static uint32_t run_filter(uint32_t arch, uint32_t nr, uint64_t a0, uint64_t a1,
 		case BPF_JMP | BPF_JGE | BPF_K:
 			taken = acc >= insn->k;
 			break;
+		case BPF_JMP | BPF_JGT | BPF_K:
+			taken = acc > insn->k;
+			break;
 		case BPF_JMP | BPF_JSET | BPF_K:
 			taken = (acc & insn->k) != 0;
 			break;
@@ -140,6 +143,13 @@ static uint32_t run_filter(uint32_t arch, uint32_t nr, uint64_t a0, uint64_t a1,
 		pc += taken ? insn->jt : insn->jf;
 	}
 	return 0xdead;
+}
+
+static uint32_t run_filter(uint32_t arch, uint32_t nr, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	struct seccomp_data data = { .nr = (int)nr, .arch = arch, .args = { a0, a1, a2 } };
+
+	return run_data(&data);
 }
 
 static uint32_t run_native(uint32_t nr, uint64_t a0, uint64_t a1, uint64_t a2)
@@ -214,6 +224,18 @@ static void test_foreign_abi_refused(void)
 	CHECK_EQ_INT(run_filter(0, __NR_getppid, 0, 0, 0), SECCOMP_RET_USER_NOTIF);
 }
 
+/* setsockopt(3, level, optname, optval, optlen) as the filter answers it. */
+static uint32_t run_sockopt(uint64_t level, uint64_t optname, uint64_t optlen)
+{
+	struct seccomp_data data = {
+		.nr = __NR_setsockopt,
+		.arch = NATIVE_ARCH,
+		.args = { 3, level, optname, 0x1000, optlen },
+	};
+
+	return run_data(&data);
+}
+
 /* What each call that needs its arguments is answered. */
 static void test_decisions(void)
 {
@@ -265,6 +287,33 @@ static void test_decisions(void)
 	CHECK_EQ_INT(run_native(__NR_clone3, 0, 0, 0), SECCOMP_RET_ERRNO | ENOSYS);
 	CHECK_EQ_INT(run_native(__NR_listen, 3, 128, 0), notify);
 	CHECK_EQ_INT(run_native(__NR_io_uring_setup, 8, 0, 0), notify);
+
+	/* setsockopt(fd, level, optname, optval, optlen): the route-changing options only. */
+	CHECK_EQ_INT(run_sockopt(SOL_SOCKET, SO_LINGER, 8), allow);
+	CHECK_EQ_INT(run_sockopt(IPPROTO_TCP, TCP_NODELAY, 4), allow);
+	CHECK_EQ_INT(run_sockopt(SOL_IP, IP_TOS, 4), allow);
+	CHECK_EQ_INT(run_sockopt(SOL_IP, IP_OPTIONS, 4), notify);
+	CHECK_EQ_INT(run_sockopt(SOL_IP, IP_OPTIONS, 0), allow);
+	CHECK_EQ_INT(run_sockopt(SOL_IP, IP_OPTIONS, 0xffffffffu), notify);
+	CHECK_EQ_INT(run_sockopt(SOL_IP, IP_OPTIONS, 4ULL << 32), allow);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_RTHDR, 24), notify);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_RTHDR, 0), allow);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_HOPOPTS, 8), notify);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_DSTOPTS, 8), notify);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_RTHDRDSTOPTS, 8), notify);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_2292PKTOPTIONS, 24), notify);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_2292PKTOPTIONS, 0), allow);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_2292PKTINFO, 0), notify);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_2292HOPOPTS, 4), notify);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_2292DSTOPTS, 4), notify);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_2292RTHDR, 4), notify);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_2292HOPLIMIT, 4), notify);
+	/* Judged by its value, in the launcher. */
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_PKTINFO, 20), notify);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, 32 /* IPV6_FLOWLABEL_MGR */, 32), allow);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, 32 /* IPV6_FLOWLABEL_MGR */, 56), notify);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_V6ONLY, 4), allow);
+	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_TCLASS, 4), allow);
 }
 
 int main(void)
