@@ -119,16 +119,16 @@ WHAT_WOULD_FIX = [
     "  miss instead of two), or per-attachment cookies for cgroup programs (not in this",
     "  kernel) to make the sandbox lookup free.",
     "- **Per call (TCP connect and UDP send ≤ 1.03×, `getppid` ≤ 1.02×).** The kernel answers",
-    "  the job's seccomp filter from its constant-action cache for every call but the seven",
+    "  the job's seccomp filter from its constant-action cache for every call but the eight",
     "  that need their arguments (docs/design.md); what every system call still pays is",
     "  seccomp's slow entry path, which any filter costs (the `empty-seccomp` row) and only",
     "  removing the filter would remove: its checks have no other hook here (BPF LSM programs",
     "  do not load on this fleet's kernels). A UDP send also pays the sendmsg hook's socket",
-    "  lock and two program runs (sendmsg4, egress); a TCP connect five (connect4,",
-    "  setsockopt, egress for three packets; no ingress before the job's first listen, no",
-    "  sock_create: the seccomp filter judges socket()), mostly the kernel's own cost per",
-    "  hook. Ratios are judged on a quiet machine: the chunk-to-chunk noise above says",
-    "  how far to trust them.",
+    "  lock and two program runs (sendmsg4, egress); a TCP connect four (connect4, egress",
+    "  for three packets; no ingress before the job's first listen, and the seccomp filter",
+    "  judges socket() and setsockopt() instead of sock_create and setsockopt programs),",
+    "  mostly the kernel's own cost per hook. Ratios are judged on a quiet machine: the",
+    "  chunk-to-chunk noise above says how far to trust them.",
 ]
 
 def log(msg):
@@ -1852,7 +1852,7 @@ def report(env, results):
         w("every call, which the kernel answers from its constant-action cache without running it.")
         w("The client also times 20 times as many `getppid()` system calls, which no socket hook")
         w("sees: what every system call of the job pays for the sandbox's other layers (its seccomp")
-        w("filter, which the kernel's cache answers for every call but the seven that need their")
+        w("filter, which the kernel's cache answers for every call but the eight that need their")
         w("arguments: docs/design.md).")
         w("")
         w("Times are the client thread's CPU time per call (`CLOCK_THREAD_CPUTIME_ID`): on loopback")
