@@ -103,9 +103,16 @@ $(BUILD)/bpf $(BUILD)/selftest: | deps
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c vmlinux/$(ARCH)/vmlinux.h | $(BUILD)/bpf
 	$(CLANG) $(BPF_CFLAGS) -DBPF_NO_PRESERVE_ACCESS_INDEX -c $< -o $@
 
-# Every hook group is linked into one object, so the programs share their maps.
-$(BUILD)/launch.bpf.o: $(BPF_OBJS)
-	$(BPFTOOL) gen object $@ $^
+# Every hook group is linked into one object, so the programs share their maps. The list of
+# sources is a prerequisite too: a removed .bpf.c relinks the object without it.
+$(BUILD)/bpf/sources: FORCE | $(BUILD)/bpf
+	@echo '$(BPF_SRCS)' | cmp -s - $@ || echo '$(BPF_SRCS)' > $@
+
+$(BUILD)/launch.bpf.o: $(BPF_OBJS) $(BUILD)/bpf/sources
+	$(BPFTOOL) gen object $@ $(BPF_OBJS)
+
+.PHONY: FORCE
+FORCE:
 
 $(BUILD)/launch.skel.h: $(BUILD)/launch.bpf.o
 	$(BPFTOOL) gen skeleton $< name launch_bpf > $@.tmp && mv $@.tmp $@
