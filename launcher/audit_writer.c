@@ -842,9 +842,15 @@ void audit_close(struct audit_log *log)
 	bool joined = true;
 
 	if (log->writer_running) {
-		audit_drain(log);
+		/*
+		 * Nothing more is queued: the writer ends as soon as the queue is written, so
+		 * the one wake-up below writes it and ends the thread.
+		 */
 		pthread_mutex_lock(&log->lock);
 		log->stop = true;
+		pthread_mutex_unlock(&log->lock);
+		audit_drain(log);
+		pthread_mutex_lock(&log->lock);
 		if (log->head != log->tail)
 			__atomic_store_n(&log->abandon, true, __ATOMIC_RELAXED);
 		pthread_cond_signal(&log->wake);

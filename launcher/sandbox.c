@@ -1038,14 +1038,13 @@ static void sandbox_release(struct sandbox *sandbox)
 		close(sandbox->epoll_fd);
 }
 
-/* Closes the log; what it could not write goes to main, for one line on stderr. */
-static void sandbox_close_audit(struct sandbox *sandbox)
+/* What the log, closed, could not write goes to main, for one line on stderr. */
+static void sandbox_audit_result(struct sandbox *sandbox)
 {
 	struct sandbox_audit_result *result = sandbox->options->audit_out;
 	struct audit_log *log = sandbox->log;
 	struct audit_counts counts;
 
-	audit_close(log);
 	/* Last: the log and the DNS proxy pointed into the policies it took. */
 	update_server_free(sandbox->update);
 	audit_get_counts(log, &counts);
@@ -1071,19 +1070,23 @@ static void sandbox_teardown(struct sandbox *sandbox)
 	log->wait_room = true;
 	if (sandbox->started)
 		sandbox_log_exit(sandbox);
-	audit_drain(log);
 	/* The last requests, and those asked while the job ended: the log is whole now. */
 	sandbox->ring_behind = false;
 	sandbox_sync_read(sandbox);
 	/* Past the job's end: a proxy failure now changes nothing it could reach. */
 	(void)sandbox_sync_answer(sandbox);
+	/*
+	 * Nothing more is queued: the writer writes the rest (as long as a stall allows) and
+	 * ends, in one wake-up.
+	 */
+	audit_close(log);
 	if (log->error && !sandbox->audit_continue && sandbox->error == 0) {
 		sandbox->exit_status = EXIT_LAUNCH_FAILED;
 		sandbox_fail(sandbox, log->error, "audit log %s: %s", sandbox->options->audit_path,
 			     audit_strerror(log->error));
 	}
 	sandbox_release(sandbox);
-	sandbox_close_audit(sandbox);
+	sandbox_audit_result(sandbox);
 	gc_unlock(sandbox->options->id, sandbox->lock_fd);
 }
 

@@ -736,6 +736,43 @@ static void test_append_flush_whole_lines(void)
 	unlink(path);
 }
 
+/*
+ * What the teardown does: lines queued, then audit_close with no flush or drain before it.
+ * The writer, woken once with stop set, writes every one of them and ends; nothing is
+ * counted unwritten and the thread is gone.
+ */
+static void test_close_writes_what_is_queued(void)
+{
+	struct deny_event e = connect_event();
+	char path[] = "/tmp/launch-audit-close.XXXXXX";
+	static char content[AUDIT_QUEUE_BYTES];
+	int fd = mkstemp(path);
+	struct audit_counts counts;
+	ssize_t n;
+
+	CHECK(fd >= 0);
+	log_start(dup(fd), false, 5000);
+	for (int i = 0; i < 2000; i++)
+		CHECK_EQ_INT(audit_deny(&test_log, &e), 0);
+	CHECK_EQ_INT(audit_append(&test_log, "{\"event\":\"sandbox_exit\"}\n", 25), 0);
+	audit_close(&test_log);
+	CHECK(!test_log.writer_running);
+	CHECK_EQ_INT(test_log.error, 0);
+	audit_get_counts(&test_log, &counts);
+	CHECK_EQ_INT(counts.written_lines, 2001);
+	CHECK_EQ_INT(counts.written_denied, 2000);
+	CHECK_EQ_INT(counts.unwritten_lines, 0);
+	CHECK_EQ_INT(counts.queued_lines, 0);
+	n = pread(fd, content, sizeof(content) - 1, 0);
+	CHECK(n > 0);
+	content[n > 0 ? n : 0] = '\0';
+	/* The last line queued is the last written. */
+	CHECK(n > 25 && strcmp(content + n - 25, "{\"event\":\"sandbox_exit\"}\n") == 0);
+	CHECK_EQ_INT(lines_and_check(content), 2001);
+	close(fd);
+	unlink(path);
+}
+
 /* A failed write counts its lines unwritten, refusals apart, and keeps the first error. */
 static void test_flush_failure_counted(void)
 {
@@ -1487,6 +1524,7 @@ int main(void)
 	RUN(test_limit_line);
 	RUN(test_time_format);
 	RUN(test_append_flush_whole_lines);
+	RUN(test_close_writes_what_is_queued);
 	RUN(test_flush_failure_counted);
 	RUN(test_short_write_leaves_whole_lines);
 	RUN(test_stalled_pipe);
