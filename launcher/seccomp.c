@@ -377,11 +377,12 @@ static int seccomp_listen(int listener_fd, const struct seccomp_notif *req,
 				 protocol, ret_event))
 		return 1;
 	/*
-	 * cgroup_skb programs run only for inet sockets. A failure refuses: the job would
-	 * otherwise serve peers that the ingress program exists to keep out.
+	 * cgroup_skb programs run only for inet sockets. A failure refuses, and so does a
+	 * caller that gave no guard: the job would otherwise serve peers that the ingress
+	 * program exists to keep out.
 	 */
-	if ((addr.ss_family == AF_INET || addr.ss_family == AF_INET6) && guard && guard->prepare &&
-	    guard->prepare(guard->ctx) < 0) {
+	if ((addr.ss_family == AF_INET || addr.ss_family == AF_INET6) &&
+	    (!guard || !guard->prepare || guard->prepare(guard->ctx) < 0)) {
 		ret_event->family = addr.ss_family;
 		ret_event->sock_type = (__u16)type;
 		ret_event->protocol = (__u16)protocol;

@@ -45,9 +45,9 @@ struct seccomp_listen_guard {
 
 /*
  * As seccomp_refuse, and listen() is judged by policy (NULL: loopback only) and, when
- * allowed, done on the job's behalf, after guard's prepare (NULL: none) for an inet
- * socket: returns 2 then, with no event. With ret_exe, the caller's executable ("" when
- * unknown), read before the answer lets it go on.
+ * allowed, done on the job's behalf, after guard's prepare for an inet socket (without a
+ * guard, an inet listen() is refused): returns 2 then, with no event. With ret_exe, the
+ * caller's executable ("" when unknown), read before the answer lets it go on.
  */
 int seccomp_answer(int listener_fd, const struct inbound_policy *policy,
 		   const struct seccomp_listen_guard *guard, struct deny_event *ret_event,
