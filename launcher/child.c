@@ -253,14 +253,14 @@ int child_default_user(struct child_config *config)
 static int child_send_fds(int fd, const struct child_msg *msg, const int *fds, int nfds)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * CHILD_JOIN_DIRS_MAX)];
+		char buf[CMSG_SPACE(sizeof(int) * CHILD_JOIN_FDS_MAX)];
 		struct cmsghdr align;
 	} control = { 0 };
 	struct iovec iov = { .iov_base = (void *)msg, .iov_len = sizeof(*msg) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	ssize_t n;
 
-	if (nfds < 0 || nfds > CHILD_JOIN_DIRS_MAX)
+	if (nfds < 0 || nfds > CHILD_JOIN_FDS_MAX)
 		return -EINVAL;
 	if (nfds > 0) {
 		struct cmsghdr *cmsg;
@@ -804,18 +804,20 @@ static _Noreturn void child_init_loop(pid_t job)
 
 /*
  * Waits for the launcher's word that init's limits are set (CHILD_MSG_JOINED), then moves
- * itself into each cgroup v1 directory that came with it. Init writes 0 to `tasks`: a task
- * moving itself as one thread is the one move the kernel makes without taking the global
+ * itself into each cgroup v1 directory that came with it, and returns the job's Landlock
+ * ruleset that came last (-1 when init's configuration asks for none). Init writes 0 to `tasks`: a
+ * task moving itself as one thread is the one move the kernel makes without taking the global
  * cgroup_threadgroup_rwsem for writing (cgroup_procs_write_start), which waits for an RCU grace
  * period (1.2 ms at a quiet start here, up to 31 ms under load) and stalls every fork and exit
  * on the host meanwhile. Init has one thread, so the thread is the whole process. The
  * directories are closed before the job exists: one in its hands would let it move any task
- * of the host into a cgroup. Never returns on failure: no job runs outside its limits.
+ * of the host into a cgroup. Never returns on failure: no job runs outside its limits, nor
+ * without the ruleset its configuration asks for.
  */
-static void child_init_join(void)
+static int child_init_join(const struct child_config *config)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * CHILD_JOIN_DIRS_MAX)];
+		char buf[CMSG_SPACE(sizeof(int) * CHILD_JOIN_FDS_MAX)];
 		struct cmsghdr align;
 	} control;
 	struct child_msg msg;
@@ -826,7 +828,8 @@ static void child_init_join(void)
 		.msg_control = control.buf,
 		.msg_controllen = sizeof(control.buf),
 	};
-	int fds[CHILD_JOIN_DIRS_MAX], nfds = 0, error = 0, failed = -1;
+	int fds[CHILD_JOIN_FDS_MAX], nfds = 0, error = 0, failed = -1, ruleset_fd = -1;
+	bool has_ruleset;
 	struct cmsghdr *cmsg;
 	ssize_t n;
 
@@ -839,15 +842,22 @@ static void child_init_join(void)
 		if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS)
 			continue;
 		for (size_t i = 0; i < len / sizeof(int); i++)
-			if (nfds < CHILD_JOIN_DIRS_MAX)
+			if (nfds < CHILD_JOIN_FDS_MAX)
 				memcpy(&fds[nfds++], CMSG_DATA(cmsg) + i * sizeof(int),
 				       sizeof(int));
 	}
 	if (n != sizeof(msg) || msg.type != CHILD_MSG_JOINED)
 		_exit(125);
+	has_ruleset = msg.flags & CHILD_JOINED_RULESET;
 	/* Fewer than the launcher sent (a descriptor limit, a cut-off message): not in them all. */
-	if ((mh.msg_flags & MSG_CTRUNC) || nfds != msg.status)
+	if ((mh.msg_flags & MSG_CTRUNC) || msg.status < 0 || msg.status > CHILD_JOIN_DIRS_MAX ||
+	    nfds != msg.status + has_ruleset)
 		child_fail_at(INIT_STATUS_FD, CHILD_STAGE_LIMITS, EPROTO, nfds);
+	/* Asked for by the configuration and not there (or the other way round): no job. */
+	if (has_ruleset != (config->landlock_abi > 0))
+		child_fail(INIT_STATUS_FD, CHILD_STAGE_LANDLOCK, EPROTO);
+	if (has_ruleset)
+		ruleset_fd = fds[--nfds];
 	for (int i = 0; i < nfds; i++) {
 		int tasks = failed < 0 ? openat(fds[i], "tasks", O_WRONLY | O_CLOEXEC) : -1;
 
@@ -861,6 +871,27 @@ static void child_init_join(void)
 	}
 	if (failed >= 0)
 		child_fail_at(INIT_STATUS_FD, CHILD_STAGE_LIMITS, error, failed);
+	return ruleset_fd;
+}
+
+/*
+ * Init's half of the job's Landlock ruleset: the rules on paths that may name another inode in
+ * init's mount namespace than in the launcher's, which made the rest (child_ruleset_new). A
+ * rule binds to the inode its path names when it is added: init's /tmp and /dev/shm are
+ * tmpfs mounts of its own, and a policy's path may lead, through a symlink or below a path
+ * init mounts over (/tmp, /proc, launch's state, the cgroup file systems), somewhere else in
+ * init's view than in the launcher's, so each is opened here, in the job's view, as root.
+ * Never returns on failure: the ruleset would be wider or narrower than asked.
+ */
+static void child_init_ruleset(const struct child_config *config, int ruleset_fd)
+{
+	const char *failed;
+	int r;
+
+	r = landlock_allow_paths(ruleset_fd, config->landlock_abi,
+				 config->fs_write + (config->fs_write_cwd ? 1 : 0), &failed);
+	if (r < 0)
+		child_fail(INIT_STATUS_FD, CHILD_STAGE_LANDLOCK, -r);
 }
 
 /* The sandbox's init: PID 1 of the job's namespace, inside the cgroup. Never returns. */
@@ -902,15 +933,6 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	r = child_setup_mounts(config);
 	if (r < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_MOUNTS, -r);
-	if (config->landlock_abi > 0) {
-		const char *failed;
-
-		/* Built by init, as root: every path opens, whatever the job's user may search. */
-		ruleset_fd = landlock_ruleset_new(config->landlock_abi, config->fs_write,
-						  config->fs_write_cwd, &failed);
-		if (ruleset_fd < 0)
-			child_fail(INIT_STATUS_FD, CHILD_STAGE_LANDLOCK, -ruleset_fd);
-	}
 
 	/* Nothing privileged is left to do that the bounding set would stop. */
 	if (child_drop_bounding_set() < 0)
@@ -919,7 +941,9 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	 * The job inherits init's v1 cgroups, OOM score and RLIMIT_NOFILE: a job forked before
 	 * they are set would run outside its limits.
 	 */
-	child_init_join();
+	ruleset_fd = child_init_join(config);
+	if (ruleset_fd >= 0)
+		child_init_ruleset(config, ruleset_fd);
 	/*
 	 * Now a member of every cgroup of the sandbox (v2 and v1), which become the roots of
 	 * the job's cgroup namespace: it sees "/" for each.
@@ -1026,10 +1050,44 @@ static int child_tell(struct child *child, int type)
 	return 0;
 }
 
-int child_joined(struct child *child, const int *dir_fds, int ndirs)
+int child_ruleset_new(const struct child_config *config, const char **ret_failed)
 {
-	const struct child_msg msg = { .type = CHILD_MSG_JOINED, .status = ndirs };
-	int r = child_send_fds(child->status_fd, &msg, dir_fds, ndirs);
+	_cleanup_close_ int ruleset_fd = landlock_ruleset_new(config->landlock_abi);
+	int r;
+
+	*ret_failed = NULL;
+	if (ruleset_fd < 0)
+		return ruleset_fd;
+	/*
+	 * The working directory is init's too (a namespace's copy of the same folder, whatever
+	 * is mounted over its path since), and init mounts nothing over the devices (only
+	 * /dev/shm below /dev; a file audit log elsewhere is covered with /dev/null, and a rule
+	 * on what it covers names nothing the job can open there).
+	 */
+	r = landlock_allow_cwd_and_devices(ruleset_fd, config->landlock_abi, config->fs_write_cwd,
+					   ret_failed);
+	if (r < 0) {
+		if (*ret_failed && strcmp(*ret_failed, ".") == 0)
+			*ret_failed = config->fs_write[0];
+		return r;
+	}
+	return TAKE_FD(ruleset_fd);
+}
+
+int child_joined(struct child *child, const int *dir_fds, int ndirs, int ruleset_fd)
+{
+	struct child_msg msg = { .type = CHILD_MSG_JOINED, .status = ndirs };
+	int fds[CHILD_JOIN_FDS_MAX], nfds = 0, r;
+
+	if (ndirs < 0 || ndirs > CHILD_JOIN_DIRS_MAX)
+		return -EINVAL;
+	for (; nfds < ndirs; nfds++)
+		fds[nfds] = dir_fds[nfds];
+	if (ruleset_fd >= 0) {
+		fds[nfds++] = ruleset_fd;
+		msg.flags |= CHILD_JOINED_RULESET;
+	}
+	r = child_send_fds(child->status_fd, &msg, fds, nfds);
 
 	/* A dead init has said why already. */
 	return r == -EPIPE || r == -ECONNRESET ? 0 : r;

@@ -69,12 +69,21 @@ enum child_msg_type {
 
 /* Cgroup v1 directories a CHILD_MSG_JOINED carries at most. */
 #define CHILD_JOIN_DIRS_MAX 4
+/* Descriptors it carries at most: those directories, then the job's Landlock ruleset. */
+#define CHILD_JOIN_FDS_MAX (CHILD_JOIN_DIRS_MAX + 1)
+
+/* What else a CHILD_MSG_JOINED brings (its flags). */
+enum child_joined_flags {
+	/* The last descriptor is the job's Landlock ruleset (child_ruleset_new). */
+	CHILD_JOINED_RULESET = 1 << 0,
+};
 
 struct child_msg {
 	int type;
 	int stage;
 	int error;
 	int status;
+	int flags; /* CHILD_MSG_JOINED: enum child_joined_flags */
 };
 
 struct child {
@@ -102,12 +111,23 @@ struct child {
  */
 int child_spawn(const struct child_config *config, struct child *ret_child);
 /*
- * Tells init that its OOM score and RLIMIT_NOFILE are set, and hands it the directories of the
- * cgroup v1 limits (ndirs, at most CHILD_JOIN_DIRS_MAX): init moves itself into each, and
- * starts the job (which inherits them all) only once it is in every one. When a move fails,
- * init says so (CHILD_STAGE_LIMITS, status: the directory's index) and no job runs.
+ * The launcher's half of the job's Landlock ruleset (config->landlock_abi > 0), made while
+ * init mounts: the rules whose paths name the same inode in init's mount namespace as in the
+ * launcher's (the working directory, the devices). Init adds the others in its own view
+ * before the job restricts itself. Returns the ruleset's descriptor, or a negative errno with
+ * the path at fault in *ret_failed.
  */
-int child_joined(struct child *child, const int *dir_fds, int ndirs);
+int child_ruleset_new(const struct child_config *config, const char **ret_failed);
+/*
+ * Tells init that its OOM score and RLIMIT_NOFILE are set, and hands it the directories of the
+ * cgroup v1 limits (ndirs, at most CHILD_JOIN_DIRS_MAX) and, when ruleset_fd >= 0, the job's
+ * Landlock ruleset: init moves itself into each directory, and starts the job (which inherits
+ * them all) only once it is in every one. When a move fails, init says so
+ * (CHILD_STAGE_LIMITS, status: the directory's index) and no job runs; so does a ruleset
+ * missing where init's configuration asks for Landlock, or one init cannot add its rules to
+ * (CHILD_STAGE_LANDLOCK).
+ */
+int child_joined(struct child *child, const int *dir_fds, int ndirs, int ruleset_fd);
 /*
  * Tells the job to exec: call once the cgroup is confined. A job or init that failed already
  * has said why on the status socket, which child_read_msg reads next.

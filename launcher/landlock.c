@@ -101,32 +101,30 @@ static int landlock_allow(int ruleset_fd, int abi, const char *path, enum landlo
 	return 0;
 }
 
-int landlock_ruleset_new(int abi, const char *const *write, bool write0_is_cwd,
-			 const char **ret_failed)
+int landlock_ruleset_new(int abi)
 {
 	/* Only the fields every ABI knows: the kernel takes a shorter struct as "the rest 0". */
 	struct landlock_ruleset_attr attr = { .handled_access_fs = landlock_write_rights(abi) };
-	_cleanup_close_ int ruleset_fd = -1;
-	int r;
+	int ruleset_fd;
 
-	*ret_failed = NULL;
 	if (abi < 1)
 		return -EOPNOTSUPP;
 	ruleset_fd = (int)syscall(SYS_landlock_create_ruleset, &attr,
 				  offsetof(struct landlock_ruleset_attr, handled_access_fs) +
 					  sizeof(attr.handled_access_fs),
 				  0);
-	if (ruleset_fd < 0)
-		return -errno;
-	for (size_t i = 0; write[i]; i++) {
-		/*
-		 * The working directory is the one inherited, whatever its path names now: under
-		 * /tmp, the path would name the private /tmp.
-		 */
-		r = landlock_allow(ruleset_fd, abi, i == 0 && write0_is_cwd ? "." : write[i],
-				   LANDLOCK_TARGET_DIR);
+	return ruleset_fd < 0 ? -errno : ruleset_fd;
+}
+
+int landlock_allow_cwd_and_devices(int ruleset_fd, int abi, bool cwd, const char **ret_failed)
+{
+	int r;
+
+	*ret_failed = NULL;
+	if (cwd) {
+		r = landlock_allow(ruleset_fd, abi, ".", LANDLOCK_TARGET_DIR);
 		if (r < 0) {
-			*ret_failed = write[i];
+			*ret_failed = ".";
 			return r;
 		}
 	}
@@ -139,7 +137,21 @@ int landlock_ruleset_new(int abi, const char *const *write, bool write0_is_cwd,
 			return r;
 		}
 	}
-	return TAKE_FD(ruleset_fd);
+	return 0;
+}
+
+int landlock_allow_paths(int ruleset_fd, int abi, const char *const *paths, const char **ret_failed)
+{
+	*ret_failed = NULL;
+	for (size_t i = 0; paths[i]; i++) {
+		int r = landlock_allow(ruleset_fd, abi, paths[i], LANDLOCK_TARGET_DIR);
+
+		if (r < 0) {
+			*ret_failed = paths[i];
+			return r;
+		}
+	}
+	return 0;
 }
 
 int landlock_restrict(int ruleset_fd)

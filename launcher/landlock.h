@@ -23,13 +23,21 @@ enum landlock_target {
 /* The rights a rule on `target` gives, as far as the ABI can tell them apart. */
 uint64_t landlock_rule_rights(int abi, enum landlock_target target);
 /*
- * Makes a ruleset in which every write right is refused except below `write` (a
- * NULL-terminated list of paths, which must exist; with write0_is_cwd the first is the working
- * directory, opened as ".") and on the character devices every program writes to (/dev/null,
- * the terminal). Returns the ruleset's descriptor (close-on-exec), or a negative errno with
- * the path at fault in *ret_failed.
+ * An empty ruleset that handles every write right the ABI knows: with no rule added, every
+ * write is refused. Returns its descriptor (close-on-exec) or a negative errno.
  */
-int landlock_ruleset_new(int abi, const char *const *write, bool write0_is_cwd,
+int landlock_ruleset_new(int abi);
+/*
+ * Adds the working directory (opened as ".", with cwd) and the character devices every
+ * program writes to (/dev/null, the terminal; those this host lacks are passed over). 0, or
+ * a negative errno with the path at fault in *ret_failed.
+ */
+int landlock_allow_cwd_and_devices(int ruleset_fd, int abi, bool cwd, const char **ret_failed);
+/*
+ * Adds every write right below each of `paths` (NULL-terminated; each must exist; a file
+ * gets what a file can take). 0, or a negative errno with the path at fault in *ret_failed.
+ */
+int landlock_allow_paths(int ruleset_fd, int abi, const char *const *paths,
 			 const char **ret_failed);
 /* Confines the calling thread, and everything it starts, to the ruleset (no_new_privs set). */
 int landlock_restrict(int ruleset_fd);

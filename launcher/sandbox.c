@@ -741,6 +741,29 @@ static int sandbox_spawn_init(struct sandbox *sandbox)
 }
 
 /*
+ * The launcher's half of the job's Landlock ruleset, made while init mounts rather than by
+ * init: the rules init's mounts do not change; init adds its own /tmp, /dev/shm and the
+ * policies' paths to it in the job's view. -1 in *ret_fd without Landlock.
+ */
+static int sandbox_make_ruleset(struct sandbox *sandbox, int *ret_fd)
+{
+	const struct child_config *config = &sandbox->options->child;
+	const char *failed;
+	int fd;
+
+	*ret_fd = -1;
+	if (config->landlock_abi <= 0)
+		return 0;
+	fd = child_ruleset_new(config, &failed);
+	if (fd < 0)
+		return sandbox_fail(sandbox, fd,
+				    "cannot confine the job's file writes with Landlock: %s%s%s",
+				    failed ? failed : "", failed ? ": " : "", strerror(-fd));
+	*ret_fd = fd;
+	return 0;
+}
+
+/*
  * The limits, on before the job exists: the job never runs with less than asked. Init, the
  * launcher's own code, starts it only once they are set and it has moved itself into the v1
  * cgroups (the job inherits them); meanwhile the v1 cgroups' making overlaps init's mounts.
@@ -751,6 +774,7 @@ static int sandbox_limit_init(struct sandbox *sandbox)
 	const struct sandbox_options *options = sandbox->options;
 	char why[SANDBOX_WHY_MAX];
 	int dir_fds[CGLIMIT_NCTRLS], ndirs = 0, r;
+	_cleanup_close_ int ruleset_fd = -1;
 
 	r = cglimit_setup(&sandbox->limits, &options->limits, sandbox->cgroup.dir_fd,
 			  sandbox->cgroup_path, why, sizeof(why));
@@ -765,12 +789,15 @@ static int sandbox_limit_init(struct sandbox *sandbox)
 			 why, sizeof(why));
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "%s", why);
-	r = child_joined(&sandbox->child, dir_fds, ndirs);
+	r = sandbox_make_ruleset(sandbox, &ruleset_fd);
+	if (r == 0) {
+		r = child_joined(&sandbox->child, dir_fds, ndirs, ruleset_fd);
+		if (r < 0)
+			sandbox_fail(sandbox, r, "cannot start the job: %s", strerror(-r));
+	}
 	while (ndirs > 0)
 		close(dir_fds[--ndirs]);
-	if (r < 0)
-		return sandbox_fail(sandbox, r, "cannot start the job: %s", strerror(-r));
-	return 0;
+	return r;
 }
 
 /* After the clone: the job's init is not a copy of a process with two threads. */
