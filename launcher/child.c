@@ -702,19 +702,6 @@ static int child_job_main(void *data)
 }
 
 /*
- * Whether a process that changes its user stays undumpable meanwhile: fs.suid_dumpable 0 or
- * 2 (only CAP_SYS_PTRACE may trace it), not 1, with which any process of the job's user
- * could trace the job, and so write init's memory, until the job makes itself undumpable.
- */
-static bool child_user_change_undumpable(void)
-{
-	_cleanup_close_ int fd = open("/proc/sys/fs/suid_dumpable", O_RDONLY | O_CLOEXEC);
-	char mode = '1';
-
-	return fd >= 0 && read(fd, &mode, 1) == 1 && mode != '1';
-}
-
-/*
  * The job's stack until its exec: launch's own code and libc's (execvp of a script
  * puts its whole argv on it), as large as a main thread's and reserved only as touched; a
  * guard page below.
@@ -728,11 +715,11 @@ static bool child_user_change_undumpable(void)
  * the job's start 2 to 4 ms here. Init is suspended, so the two never run in its memory at
  * once: the job's errno, and any allocation of libc's, are as a function call's of init's.
  * Init is not dumpable, so no process of the job's uid can read or write that memory through
- * the job meanwhile; where a change of user could make it so for a moment, the job is forked
- * as before. Returns the job's pid or -errno; when it returns with CLONE_VFORK, the job has
- * exec'd or is dead.
+ * the job meanwhile; where a change of user could make it so for a moment (undumpable false:
+ * the launcher did not say fs.suid_dumpable is 0 or 2), the job is forked as before. Returns the
+ * job's pid or -errno; when it returns with CLONE_VFORK, the job has exec'd or is dead.
  */
-static pid_t child_start_job(const struct child_config *config, int ruleset_fd)
+static pid_t child_start_job(const struct child_config *config, int ruleset_fd, bool undumpable)
 {
 	struct child_job_args args = { .config = config, .ruleset_fd = ruleset_fd };
 	size_t guard = (size_t)sysconf(_SC_PAGESIZE);
@@ -740,7 +727,7 @@ static pid_t child_start_job(const struct child_config *config, int ruleset_fd)
 	pid_t job;
 	int r;
 
-	if (config->set_user && !child_user_change_undumpable()) {
+	if (config->set_user && !undumpable) {
 		job = fork();
 		if (job == 0)
 			child_exec_job(config, INIT_EXEC_FD, ruleset_fd);
@@ -814,7 +801,7 @@ static _Noreturn void child_init_loop(pid_t job)
  * of the host into a cgroup. Never returns on failure: no job runs outside its limits, nor
  * without the ruleset its configuration asks for.
  */
-static int child_init_join(const struct child_config *config)
+static int child_init_join(const struct child_config *config, int *ret_flags)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * CHILD_JOIN_FDS_MAX)];
@@ -858,6 +845,7 @@ static int child_init_join(const struct child_config *config)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_LANDLOCK, EPROTO);
 	if (has_ruleset)
 		ruleset_fd = fds[--nfds];
+	*ret_flags = msg.flags;
 	for (int i = 0; i < nfds; i++) {
 		int tasks = failed < 0 ? openat(fds[i], "tasks", O_WRONLY | O_CLOEXEC) : -1;
 
@@ -899,7 +887,7 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 				 int exec_fd)
 {
 	struct pollfd life = { .fd = INIT_LIFE_FD, .events = POLLIN };
-	int r, ruleset_fd = -1;
+	int r, ruleset_fd = -1, joined_flags = 0;
 	sigset_t set;
 	pid_t job;
 
@@ -941,7 +929,7 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	 * The job inherits init's v1 cgroups, OOM score and RLIMIT_NOFILE: a job forked before
 	 * they are set would run outside its limits.
 	 */
-	ruleset_fd = child_init_join(config);
+	ruleset_fd = child_init_join(config, &joined_flags);
 	if (ruleset_fd >= 0)
 		child_init_ruleset(config, ruleset_fd);
 	/*
@@ -955,7 +943,7 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	 * Started, its privileges dropped and its filters installed, while the launcher
 	 * confines the cgroup: the job waits for that only to exec.
 	 */
-	job = child_start_job(config, ruleset_fd);
+	job = child_start_job(config, ruleset_fd, joined_flags & CHILD_JOINED_UNDUMPABLE);
 	if (job < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_FORK, -job);
 	/* The job's alone: its exec (or death) is the pipe's end. */
@@ -1074,6 +1062,20 @@ int child_ruleset_new(const struct child_config *config, const char **ret_failed
 	return TAKE_FD(ruleset_fd);
 }
 
+/*
+ * Whether a process that changes its user stays undumpable meanwhile: fs.suid_dumpable 0 or
+ * 2 (only CAP_SYS_PTRACE may trace it), not 1, with which any process of the job's user
+ * could trace the job, and so write init's memory, until the job makes itself undumpable.
+ * Read by the launcher while init mounts, not by init on its way to the job.
+ */
+static bool child_user_change_undumpable(void)
+{
+	_cleanup_close_ int fd = open("/proc/sys/fs/suid_dumpable", O_RDONLY | O_CLOEXEC);
+	char mode = '1';
+
+	return fd >= 0 && read(fd, &mode, 1) == 1 && mode != '1';
+}
+
 int child_joined(struct child *child, const int *dir_fds, int ndirs, int ruleset_fd)
 {
 	struct child_msg msg = { .type = CHILD_MSG_JOINED, .status = ndirs };
@@ -1087,6 +1089,8 @@ int child_joined(struct child *child, const int *dir_fds, int ndirs, int ruleset
 		fds[nfds++] = ruleset_fd;
 		msg.flags |= CHILD_JOINED_RULESET;
 	}
+	if (child_user_change_undumpable())
+		msg.flags |= CHILD_JOINED_UNDUMPABLE;
 	r = child_send_fds(child->status_fd, &msg, fds, nfds);
 
 	/* A dead init has said why already. */

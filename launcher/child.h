@@ -76,6 +76,12 @@ enum child_msg_type {
 enum child_joined_flags {
 	/* The last descriptor is the job's Landlock ruleset (child_ruleset_new). */
 	CHILD_JOINED_RULESET = 1 << 0,
+	/*
+	 * fs.suid_dumpable is 0 or 2, read by the launcher: a change of user leaves the job's
+	 * memory undumpable, so the job may start in init's (child_start_job). Without it,
+	 * init forks the job.
+	 */
+	CHILD_JOINED_UNDUMPABLE = 1 << 1,
 };
 
 struct child_msg {
@@ -121,11 +127,12 @@ int child_ruleset_new(const struct child_config *config, const char **ret_failed
 /*
  * Tells init that its OOM score and RLIMIT_NOFILE are set, and hands it the directories of the
  * cgroup v1 limits (ndirs, at most CHILD_JOIN_DIRS_MAX) and, when ruleset_fd >= 0, the job's
- * Landlock ruleset: init moves itself into each directory, and starts the job (which inherits
- * them all) only once it is in every one. When a move fails, init says so
- * (CHILD_STAGE_LIMITS, status: the directory's index) and no job runs; so does a ruleset
- * missing where init's configuration asks for Landlock, or one init cannot add its rules to
- * (CHILD_STAGE_LANDLOCK).
+ * Landlock ruleset, and whether fs.suid_dumpable lets the job start in init's memory
+ * (CHILD_JOINED_UNDUMPABLE, read here rather than by init on its way to the job): init moves itself
+ * into each directory, and starts the job (which inherits them all) only once it is in every one.
+ * When a move fails, init says so (CHILD_STAGE_LIMITS, status: the directory's index) and no job
+ * runs; so does a ruleset missing where init's configuration asks for Landlock, or one init cannot
+ * add its rules to (CHILD_STAGE_LANDLOCK).
  */
 int child_joined(struct child *child, const int *dir_fds, int ndirs, int ruleset_fd);
 /*
