@@ -33,10 +33,11 @@
 #include "seccomp.h"
 #include "util.h"
 
-/* Init keeps these three descriptors, and nothing else of the launcher's. */
+/* Init keeps these descriptors, and nothing else of the launcher's. */
 #define INIT_STATUS_FD 3
 #define INIT_LIFE_FD   4
 #define INIT_EXEC_FD   5 /* the job's: its exec closes it, which tells the launcher */
+#define INIT_MOUNTS_FD 6 /* the launcher's mountinfo, polled for a change; gone before the job */
 
 #define CHILD_CGROUP_HOME "/sys/fs/cgroup"
 
@@ -571,8 +572,34 @@ static int child_readonly_view(const struct child_config *config)
 	return r;
 }
 
-static int child_setup_mounts(const struct child_config *config)
+/*
+ * Whether the namespace of the launcher's mountinfo (INIT_MOUNTS_FD) changed since the
+ * launcher opened it: POLLPRI (and POLLERR) then; an error counts as a change.
+ */
+static bool child_mounts_changed(void)
 {
+	struct pollfd mounts = { .fd = INIT_MOUNTS_FD, .events = POLLPRI };
+
+	return poll(&mounts, 1, 0) != 0;
+}
+
+/*
+ * Cgroup and BPF mounts outside /sys/fs/cgroup (or below it, when it is no mount point):
+ * mountinfo walked, each hidden. Whatever a mount namespace holds, this leaves none in it.
+ */
+static int child_hide_other_mounts(void)
+{
+	return mountinfo_foreach(child_hide_mount, NULL);
+}
+
+/*
+ * The job's view. mounts_watched: init holds the launcher's mountinfo in INIT_MOUNTS_FD, in
+ * which the launcher saw no cgroup or BPF mount outside /sys/fs/cgroup's tree
+ * (child_watch_mounts).
+ */
+static int child_setup_mounts(const struct child_config *config, bool mounts_watched)
+{
+	bool home_detached = false;
 	char tmp_options[64] = "mode=1777,size=50%";
 	int r;
 
@@ -604,11 +631,25 @@ static int child_setup_mounts(const struct child_config *config)
 	 * it (a hybrid host has a dozen cgroup mounts there); the walk below deals with any
 	 * mounted elsewhere. EINVAL: not a mount point.
 	 */
-	if (umount2(CHILD_CGROUP_HOME, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+	if (umount2(CHILD_CGROUP_HOME, MNT_DETACH) == 0)
+		home_detached = true;
+	else if (errno != EINVAL && errno != ENOENT)
 		return -errno;
-	r = mountinfo_foreach(child_hide_mount, NULL);
-	if (r < 0)
-		return r;
+	/*
+	 * The launcher saw every cgroup and BPF mount in the tree of the one on /sys/fs/cgroup,
+	 * which went whole: the walk would find nothing, unless a mount came or went in the
+	 * launcher's namespace since it opened its mountinfo. Anything that reached init's copy
+	 * before its "/" went private (above) came that way (a copy's mounts are peers or fellow
+	 * slaves of the launcher's), and the namespace's event count, which poll() compares
+	 * with the one at the open, says so. In any doubt, the walk.
+	 */
+	if (!(mounts_watched && home_detached && !child_mounts_changed())) {
+		r = child_hide_other_mounts();
+		if (r < 0)
+			return r;
+	}
+	if (mounts_watched)
+		close(INIT_MOUNTS_FD);
 	r = child_protect_kernel_files();
 	if (r < 0 || !config->fs_write || config->landlock_abi > 0)
 		return r;
@@ -887,7 +928,7 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 				 int exec_fd)
 {
 	struct pollfd life = { .fd = INIT_LIFE_FD, .events = POLLIN };
-	int r, ruleset_fd = -1, joined_flags = 0;
+	int r, ruleset_fd = -1, joined_flags = 0, mounts_fd;
 	sigset_t set;
 	pid_t job;
 
@@ -898,9 +939,15 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	status_fd = fcntl(status_fd, F_DUPFD, 10);
 	life_fd = fcntl(life_fd, F_DUPFD, 10);
 	exec_fd = fcntl(exec_fd, F_DUPFD, 10);
+	/* Without it, init walks its mountinfo as it would have anyway. */
+	mounts_fd = config->mounts_in_home ? fcntl(config->mounts_fd, F_DUPFD, 10) : -1;
 	if (status_fd < 0 || life_fd < 0 || exec_fd < 0 || dup2(status_fd, INIT_STATUS_FD) < 0 ||
-	    dup2(life_fd, INIT_LIFE_FD) < 0 || dup2(exec_fd, INIT_EXEC_FD) < 0 ||
-	    syscall(SYS_close_range, INIT_EXEC_FD + 1, ~0U, 0) < 0)
+	    dup2(life_fd, INIT_LIFE_FD) < 0 || dup2(exec_fd, INIT_EXEC_FD) < 0)
+		_exit(125);
+	if (mounts_fd >= 0 && dup2(mounts_fd, INIT_MOUNTS_FD) < 0)
+		mounts_fd = -1;
+	if (syscall(SYS_close_range, mounts_fd >= 0 ? INIT_MOUNTS_FD + 1 : INIT_MOUNTS_FD, ~0U, 0) <
+	    0)
 		_exit(125);
 	/* Blocked before the job exists, so that no SIGCHLD escapes sigwaitinfo. */
 	child_init_signals(&set);
@@ -918,7 +965,7 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_USER, errno);
 
-	r = child_setup_mounts(config);
+	r = child_setup_mounts(config, mounts_fd >= 0);
 	if (r < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_MOUNTS, -r);
 
@@ -1074,6 +1121,83 @@ static bool child_user_change_undumpable(void)
 	char mode = '1';
 
 	return fd >= 0 && read(fd, &mode, 1) == 1 && mode != '1';
+}
+
+/* The mounts of a mountinfo, as far as child_watch_mounts needs them. */
+#define CHILD_MOUNTS_SCAN_MAX 1024
+struct child_mounts_scan {
+	struct {
+		int id, parent_id;
+		bool hidden; /* cgroup, cgroup2 or bpf: the job must see none */
+	} mounts[CHILD_MOUNTS_SCAN_MAX];
+	size_t n;
+	long home; /* the index of the one mount on /sys/fs/cgroup; -1 none, -2 more than one */
+};
+
+static int child_scan_mount(const struct mount_entry *mount, void *userdata)
+{
+	struct child_mounts_scan *scan = userdata;
+
+	if (scan->n == CHILD_MOUNTS_SCAN_MAX)
+		return -E2BIG;
+	scan->mounts[scan->n].id = mount->id;
+	scan->mounts[scan->n].parent_id = mount->parent_id;
+	scan->mounts[scan->n].hidden = strcmp(mount->fstype, "cgroup") == 0 ||
+				       strcmp(mount->fstype, "cgroup2") == 0 ||
+				       strcmp(mount->fstype, "bpf") == 0;
+	if (strcmp(mount->mount_point, CHILD_CGROUP_HOME) == 0)
+		scan->home = scan->home == -1 ? (long)scan->n : -2;
+	scan->n++;
+	return 0;
+}
+
+/*
+ * Whether every cgroup and BPF mount lies in the tree of the one mount on /sys/fs/cgroup
+ * (its parents followed up to it), which init detaches whole: then init's walk
+ * (child_hide_other_mounts) would find none. False in any doubt: none or several mounts
+ * there, a parent not listed (a mount whose path is too long to list), too many mounts.
+ */
+static bool child_mounts_in_home(const struct child_mounts_scan *scan)
+{
+	if (scan->home < 0)
+		return false;
+	for (size_t i = 0; i < scan->n; i++) {
+		size_t at = i, steps = 0;
+
+		if (!scan->mounts[i].hidden)
+			continue;
+		while (at != (size_t)scan->home) {
+			size_t parent = scan->n;
+
+			for (size_t j = 0; j < scan->n; j++)
+				if (scan->mounts[j].id == scan->mounts[at].parent_id)
+					parent = j;
+			if (parent == scan->n || ++steps > scan->n)
+				return false;
+			at = parent;
+		}
+	}
+	return true;
+}
+
+void child_watch_mounts(struct child_config *config)
+{
+	struct child_mounts_scan scan = { .home = -1 };
+	int fd;
+
+	config->mounts_in_home = false;
+	config->mounts_fd = -1;
+	/* Opened before it is read: any change after the read shows in a poll of it. */
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (mountinfo_foreach_fd(fd, child_scan_mount, &scan) != 0 ||
+	    !child_mounts_in_home(&scan)) {
+		close(fd);
+		return;
+	}
+	config->mounts_fd = fd;
+	config->mounts_in_home = true;
 }
 
 int child_joined(struct child *child, const int *dir_fds, int ndirs, int ruleset_fd)

@@ -29,6 +29,15 @@ struct child_config {
 	bool fs_write_cwd; /* fs_write[0] is the working directory, opened as "." */
 	int landlock_abi;
 	unsigned long long tmp_size_bytes; /* --tmp-size: the private /tmp's; 0: half the RAM */
+	/*
+	 * The launcher's /proc/self/mountinfo, opened before it was read (child_watch_mounts),
+	 * and whether it showed every cgroup and BPF mount in the tree of the one mount on
+	 * /sys/fs/cgroup, which init detaches whole. Then init skips its walk of its own
+	 * mountinfo for others to hide, unless a poll of mounts_fd says the mounts changed since.
+	 * false (as zeroed): init walks.
+	 */
+	int mounts_fd;
+	bool mounts_in_home;
 	/* Looked up before the job's cgroup exists: NSS may use sockets the sandbox refuses. */
 	gid_t groups[CHILD_MAX_GROUPS];
 	int ngroups;
@@ -154,6 +163,12 @@ int child_wait_exec(struct child *child, struct child_msg *ret_msg);
  */
 int child_read_msg(struct child *child, struct child_msg *ret_msg);
 const char *child_stage_name(int stage);
+/*
+ * Reads the launcher's mountinfo for child_config's mounts_fd and mounts_in_home: call after
+ * the launcher's own mounts (a private cgroup2 mount), before child_spawn. On any failure
+ * mounts_in_home stays false, and init walks its mountinfo as before.
+ */
+void child_watch_mounts(struct child_config *config);
 /* Resolves --user NAME or a numeric uid. */
 int child_lookup_user(const char *name, struct child_config *config);
 /*

@@ -1019,6 +1019,8 @@ static int cmd_run(int argc, char **argv)
 	job_limits_of(rules, &options.limits, &ram);
 	if (cgroup_parent_dir(parent, sizeof(parent), limit_wants_cgroup(&options.limits)) < 0)
 		return EXIT_LAUNCH_FAILED;
+	/* After a private cgroup2 mount, if one was made: init's mounts are copied from these. */
+	child_watch_mounts(&options.child);
 	/* What a killed launcher left behind goes first; a failure here harms no one. */
 	gc_sweep();
 	/* A parent of its own: `launch gc` looks there too for what has no lock file. */

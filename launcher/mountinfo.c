@@ -54,6 +54,8 @@ static int mountinfo_parse(char *line, struct mount_entry *mount)
 		field[n++] = f;
 	if (n < 6)
 		return -EINVAL;
+	mount->id = atoi(field[0]);
+	mount->parent_id = atoi(field[1]);
 	mountinfo_unescape(field[4]);
 	if (strlen(field[4]) >= sizeof(mount->mount_point))
 		return -ENAMETOOLONG;
@@ -115,14 +117,21 @@ static int mountinfo_line(char *line, int (*fn)(const struct mount_entry *mount,
 int mountinfo_foreach(int (*fn)(const struct mount_entry *mount, void *userdata), void *userdata)
 {
 	_cleanup_close_ int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return mountinfo_foreach_fd(fd, fn, userdata);
+}
+
+int mountinfo_foreach_fd(int fd, int (*fn)(const struct mount_entry *mount, void *userdata),
+			 void *userdata)
+{
 	char stack_buf[MOUNTINFO_LINE_MAX];
 	_cleanup_free_ char *heap_buf = NULL;
 	char *buf = stack_buf;
 	size_t size = sizeof(stack_buf), len = 0;
 	int r = 0;
 
-	if (fd < 0)
-		return -errno;
 	while (r == 0) {
 		ssize_t n = read(fd, buf + len, size - 1 - len);
 		char *line = buf, *end;

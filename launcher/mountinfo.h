@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 struct mount_entry {
+	int id, parent_id;
 	char mount_point[PATH_MAX]; /* unescaped (mountinfo writes a space as \040) */
 	char options[256];	    /* per-mount options: "rw,nosuid,nodev,relatime" */
 	char fstype[64];
@@ -21,6 +22,9 @@ struct mount_entry {
  * every mount was seen, or -errno when mountinfo cannot be read.
  */
 int mountinfo_foreach(int (*fn)(const struct mount_entry *mount, void *userdata), void *userdata);
+/* The same, through a descriptor of a mountinfo file the caller opened and has not read. */
+int mountinfo_foreach_fd(int fd, int (*fn)(const struct mount_entry *mount, void *userdata),
+			 void *userdata);
 /* Writes the mount point of the first mount of fstype. -ENOENT when there is none. */
 int mountinfo_find(const char *fstype, char *ret_path, size_t len);
 

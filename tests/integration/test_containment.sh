@@ -798,6 +798,45 @@ c_expect_clean() {
 # Each way a sandbox can end leaves no cgroup, pin, lock or process (the job leaves a daemon
 # behind where it runs at all): normal exit, death by signal, timeout, launcher SIGKILLed (then
 # launch gc), a bad policy, an unusable audit log, a command that cannot be executed.
+# A BPF file system mounted outside /sys/fs/cgroup while a sandbox starts, after launch read
+# its mountinfo and before init's copy of the mounts went private, is hidden from the job all
+# the same. Where launch sees no cgroup or BPF mount outside /sys/fs/cgroup's tree, init skips
+# its own walk of mountinfo unless a poll of the launcher's mountinfo says the mounts changed
+# since: here they do, through mount_at_clone.so, and the job must not see the new mount.
+test_contain_mount_while_starting() {
+	local p out name1 name2
+
+	mkdir -p "$T_DIR/late"
+	p=$(policy late '{"name": "late", "allow": []}')
+	launch_next_names
+	name1=$L_NAME
+	launch_next_names
+	name2=$L_NAME
+	cat >"$T_DIR/late.sh" <<'SCRIPT'
+probe=$1 late=$2 preload=$3 name1=$4 name2=$5
+shift 5
+# The run mounted a bpffs for its tests: none outside /sys/fs/cgroup in this namespace.
+awk '{ for (i = 7; i <= NF; i++) if ($i == "-") {
+	t = $(i + 1)
+	if ((t == "bpf" || t ~ /^cgroup/) && $5 !~ "^/sys/fs/cgroup(/|$)") print $5
+	break } }' /proc/self/mountinfo | while read -r m; do umount -l "$m" || exit 1; done
+echo "before $("$probe" cgroup-mounts)"
+echo "plain $("$@" --name "$name1" -- "$probe" cgroup-mounts 2>&1)"
+echo "late $(MOUNT_AT_CLONE=$late LD_PRELOAD=$preload "$@" --name "$name2" -- \
+	"$probe" cgroup-mounts 2>&1)"
+echo "after $("$probe" cgroup-mounts)"
+SCRIPT
+	out=$(unshare -m --propagation private bash "$T_DIR/late.sh" "$IT_PROBE" "$T_DIR/late" \
+		"$IT_HELPERS/mount_at_clone.so" "$name1" "$name2" "$IT_LAUNCH" \
+		--audit-log "$T_DIR/late.jsonl" --policy "$p")
+	echo "$out"
+	# Outside: writable cgroup mounts, and no bpffs until the one mounted at the clone.
+	expect_match "outside, before" $'(^|\n)before [1-9][0-9]* 0(\n|$)' "$out" || return 1
+	expect_match "outside, after" $'(^|\n)after [1-9][0-9]* 1(\n|$)' "$out" || return 1
+	expect_match "inside, nothing mounted meanwhile" $'(^|\n)plain 0 0(\n|$)' "$out" || return 1
+	expect_match "inside, a bpffs mounted at the clone" $'(^|\n)late 0 0(\n|$)' "$out"
+}
+
 test_contain_no_residue() {
 	local p bad secs
 
