@@ -368,21 +368,17 @@ static int child_keep_kill_cap(void)
  * the kernel lets anyone holding a cgroup's directory detach the programs attached to it
  * without a link (BPF_PROG_DETACH checks no capability), as launch attaches them, and a
  * cgroup.procs write could move a process out (the hierarchy has no nsdelegate). v1
- * hierarchies carry no BPF programs.
+ * hierarchies carry no BPF programs. How a mount is hidden: CHILD_HIDE_DETACH, the flags of
+ * a read-only bind remount, or -1 for a mount that is none of these.
  */
-static int child_hide_mount(const struct mount_entry *entry, void *userdata)
+static long child_hide_how(const struct mount_entry *entry)
 {
 	unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
 
-	(void)userdata;
-	if (strcmp(entry->fstype, "bpf") == 0 || strcmp(entry->fstype, "cgroup2") == 0) {
-		if (umount2(entry->mount_point, MNT_DETACH) < 0 && errno != EINVAL &&
-		    errno != ENOENT)
-			return -errno;
-		return 0;
-	}
+	if (strcmp(entry->fstype, "bpf") == 0 || strcmp(entry->fstype, "cgroup2") == 0)
+		return CHILD_HIDE_DETACH;
 	if (strcmp(entry->fstype, "cgroup") != 0)
-		return 0;
+		return -1;
 	/* A bind remount must repeat the flags the kernel locks, or it fails. */
 	if (strstr(entry->options, "nosuid"))
 		flags |= MS_NOSUID;
@@ -390,9 +386,28 @@ static int child_hide_mount(const struct mount_entry *entry, void *userdata)
 		flags |= MS_NODEV;
 	if (strstr(entry->options, "noexec"))
 		flags |= MS_NOEXEC;
-	if (mount(NULL, entry->mount_point, NULL, flags, NULL) < 0 && errno != ENOENT)
+	return (long)flags;
+}
+
+/* Hides the mount at mount_point as child_hide_how says. */
+static int child_hide_at(const char *mount_point, long how)
+{
+	if (how == CHILD_HIDE_DETACH) {
+		if (umount2(mount_point, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
+			return -errno;
+		return 0;
+	}
+	if (mount(NULL, mount_point, NULL, (unsigned long)how, NULL) < 0 && errno != ENOENT)
 		return -errno;
 	return 0;
+}
+
+static int child_hide_mount(const struct mount_entry *entry, void *userdata)
+{
+	long how = child_hide_how(entry);
+
+	(void)userdata;
+	return how < 0 ? 0 : child_hide_at(entry->mount_point, how);
 }
 
 /*
@@ -594,8 +609,8 @@ static int child_hide_other_mounts(void)
 
 /*
  * The job's view. mounts_watched: init holds the launcher's mountinfo in INIT_MOUNTS_FD, in
- * which the launcher saw no cgroup or BPF mount outside /sys/fs/cgroup's tree
- * (child_watch_mounts).
+ * which the launcher saw no cgroup or BPF mount outside /sys/fs/cgroup's tree but
+ * config->mounts_to_hide (child_watch_mounts).
  */
 static int child_setup_mounts(const struct child_config *config, bool mounts_watched)
 {
@@ -637,13 +652,21 @@ static int child_setup_mounts(const struct child_config *config, bool mounts_wat
 		return -errno;
 	/*
 	 * The launcher saw every cgroup and BPF mount in the tree of the one on /sys/fs/cgroup,
-	 * which went whole: the walk would find nothing, unless a mount came or went in the
-	 * launcher's namespace since it opened its mountinfo. Anything that reached init's copy
+	 * which went whole, or in config->mounts_to_hide: the walk would find those, in that
+	 * order, unless a mount came or went in the launcher's namespace since it opened its
+	 * mountinfo. Anything that reached init's copy
 	 * before its "/" went private (above) came that way (a copy's mounts are peers or fellow
 	 * slaves of the launcher's), and the namespace's event count, which poll() compares
 	 * with the one at the open, says so. In any doubt, the walk.
 	 */
-	if (!(mounts_watched && home_detached && !child_mounts_changed())) {
+	if (mounts_watched && home_detached && !child_mounts_changed()) {
+		for (size_t i = 0; i < config->nmounts_to_hide; i++) {
+			r = child_hide_at(config->mounts_to_hide[i].mount_point,
+					  config->mounts_to_hide[i].how);
+			if (r < 0)
+				return r;
+		}
+	} else {
 		r = child_hide_other_mounts();
 		if (r < 0)
 			return r;
@@ -940,7 +963,7 @@ static _Noreturn void child_init(const struct child_config *config, int status_f
 	life_fd = fcntl(life_fd, F_DUPFD, 10);
 	exec_fd = fcntl(exec_fd, F_DUPFD, 10);
 	/* Without it, init walks its mountinfo as it would have anyway. */
-	mounts_fd = config->mounts_in_home ? fcntl(config->mounts_fd, F_DUPFD, 10) : -1;
+	mounts_fd = config->mounts_known ? fcntl(config->mounts_fd, F_DUPFD, 10) : -1;
 	if (status_fd < 0 || life_fd < 0 || exec_fd < 0 || dup2(status_fd, INIT_STATUS_FD) < 0 ||
 	    dup2(life_fd, INIT_LIFE_FD) < 0 || dup2(exec_fd, INIT_EXEC_FD) < 0)
 		_exit(125);
@@ -1125,79 +1148,125 @@ static bool child_user_change_undumpable(void)
 
 /* The mounts of a mountinfo, as far as child_watch_mounts needs them. */
 #define CHILD_MOUNTS_SCAN_MAX 1024
+#define CHILD_HIDDEN_SCAN_MAX 64
 struct child_mounts_scan {
 	struct {
 		int id, parent_id;
-		bool hidden; /* cgroup, cgroup2 or bpf: the job must see none */
+		int hidden; /* its index in hidden[] (a mount the job must not see), or -1 */
 	} mounts[CHILD_MOUNTS_SCAN_MAX];
 	size_t n;
+	struct child_hidden_mount hidden[CHILD_HIDDEN_SCAN_MAX];
+	size_t nhidden;
 	long home; /* the index of the one mount on /sys/fs/cgroup; -1 none, -2 more than one */
 };
 
 static int child_scan_mount(const struct mount_entry *mount, void *userdata)
 {
 	struct child_mounts_scan *scan = userdata;
+	long how = child_hide_how(mount);
 
-	if (scan->n == CHILD_MOUNTS_SCAN_MAX)
+	if (scan->n == CHILD_MOUNTS_SCAN_MAX ||
+	    (how >= 0 && scan->nhidden == CHILD_HIDDEN_SCAN_MAX))
 		return -E2BIG;
 	scan->mounts[scan->n].id = mount->id;
 	scan->mounts[scan->n].parent_id = mount->parent_id;
-	scan->mounts[scan->n].hidden = strcmp(mount->fstype, "cgroup") == 0 ||
-				       strcmp(mount->fstype, "cgroup2") == 0 ||
-				       strcmp(mount->fstype, "bpf") == 0;
+	scan->mounts[scan->n].hidden = -1;
+	if (how >= 0) {
+		char *path = strdup(mount->mount_point);
+
+		if (!path)
+			return -ENOMEM;
+		scan->hidden[scan->nhidden].mount_point = path;
+		scan->hidden[scan->nhidden].how = how;
+		scan->mounts[scan->n].hidden = (int)scan->nhidden++;
+	}
 	if (strcmp(mount->mount_point, CHILD_CGROUP_HOME) == 0)
 		scan->home = scan->home == -1 ? (long)scan->n : -2;
 	scan->n++;
 	return 0;
 }
 
-/*
- * Whether every cgroup and BPF mount lies in the tree of the one mount on /sys/fs/cgroup
- * (its parents followed up to it), which init detaches whole: then init's walk
- * (child_hide_other_mounts) would find none. False in any doubt: none or several mounts
- * there, a parent not listed (a mount whose path is too long to list), too many mounts.
- */
-static bool child_mounts_in_home(const struct child_mounts_scan *scan)
+/* Whether mount i lies in the tree of the mount on /sys/fs/cgroup, its parents followed up. */
+static bool child_mount_in_home(const struct child_mounts_scan *scan, size_t i)
 {
+	size_t at = i, steps = 0;
+
+	while (at != (size_t)scan->home) {
+		size_t parent = scan->n;
+
+		for (size_t j = 0; j < scan->n; j++)
+			if (scan->mounts[j].id == scan->mounts[at].parent_id)
+				parent = j;
+		/* The root's parent, or one not listed (a path too long to list): not in it. */
+		if (parent == scan->n || ++steps > scan->n)
+			return false;
+		at = parent;
+	}
+	return true;
+}
+
+/*
+ * Keeps at the front of scan->hidden, in mountinfo's order, the cgroup and BPF mounts outside
+ * the tree of the one mount on /sys/fs/cgroup, which init detaches whole: what init's walk
+ * (child_hide_other_mounts) would find and hide, in the order it would. The others' paths are
+ * freed. False when /sys/fs/cgroup has no mount or several.
+ */
+static bool child_mounts_outside_home(struct child_mounts_scan *scan, size_t *ret_n)
+{
+	size_t kept = 0;
+
 	if (scan->home < 0)
 		return false;
 	for (size_t i = 0; i < scan->n; i++) {
-		size_t at = i, steps = 0;
+		int h = scan->mounts[i].hidden;
 
-		if (!scan->mounts[i].hidden)
+		if (h < 0)
 			continue;
-		while (at != (size_t)scan->home) {
-			size_t parent = scan->n;
-
-			for (size_t j = 0; j < scan->n; j++)
-				if (scan->mounts[j].id == scan->mounts[at].parent_id)
-					parent = j;
-			if (parent == scan->n || ++steps > scan->n)
-				return false;
-			at = parent;
+		if (child_mount_in_home(scan, i)) {
+			free(scan->hidden[h].mount_point);
+			scan->hidden[h].mount_point = NULL;
+		} else {
+			scan->hidden[kept++] = scan->hidden[h];
 		}
 	}
+	scan->nhidden = kept;
+	*ret_n = kept;
 	return true;
 }
 
 void child_watch_mounts(struct child_config *config)
 {
-	struct child_mounts_scan scan = { .home = -1 };
-	int fd;
+	_cleanup_free_ struct child_mounts_scan *scan = calloc(1, sizeof(*scan));
+	struct child_hidden_mount *hide;
+	size_t n = 0;
+	int fd = -1;
 
-	config->mounts_in_home = false;
+	config->mounts_known = false;
 	config->mounts_fd = -1;
+	config->mounts_to_hide = NULL;
+	config->nmounts_to_hide = 0;
+	if (!scan)
+		return;
+	scan->home = -1;
 	/* Opened before it is read: any change after the read shows in a poll of it. */
 	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (mountinfo_foreach_fd(fd, child_scan_mount, &scan) != 0 ||
-	    !child_mounts_in_home(&scan)) {
-		close(fd);
-		return;
+	if (fd >= 0 && mountinfo_foreach_fd(fd, child_scan_mount, scan) == 0 &&
+	    child_mounts_outside_home(scan, &n)) {
+		hide = calloc(n ? n : 1, sizeof(*hide));
+		if (hide) {
+			memcpy(hide, scan->hidden, n * sizeof(*hide));
+			config->mounts_to_hide = hide;
+			config->nmounts_to_hide = n;
+			config->mounts_fd = fd;
+			config->mounts_known = true;
+			return;
+		}
 	}
-	config->mounts_fd = fd;
-	config->mounts_in_home = true;
+	/* The walk, then. */
+	for (size_t i = 0; i < scan->nhidden; i++)
+		free(scan->hidden[i].mount_point);
+	if (fd >= 0)
+		close(fd);
 }
 
 int child_joined(struct child *child, const int *dir_fds, int ndirs, int ruleset_fd)

@@ -12,6 +12,13 @@
 /* Paths the job may write: its working directory, /tmp, /dev/shm, 64 per policy of 64. */
 #define CHILD_MAX_FS_WRITE (3 + 64 * 64)
 
+/* A cgroup or BPF mount init hides from the job without walking its mountinfo. */
+struct child_hidden_mount {
+	char *mount_point;
+	long how; /* CHILD_HIDE_DETACH, or the flags of a read-only bind remount (cgroup v1) */
+};
+#define CHILD_HIDE_DETACH 0L
+
 struct child_config {
 	char *const *argv;
 	int cgroup_fd;
@@ -31,13 +38,15 @@ struct child_config {
 	unsigned long long tmp_size_bytes; /* --tmp-size: the private /tmp's; 0: half the RAM */
 	/*
 	 * The launcher's /proc/self/mountinfo, opened before it was read (child_watch_mounts),
-	 * and whether it showed every cgroup and BPF mount in the tree of the one mount on
-	 * /sys/fs/cgroup, which init detaches whole. Then init skips its walk of its own
-	 * mountinfo for others to hide, unless a poll of mounts_fd says the mounts changed since.
-	 * false (as zeroed): init walks.
+	 * and whether it showed every cgroup and BPF mount either in the tree of the one mount
+	 * on /sys/fs/cgroup, which init detaches whole, or in mounts_to_hide. Then init hides
+	 * those without walking its own mountinfo, unless a poll of mounts_fd says the mounts
+	 * changed since. mounts_known false (as zeroed): init walks.
 	 */
 	int mounts_fd;
-	bool mounts_in_home;
+	bool mounts_known;
+	const struct child_hidden_mount *mounts_to_hide;
+	size_t nmounts_to_hide;
 	/* Looked up before the job's cgroup exists: NSS may use sockets the sandbox refuses. */
 	gid_t groups[CHILD_MAX_GROUPS];
 	int ngroups;
@@ -164,9 +173,9 @@ int child_wait_exec(struct child *child, struct child_msg *ret_msg);
 int child_read_msg(struct child *child, struct child_msg *ret_msg);
 const char *child_stage_name(int stage);
 /*
- * Reads the launcher's mountinfo for child_config's mounts_fd and mounts_in_home: call after
- * the launcher's own mounts (a private cgroup2 mount), before child_spawn. On any failure
- * mounts_in_home stays false, and init walks its mountinfo as before.
+ * Reads the launcher's mountinfo for child_config's mounts_fd, mounts_known and
+ * mounts_to_hide: call after the launcher's own mounts (a private cgroup2 mount), before
+ * child_spawn. On any failure mounts_known stays false, and init walks its mountinfo as before.
  */
 void child_watch_mounts(struct child_config *config);
 /* Resolves --user NAME or a numeric uid. */
