@@ -242,6 +242,32 @@ test_fs_landlock_read_only_false() {
 	! grep -q "Landlock" "$L_ERR_FILE" || fail "a warning about Landlock: $(brief "$L_ERR")"
 }
 
+# The job's ruleset is made by the launcher and handed to init with the joined message;
+# init adds its own /tmp, /dev/shm and the policy's paths. A ruleset the launcher cannot make,
+# or one that does not reach init, stops the launch (125) before the job runs: never a job
+# without Landlock where the configuration asks for it (landlock_handoff.so breaks each).
+test_fs_landlock_handoff() {
+	local p fault why
+
+	p=$(policy fs '{"name": "fs", "allow": [], "fs": {"read_only": true}}')
+	launch_job --policy "$p" -- sh -c 'echo ran'
+	expect_rc "no fault" 0 || return 1
+	expect_eq "the job without a fault" ran "$L_OUT" || return 1
+	for fault in create drop; do
+		case $fault in
+		create) why="^launch: cannot confine the job's file writes with Landlock: Cannot allocate memory$" ;;
+		drop) why="^launch: sh: cannot confine the job's file writes with Landlock: Protocol error$" ;;
+		esac
+		printf '#!/bin/sh\nLANDLOCK_FAULT=%s LD_PRELOAD=%s exec "%s" "$@"\n' "$fault" \
+			"$IT_HELPERS/landlock_handoff.so" "$IT_LAUNCH" >"$T_DIR/launch-$fault"
+		chmod +x "$T_DIR/launch-$fault"
+		IT_LAUNCH=$T_DIR/launch-$fault launch_job --policy "$p" -- sh -c 'echo ran'
+		expect_rc "$fault" 125 || return 1
+		expect_eq "$fault: the job's output" "" "$L_OUT" || return 1
+		expect_match "$fault: stderr" "$why" "$L_ERR" || return 1
+	done
+}
+
 # A kernel without Landlock (landlock_create_ruleset fails with ENOSYS for launch, under a
 # seccomp filter that tests/helpers/no_landlock installs): launch says so on stderr and in
 # sandbox_start, and refuses a policy with "fs" unless --allow-no-landlock.
