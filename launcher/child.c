@@ -30,6 +30,7 @@
 #include "gc.h"
 #include "landlock.h"
 #include "mountinfo.h"
+#include "mounthide.h"
 #include "seccomp.h"
 #include "util.h"
 
@@ -38,8 +39,6 @@
 #define INIT_LIFE_FD   4
 #define INIT_EXEC_FD   5 /* the job's: its exec closes it, which tells the launcher */
 #define INIT_MOUNTS_FD 6 /* the launcher's mountinfo, polled for a change; gone before the job */
-
-#define CHILD_CGROUP_HOME "/sys/fs/cgroup"
 
 static const int INIT_FORWARDED[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
@@ -368,31 +367,12 @@ static int child_keep_kill_cap(void)
  * the kernel lets anyone holding a cgroup's directory detach the programs attached to it
  * without a link (BPF_PROG_DETACH checks no capability), as launch attaches them, and a
  * cgroup.procs write could move a process out (the hierarchy has no nsdelegate). v1
- * hierarchies carry no BPF programs. How a mount is hidden: CHILD_HIDE_DETACH, the flags of
- * a read-only bind remount, or -1 for a mount that is none of these.
+ * hierarchies carry no BPF programs.
  */
-static long child_hide_how(const struct mount_entry *entry)
-{
-	unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY;
-
-	if (strcmp(entry->fstype, "bpf") == 0 || strcmp(entry->fstype, "cgroup2") == 0)
-		return CHILD_HIDE_DETACH;
-	if (strcmp(entry->fstype, "cgroup") != 0)
-		return -1;
-	/* A bind remount must repeat the flags the kernel locks, or it fails. */
-	if (strstr(entry->options, "nosuid"))
-		flags |= MS_NOSUID;
-	if (strstr(entry->options, "nodev"))
-		flags |= MS_NODEV;
-	if (strstr(entry->options, "noexec"))
-		flags |= MS_NOEXEC;
-	return (long)flags;
-}
-
-/* Hides the mount at mount_point as child_hide_how says. */
+/* Hides the mount at mount_point as mounthide_how says. */
 static int child_hide_at(const char *mount_point, long how)
 {
-	if (how == CHILD_HIDE_DETACH) {
+	if (how == MOUNTHIDE_DETACH) {
 		if (umount2(mount_point, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
 			return -errno;
 		return 0;
@@ -404,7 +384,7 @@ static int child_hide_at(const char *mount_point, long how)
 
 static int child_hide_mount(const struct mount_entry *entry, void *userdata)
 {
-	long how = child_hide_how(entry);
+	long how = mounthide_how(entry);
 
 	(void)userdata;
 	return how < 0 ? 0 : child_hide_at(entry->mount_point, how);
@@ -646,7 +626,7 @@ static int child_setup_mounts(const struct child_config *config, bool mounts_wat
 	 * it (a hybrid host has a dozen cgroup mounts there); the walk below deals with any
 	 * mounted elsewhere. EINVAL: not a mount point.
 	 */
-	if (umount2(CHILD_CGROUP_HOME, MNT_DETACH) == 0)
+	if (umount2(MOUNTHIDE_HOME, MNT_DETACH) == 0)
 		home_detached = true;
 	else if (errno != EINVAL && errno != ENOENT)
 		return -errno;
@@ -1146,127 +1126,35 @@ static bool child_user_change_undumpable(void)
 	return fd >= 0 && read(fd, &mode, 1) == 1 && mode != '1';
 }
 
-/* The mounts of a mountinfo, as far as child_watch_mounts needs them. */
-#define CHILD_MOUNTS_SCAN_MAX 1024
-#define CHILD_HIDDEN_SCAN_MAX 64
-struct child_mounts_scan {
-	struct {
-		int id, parent_id;
-		int hidden; /* its index in hidden[] (a mount the job must not see), or -1 */
-	} mounts[CHILD_MOUNTS_SCAN_MAX];
-	size_t n;
-	struct child_hidden_mount hidden[CHILD_HIDDEN_SCAN_MAX];
-	size_t nhidden;
-	long home; /* the index of the one mount on /sys/fs/cgroup; -1 none, -2 more than one */
-};
-
-static int child_scan_mount(const struct mount_entry *mount, void *userdata)
-{
-	struct child_mounts_scan *scan = userdata;
-	long how = child_hide_how(mount);
-
-	if (scan->n == CHILD_MOUNTS_SCAN_MAX ||
-	    (how >= 0 && scan->nhidden == CHILD_HIDDEN_SCAN_MAX))
-		return -E2BIG;
-	scan->mounts[scan->n].id = mount->id;
-	scan->mounts[scan->n].parent_id = mount->parent_id;
-	scan->mounts[scan->n].hidden = -1;
-	if (how >= 0) {
-		char *path = strdup(mount->mount_point);
-
-		if (!path)
-			return -ENOMEM;
-		scan->hidden[scan->nhidden].mount_point = path;
-		scan->hidden[scan->nhidden].how = how;
-		scan->mounts[scan->n].hidden = (int)scan->nhidden++;
-	}
-	if (strcmp(mount->mount_point, CHILD_CGROUP_HOME) == 0)
-		scan->home = scan->home == -1 ? (long)scan->n : -2;
-	scan->n++;
-	return 0;
-}
-
-/* Whether mount i lies in the tree of the mount on /sys/fs/cgroup, its parents followed up. */
-static bool child_mount_in_home(const struct child_mounts_scan *scan, size_t i)
-{
-	size_t at = i, steps = 0;
-
-	while (at != (size_t)scan->home) {
-		size_t parent = scan->n;
-
-		for (size_t j = 0; j < scan->n; j++)
-			if (scan->mounts[j].id == scan->mounts[at].parent_id)
-				parent = j;
-		/* The root's parent, or one not listed (a path too long to list): not in it. */
-		if (parent == scan->n || ++steps > scan->n)
-			return false;
-		at = parent;
-	}
-	return true;
-}
-
-/*
- * Keeps at the front of scan->hidden, in mountinfo's order, the cgroup and BPF mounts outside
- * the tree of the one mount on /sys/fs/cgroup, which init detaches whole: what init's walk
- * (child_hide_other_mounts) would find and hide, in the order it would. The others' paths are
- * freed. False when /sys/fs/cgroup has no mount or several.
- */
-static bool child_mounts_outside_home(struct child_mounts_scan *scan, size_t *ret_n)
-{
-	size_t kept = 0;
-
-	if (scan->home < 0)
-		return false;
-	for (size_t i = 0; i < scan->n; i++) {
-		int h = scan->mounts[i].hidden;
-
-		if (h < 0)
-			continue;
-		if (child_mount_in_home(scan, i)) {
-			free(scan->hidden[h].mount_point);
-			scan->hidden[h].mount_point = NULL;
-		} else {
-			scan->hidden[kept++] = scan->hidden[h];
-		}
-	}
-	scan->nhidden = kept;
-	*ret_n = kept;
-	return true;
-}
-
 void child_watch_mounts(struct child_config *config)
 {
-	_cleanup_free_ struct child_mounts_scan *scan = calloc(1, sizeof(*scan));
-	struct child_hidden_mount *hide;
+	struct mounthide_scan *scan = mounthide_scan_new();
+	struct mounthide_mount *hide = NULL;
 	size_t n = 0;
-	int fd = -1;
+	int fd = -1, r = -ENOMEM;
 
 	config->mounts_known = false;
 	config->mounts_fd = -1;
 	config->mounts_to_hide = NULL;
 	config->nmounts_to_hide = 0;
-	if (!scan)
-		return;
-	scan->home = -1;
 	/* Opened before it is read: any change after the read shows in a poll of it. */
-	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && mountinfo_foreach_fd(fd, child_scan_mount, scan) == 0 &&
-	    child_mounts_outside_home(scan, &n)) {
-		hide = calloc(n ? n : 1, sizeof(*hide));
-		if (hide) {
-			memcpy(hide, scan->hidden, n * sizeof(*hide));
-			config->mounts_to_hide = hide;
-			config->nmounts_to_hide = n;
-			config->mounts_fd = fd;
-			config->mounts_known = true;
-			return;
-		}
-	}
-	/* The walk, then. */
-	for (size_t i = 0; i < scan->nhidden; i++)
-		free(scan->hidden[i].mount_point);
+	if (scan)
+		fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
-		close(fd);
+		r = mountinfo_foreach_fd(fd, mounthide_scan_add, scan);
+	if (fd >= 0 && r == 0)
+		r = mounthide_scan_result(scan, &hide, &n);
+	mounthide_scan_free(scan);
+	if (fd < 0 || r < 0) {
+		/* Init walks its own, then. */
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	config->mounts_to_hide = hide;
+	config->nmounts_to_hide = n;
+	config->mounts_fd = fd;
+	config->mounts_known = true;
 }
 
 int child_joined(struct child *child, const int *dir_fds, int ndirs, int ruleset_fd)

@@ -6,18 +6,13 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "mounthide.h"
+
 #define CHILD_MAX_GROUPS 256
 /* nobody's uid and gid where the user database has no "nobody" */
 #define CHILD_NOBODY_ID 65534
 /* Paths the job may write: its working directory, /tmp, /dev/shm, 64 per policy of 64. */
 #define CHILD_MAX_FS_WRITE (3 + 64 * 64)
-
-/* A cgroup or BPF mount init hides from the job without walking its mountinfo. */
-struct child_hidden_mount {
-	char *mount_point;
-	long how; /* CHILD_HIDE_DETACH, or the flags of a read-only bind remount (cgroup v1) */
-};
-#define CHILD_HIDE_DETACH 0L
 
 struct child_config {
 	char *const *argv;
@@ -45,7 +40,7 @@ struct child_config {
 	 */
 	int mounts_fd;
 	bool mounts_known;
-	const struct child_hidden_mount *mounts_to_hide;
+	const struct mounthide_mount *mounts_to_hide;
 	size_t nmounts_to_hide;
 	/* Looked up before the job's cgroup exists: NSS may use sockets the sandbox refuses. */
 	gid_t groups[CHILD_MAX_GROUPS];
