@@ -580,7 +580,7 @@ static bool child_mounts_changed(void)
 
 /*
  * Cgroup and BPF mounts outside /sys/fs/cgroup (or below it, when it is no mount point):
- * mountinfo walked, each hidden. Whatever a mount namespace holds, this leaves none in it.
+ * init's own mountinfo walked, each hidden by its path, whatever the launcher saw.
  */
 static int child_hide_other_mounts(void)
 {
@@ -634,10 +634,10 @@ static int child_setup_mounts(const struct child_config *config, bool mounts_wat
 	 * The launcher saw every cgroup and BPF mount in the tree of the one on /sys/fs/cgroup,
 	 * which went whole, or in config->mounts_to_hide: the walk would find those, in that
 	 * order, unless a mount came or went in the launcher's namespace since it opened its
-	 * mountinfo. Anything that reached init's copy
-	 * before its "/" went private (above) came that way (a copy's mounts are peers or fellow
-	 * slaves of the launcher's), and the namespace's event count, which poll() compares
-	 * with the one at the open, says so. In any doubt, the walk.
+	 * mountinfo. Anything that reached init's copy before its "/" went private (above) came
+	 * that way (a copy's mounts are peers, or slaves of the same master, of the launcher's),
+	 * and the namespace's event count, which poll() compares with the one at the open, says
+	 * so. In any doubt, the walk.
 	 */
 	if (mounts_watched && home_detached && !child_mounts_changed()) {
 		for (size_t i = 0; i < config->nmounts_to_hide; i++) {
