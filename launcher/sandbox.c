@@ -82,6 +82,7 @@ struct sandbox {
 	long long started_ms;	    /* for the exit line's duration */
 	bool started;		    /* init was told to start the job: an exit line is due */
 	bool reaped;		    /* init's status is in init_info */
+	bool exit_logged;	    /* the exit line is queued: nothing may follow it */
 	siginfo_t init_info;
 	int exit_status;	   /* launch's, until the job's replaces it */
 	unsigned long long denied; /* every refusal, for the exit line and main */
@@ -425,7 +426,7 @@ static int sandbox_sync_answer(struct sandbox *sandbox)
 	 * look-ups still waiting for their repeats are written now, their window cut short.
 	 * The proxy failing (an address it cannot close) stops the sandbox, as in the loop.
 	 */
-	if (sandbox->dns) {
+	if (sandbox->dns && !sandbox->exit_logged) {
 		r = dnsproxy_process(sandbox->dns);
 		if (r < 0)
 			return r;
@@ -1012,8 +1013,11 @@ static void sandbox_log_exit(struct sandbox *sandbox)
 
 		/*
 		 * Look-ups the proxy refused are refusals too: one per deny line, its repeats
-		 * counted in it. Lines still in their window are written now.
+		 * counted in it. Those the job sent and did not wait for are judged now, and
+		 * lines still in their window are written now: after the exit line, nothing
+		 * (sandbox_sync_answer). Past the job's end, a proxy failure reaches nothing.
 		 */
+		(void)dnsproxy_process(sandbox->dns);
 		dnsproxy_flush_refusals(sandbox->dns, DNSPROXY_FLUSH_ALL);
 		dnsproxy_get_stats(sandbox->dns, &dns_stats);
 		sandbox->denied += dns_stats.deny_lines;
@@ -1035,6 +1039,7 @@ static void sandbox_log_exit(struct sandbox *sandbox)
 	exit.log_failed = counts.unwritten_lines + (log->error ? counts.queued_lines : 0);
 	n = audit_format_exit(log, &exit, line, sizeof(line));
 	audit_append_formatted(log, AUDIT_KIND_OTHER, line, n);
+	sandbox->exit_logged = true;
 }
 
 /*

@@ -222,6 +222,33 @@ test_dns_truncated_answer() {
 		fail "the upstream never saw the look-up" || return 1
 }
 
+# A refused look-up the job sends and does not wait for, right before it exits, is judged at
+# the teardown at the latest: its deny line comes before the exit line, which counts it and
+# stays last. The loop usually reads it before init's exit anyway; the teardown's own read
+# makes that certain, and no DNS line may follow the exit line.
+test_dns_refused_unanswered_at_exit() {
+	local p last
+
+	dns_upstream || return 1
+	p=$(policy dns "$DNS_POLICY")
+	dns_launch --policy "$p" -- "$IT_PY" "$DNS_JOB" "qsend 192.0.2.53 evil.example A"
+	expect_rc "job" 0 || return 1
+	expect_lines "job" "qsend evil.example sent" || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=dns protocol=udp qname=evil.example qtype=A \
+		reason=name || return 1
+	last=$(tail -n 1 "$L_AUDIT")
+	case $last in
+	*'"event":"sandbox_exit"'*) ;;
+	*)
+		fail "the exit line is not the log's last: $(brief "$last")"
+		return 1
+		;;
+	esac
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit denied=1 || return 1
+	expect_eq "queries of evil.example the upstream saw" 0 "$(upstream_saw evil.example)"
+}
+
 # A name no policy allows is refused by the proxy, audited, and never reaches the upstream.
 test_dns_denied_name() {
 	local p
