@@ -187,7 +187,7 @@ $(BUILD)/helpers/%: tests/helpers/%.c | $(BUILD)/helpers
 PRELOAD_SRCS := $(wildcard tests/helpers/preload/*.c)
 PRELOAD_LIBS := $(patsubst tests/helpers/preload/%.c,$(BUILD)/helpers/%.so,$(PRELOAD_SRCS))
 
-$(BUILD)/helpers/%.so: tests/helpers/preload/%.c | $(BUILD)/helpers
+$(BUILD)/helpers/%.so: tests/helpers/preload/%.c tests/helpers/preload/preload.h | $(BUILD)/helpers
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -fPIC -shared $(LDFLAGS) $< -o $@
 
 helpers: $(HELPER_BINS) $(PRELOAD_LIBS)
@@ -268,7 +268,7 @@ bench-summary: all
 	@BENCH_SUMMARY=1 tests/bench/run
 
 C_FILES = $(wildcard bpf/*.c bpf/*.h launcher/*.c launcher/*.h tests/unit/*.c tests/unit/*.h \
-	tests/helpers/*.c tests/helpers/*.h tests/helpers/preload/*.c tests/selftest/*.c \
+	tests/helpers/*.c tests/helpers/*.h tests/helpers/preload/*.c tests/helpers/preload/*.h tests/selftest/*.c \
 	tests/bench/*.c)
 
 format: | deps

@@ -13,6 +13,8 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
+#include "preload.h"
+
 /* launcher/child.h's struct child_msg and the values this library looks for. */
 struct handoff_msg {
 	int type, stage, error, status, flags;
@@ -29,22 +31,15 @@ static const char *handoff_fault(void)
 
 long syscall(long number, ...)
 {
-	static long (*next)(long, ...);
 	long arg[6];
-	va_list ap;
 
-	va_start(ap, number);
-	for (int i = 0; i < 6; i++)
-		arg[i] = va_arg(ap, long);
-	va_end(ap);
-	if (!next)
-		next = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	PRELOAD_SYSCALL_ARGS(number, arg);
 	if (number == SYS_landlock_create_ruleset && arg[0] != 0 &&
 	    strcmp(handoff_fault(), "create") == 0) {
 		errno = ENOMEM;
 		return -1;
 	}
-	return next(number, arg[0], arg[1], arg[2], arg[3], arg[4], arg[5]);
+	return preload_syscall_next()(number, arg[0], arg[1], arg[2], arg[3], arg[4], arg[5]);
 }
 
 ssize_t sendmsg(int fd, const struct msghdr *mh, int flags)

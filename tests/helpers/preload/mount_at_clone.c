@@ -11,20 +11,15 @@
 #include <sys/mount.h>
 #include <sys/syscall.h>
 
+#include "preload.h"
+
 long syscall(long number, ...)
 {
-	static long (*next)(long, ...);
 	const char *dir = getenv("MOUNT_AT_CLONE");
 	long arg[6];
-	va_list ap;
 
-	va_start(ap, number);
-	for (int i = 0; i < 6; i++)
-		arg[i] = va_arg(ap, long);
-	va_end(ap);
-	if (!next)
-		next = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	PRELOAD_SYSCALL_ARGS(number, arg);
 	if (number == SYS_clone3 && dir && *dir)
 		mount("bpf", dir, "bpf", 0, NULL);
-	return next(number, arg[0], arg[1], arg[2], arg[3], arg[4], arg[5]);
+	return preload_syscall_next()(number, arg[0], arg[1], arg[2], arg[3], arg[4], arg[5]);
 }
