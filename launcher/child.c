@@ -17,11 +17,13 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/close_range.h>
+#include <linux/magic.h>
 #include <linux/sched.h>
 #include <linux/securebits.h>
 
@@ -39,6 +41,8 @@
 #define INIT_LIFE_FD   4
 #define INIT_EXEC_FD   5 /* the job's: its exec closes it, which tells the launcher */
 #define INIT_MOUNTS_FD 6 /* the launcher's mountinfo, polled for a change; gone before the job */
+/* Cgroup or BPF mounts stacked on one path that init takes off, at most. */
+#define CHILD_MAX_STACKED_MOUNTS 16
 
 static const int INIT_FORWARDED[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
@@ -369,17 +373,48 @@ static int child_keep_kill_cap(void)
  * cgroup.procs write could move a process out (the hierarchy has no nsdelegate). v1
  * hierarchies carry no BPF programs.
  */
-/* Hides the mount at mount_point as mounthide_how says. */
+/* What the mount a path reaches (the topmost at it) is: CHILD_FS_*, or -errno. */
+enum { CHILD_FS_OTHER, CHILD_FS_CGROUP_V1, CHILD_FS_CGROUP_V2_OR_BPF };
+
+static int child_fs_at(const char *path)
+{
+	struct statfs st;
+
+	if (statfs(path, &st) < 0)
+		return -errno;
+	if (st.f_type == CGROUP_SUPER_MAGIC)
+		return CHILD_FS_CGROUP_V1;
+	if (st.f_type == CGROUP2_SUPER_MAGIC || st.f_type == BPF_FS_MAGIC)
+		return CHILD_FS_CGROUP_V2_OR_BPF;
+	return CHILD_FS_OTHER;
+}
+
+/*
+ * Hides the mount at mount_point as mounthide_how says. umount2 and a remount act on the
+ * topmost mount at the path, which is another file system when the host covered the cgroup
+ * or BPF one: detaching that cover would lay the file system bare. A covered one is left as
+ * it is (no path reaches it, and the job cannot unmount: it has no capability); stacked ones
+ * all go, a cgroup v2 or BPF one always detached.
+ */
 static int child_hide_at(const char *mount_point, long how)
 {
-	if (how == MOUNTHIDE_DETACH) {
-		if (umount2(mount_point, MNT_DETACH) < 0 && errno != EINVAL && errno != ENOENT)
-			return -errno;
-		return 0;
+	for (int i = 0; i < CHILD_MAX_STACKED_MOUNTS; i++) {
+		int fs = child_fs_at(mount_point);
+
+		if (fs == -ENOENT || fs == CHILD_FS_OTHER)
+			return 0;
+		if (fs < 0)
+			return fs;
+		if (fs == CHILD_FS_CGROUP_V1 && how != MOUNTHIDE_DETACH) {
+			if (mount(NULL, mount_point, NULL, (unsigned long)how, NULL) < 0 &&
+			    errno != ENOENT)
+				return -errno;
+			return 0;
+		}
+		if (umount2(mount_point, MNT_DETACH) < 0)
+			return errno == EINVAL || errno == ENOENT ? 0 : -errno;
 	}
-	if (mount(NULL, mount_point, NULL, (unsigned long)how, NULL) < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
+	return -ELOOP;
 }
 
 static int child_hide_mount(const struct mount_entry *entry, void *userdata)

@@ -837,6 +837,32 @@ SCRIPT
 	expect_match "inside, a bpffs mounted at the clone" $'(^|\n)late 0 0(\n|$)' "$out"
 }
 
+# A BPF file system that the host covered with another mount is not laid bare: init hides
+# cgroup and BPF mounts by their paths, where umount2 would take the cover off instead. Run
+# as uid 0, the job could otherwise get the pins there (bpf() is allowed by number).
+test_contain_covered_bpffs() {
+	local p out d
+
+	d=$(mktemp -d /run/it-cover.XXXXXX) || return 1
+	p=$(policy cover '{"name": "cover", "allow": []}')
+	cat >"$T_DIR/cover.sh" <<'SCRIPT'
+d=$1
+shift
+mount -t bpf bpf "$d" || exit 1
+echo "bare $(stat -f -c %T "$d")"
+mount -t tmpfs cover "$d" || exit 1
+echo "outside $(stat -f -c %T "$d")"
+echo "inside $("$@" -- stat -f -c %T "$d" 2>&1)"
+SCRIPT
+	out=$(unshare -m --propagation private bash "$T_DIR/cover.sh" "$d" "$IT_LAUNCH" \
+		--audit-log "$T_DIR/cover.jsonl" --policy "$p" --user root)
+	rmdir "$d"
+	echo "$out"
+	expect_match "outside, the bpffs" $'(^|\n)bare bpf_fs(\n|$)' "$out" || return 1
+	expect_match "outside, the cover on top" $'(^|\n)outside tmpfs(\n|$)' "$out" || return 1
+	expect_match "inside, the cover still on top" $'(^|\n)inside tmpfs(\n|$)' "$out"
+}
+
 test_contain_no_residue() {
 	local p bad secs
 
