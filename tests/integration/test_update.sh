@@ -79,6 +79,20 @@ upd_stop() {
 	return 1
 }
 
+# upd_expect_ok: the last upd_run of `launch update` succeeded; otherwise fails and stops.
+upd_expect_ok() {
+	[ "$U_RC" = 0 ] && return 0
+	fail "launch update exited $U_RC ($(brief "$U_ERR"))"
+	upd_stop
+}
+
+# upd_finish: ends the job's loops, waits for the launcher and expects the job's success.
+upd_finish() {
+	: >"$T_DIR/stop"
+	launch_bg_wait 10 || return 1
+	expect_rc "job" 0
+}
+
 # upd_held: starts the upstream that holds names starting with "held." (answering 127.0.0.3)
 # until $T_DIR/held/release exists, at 127.0.0.53:5356.
 upd_held() {
@@ -129,13 +143,10 @@ test_update_swap() {
 	before=$(upd_us "$EPOCHREALTIME")
 	upd_run update "$L_NAME" --policy "$new"
 	after=$(upd_us "$U_END")
-	[ "$U_RC" = 0 ] || fail "launch update exited $U_RC ($(brief "$U_ERR"))" || upd_stop ||
-		return 1
+	upd_expect_ok || return 1
 	# The new address, refused until the update, is reached after it.
 	upd_wait_ok "$T_DIR/new.log" "$after" 20 10 || upd_stop || return 1
-	: >"$T_DIR/stop"
-	launch_bg_wait 10 || return 1
-	expect_rc "job" 0 || return 1
+	upd_finish || return 1
 	end=$(upd_us "$EPOCHREALTIME")
 	echo "  update took $(((after - before) / 1000)) ms"
 
@@ -202,8 +213,7 @@ test_update_udp_remembered() {
 	before=$(upd_us "$EPOCHREALTIME")
 	upd_run update "$L_NAME" --policy "$new"
 	after=$(upd_us "$U_END")
-	[ "$U_RC" = 0 ] || fail "launch update exited $U_RC ($(brief "$U_ERR"))" || upd_stop ||
-		return 1
+	upd_expect_ok || return 1
 	# Refusals after the update, on the socket that sent there before it.
 	for ((i = 0; i < 500; i++)); do
 		read -r ok no other < <(upd_outcomes "$T_DIR/udp.log" "$after" 99999999999999999)
@@ -335,11 +345,8 @@ print(struct.unpack("=i", m[:4])[0], int((time.monotonic() - start) * 1000), m[4
 		upd_stop || return 1
 	# The next requester is served.
 	upd_run update "$L_NAME" --policy "$new"
-	[ "$U_RC" = 0 ] || fail "launch update exited $U_RC ($(brief "$U_ERR"))" || upd_stop ||
-		return 1
-	: >"$T_DIR/stop"
-	launch_bg_wait 10 || return 1
-	expect_rc "job" 0 || return 1
+	upd_expect_ok || return 1
+	upd_finish || return 1
 	audit_check || return 1
 	expect_audit 1 "$L_AUDIT" event=policy_update policy=new || return 1
 	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_ip=127.0.0.4 policy=old
@@ -379,9 +386,7 @@ test_update_slow_compile() {
 	wait "$(cat "$T_DIR/update.pid")" ||
 		fail "launch update failed: $(brief "$(cat "$T_DIR/update.out")")" || upd_stop ||
 		return 1
-	: >"$T_DIR/stop"
-	launch_bg_wait 10 || return 1
-	expect_rc "job" 0 || return 1
+	upd_finish || return 1
 	out=$(cat "$L_OUT_FILE")
 	echo "  job: $(brief "$out")"
 	[[ $out =~ qtimes\ evil.example\ rcode=5\ max_ms=([0-9]+) ]] ||
@@ -429,11 +434,8 @@ test_update_requester_gone() {
 	# The next requester is served once the first compile is over (joined): the old policy
 	# again, whose policy_update line is the only one.
 	upd_run update "$L_NAME" --policy "$old"
-	[ "$U_RC" = 0 ] || fail "launch update exited $U_RC ($(brief "$U_ERR"))" || upd_stop ||
-		return 1
-	: >"$T_DIR/stop"
-	launch_bg_wait 10 || return 1
-	expect_rc "job" 0 || return 1
+	upd_expect_ok || return 1
+	upd_finish || return 1
 	out=$(cat "$L_OUT_FILE")
 	echo "  job: $(brief "$out")"
 	expect_lines "job" "tcp 127.0.0.3 EPERM" || return 1
