@@ -801,7 +801,12 @@ static int sandbox_limit_init(struct sandbox *sandbox)
 	return r;
 }
 
-/* After the clone: the job's init is not a copy of a process with two threads. */
+/*
+ * After init's clone (init is not a copy of a process with two threads) and after `go`: the
+ * thread's start (its stack, its first faults) is then not on the way to the job's exec but
+ * beside it. A writer that cannot start stops the job, which has made no refusal yet that the
+ * queue does not hold: the teardown kills it and counts every queued line unwritten.
+ */
 static int sandbox_start_audit_writer(struct sandbox *sandbox)
 {
 	int r = audit_start_writer(sandbox->log);
@@ -1188,8 +1193,6 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	timing->bpf_load_us = sandbox_lap_us(&stage_us);
 	timing->bpf_loaded = sandbox.shared.loaded_now;
 	if (r == 0)
-		r = sandbox_start_audit_writer(&sandbox);
-	if (r == 0)
 		r = sandbox_make_maps(&sandbox, rules);
 	if (r == 0)
 		r = sandbox_start_dns(&sandbox, rules);
@@ -1200,6 +1203,12 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	timing->attach_us = sandbox_lap_us(&stage_us);
 	if (r == 0)
 		r = sandbox_start_job(&sandbox, rules);
+	/*
+	 * The writer starts while the job execs, off the way to it: its lines (the start line
+	 * first) wait in the queue until then, as they would for a busy writer.
+	 */
+	if (r == 0)
+		r = sandbox_start_audit_writer(&sandbox);
 	if (r == 0)
 		r = sandbox_wait_exec(&sandbox);
 	timing->exec_us = sandbox_lap_us(&stage_us);

@@ -24,8 +24,8 @@ struct sandbox_timing {
 	long long spawn_us;    /* lock, audit log open, cgroup, event loop, init cloned into it */
 	long long limits_us;   /* limits set, init moved into them (v1), its OOM score, nofile */
 	long long bpf_load_us; /* finding the shared programs (or loading them) */
-	long long attach_us;   /* audit writer, slot, maps made and filled, DNS proxy, attach */
-	long long exec_us;     /* init's namespaces and mounts left to make, the job's exec */
+	long long attach_us;   /* slot, maps made and filled, DNS proxy, attach */
+	long long exec_us;     /* the audit writer started, what init has left to do, the exec */
 	long long job_us;      /* the job's run, from its exec to its init's exit */
 	long long teardown_us; /* kill, drain, slot emptied, rmdir */
 	bool bpf_loaded;       /* the programs were loaded (verified) by this launch */
