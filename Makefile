@@ -153,8 +153,13 @@ $(BUILD)/obj/%.o: launcher/%.c | $(BUILD)/obj $(SKELS) $(BUILD)/syscall_names.h 
 		$(BUILD)/mcp_runner.h
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
+# Every symbol bound at start and the GOT read-only after (full RELRO); relative relocations
+# packed (DT_RELR, glibc 2.36): 1,895 of them took 45 KiB the loader read at every start, 392
+# bytes now. Both together: 0.4-0.5 ms less per launch here (docs/design.md, cut 18).
+LAUNCH_LDFLAGS := -Wl,-z,relro,-z,now -Wl,-z,pack-relative-relocs
+
 $(BUILD)/launch: $(OBJS)
-	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $(LAUNCH_LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/unit/obj/%.o: launcher/%.c | $(BUILD)/unit/obj $(BUILD)/syscall_names.h
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -O1 $(SAN) $(PKG_CFLAGS) -c $< -o $@
