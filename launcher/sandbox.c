@@ -1140,84 +1140,87 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		int *ret_exit_status, char *errbuf, size_t errlen)
 {
 	static struct audit_log log; /* 1 MiB queue: kept off the stack */
+	/*
+	 * One sandbox per launcher, static: zeroed for free, and only what is used of it (the
+	 * limits' folders, the paths) takes pages, rather than all of it zeroed on the stack.
+	 */
+	static struct sandbox one;
+	struct sandbox *sandbox = &one;
 	struct sandbox_timing *timing = options->timing_out;
 	long long stage_us = monotonic_now_us();
 	int r;
-	struct sandbox sandbox = {
-		.cgroup = { .dir_fd = -1 },
-		.bpf = LOADER_SANDBOX_INIT,
-		.log = &log,
-		.child = CHILD_INIT,
-		.epoll_fd = -1,
-		.signal_fd = -1,
-		.timer_fd = -1,
-		.audit_continue = options->audit_continue,
-		.limits = CGLIMIT_INIT,
-		.options = options,
-		.limits_timer_fd = -1,
-		.sync_fd = -1,
-		.listen = { .ports = &rules->listen,
-			    .unix_allows = rules->unix_allows,
-			    .nunix = rules->nunix },
-		.lock_fd = -1,
-		.exit_status = EXIT_LAUNCH_FAILED,
-		.started_ms = monotonic_now_ms(),
-		.errbuf = errbuf,
-		.errlen = errlen,
-	};
+
+	sandbox->cgroup.dir_fd = -1;
+	sandbox->bpf = (struct loader_sandbox)LOADER_SANDBOX_INIT;
+	sandbox->log = &log;
+	sandbox->child = (struct child)CHILD_INIT;
+	sandbox->epoll_fd = sandbox->signal_fd = sandbox->timer_fd = -1;
+	sandbox->audit_continue = options->audit_continue;
+	/* As CGLIMIT_INIT, field by field: a literal would zero its folders' paths on the stack. */
+	sandbox->limits.v2_fd = -1;
+	sandbox->limits.tmp_fd = -1;
+	sandbox->options = options;
+	sandbox->limits_timer_fd = sandbox->sync_fd = sandbox->lock_fd = -1;
+	sandbox->listen = (struct inbound_policy){ .ports = &rules->listen,
+						   .unix_allows = rules->unix_allows,
+						   .nunix = rules->nunix };
+	sandbox->exit_status = EXIT_LAUNCH_FAILED;
+	sandbox->started_ms = monotonic_now_ms();
+	sandbox->errbuf = errbuf;
+	sandbox->errlen = errlen;
 	log.fd = -1;
 	log.event_fd = -1;
-	loader_shared_init(&sandbox.shared);
+	loader_shared_init(&sandbox->shared);
 
 	/*
 	 * Init is cloned as early as its cgroup allows: its namespace set-up (a mount detach
 	 * waits for an RCU grace period) then runs beside the launcher's own work, from the
 	 * limits to the attach, instead of after it.
 	 */
-	r = sandbox_lock(&sandbox);
+	r = sandbox_lock(sandbox);
 	/* Before init: it hides the log from the job, so the log (and its folder) must exist. */
 	if (r == 0)
-		r = sandbox_open_audit(&sandbox, rules);
+		r = sandbox_open_audit(sandbox, rules);
 	if (r == 0)
-		r = sandbox_make_cgroup(&sandbox);
+		r = sandbox_make_cgroup(sandbox);
 	if (r == 0)
-		r = sandbox_setup_events(&sandbox);
+		r = sandbox_setup_events(sandbox);
 	if (r == 0)
-		r = sandbox_spawn_init(&sandbox);
+		r = sandbox_spawn_init(sandbox);
 	timing->spawn_us = sandbox_lap_us(&stage_us);
 	if (r == 0)
-		r = sandbox_limit_init(&sandbox);
+		r = sandbox_limit_init(sandbox);
 	timing->limits_us = sandbox_lap_us(&stage_us);
 	if (r == 0)
-		r = sandbox_find_programs(&sandbox);
+		r = sandbox_find_programs(sandbox);
 	timing->bpf_load_us = sandbox_lap_us(&stage_us);
-	timing->bpf_loaded = sandbox.shared.loaded_now;
+	timing->bpf_loaded = sandbox->shared.loaded_now;
 	if (r == 0)
-		r = sandbox_make_maps(&sandbox, rules);
+		r = sandbox_make_maps(sandbox, rules);
 	if (r == 0)
-		r = sandbox_start_dns(&sandbox, rules);
+		r = sandbox_start_dns(sandbox, rules);
 	if (r == 0)
-		r = sandbox_attach(&sandbox);
+		r = sandbox_attach(sandbox);
 	if (r == 0)
-		r = sandbox_listen_update(&sandbox);
+		r = sandbox_listen_update(sandbox);
 	timing->attach_us = sandbox_lap_us(&stage_us);
 	if (r == 0)
-		r = sandbox_start_job(&sandbox, rules);
+		r = sandbox_start_job(sandbox, rules);
 	/*
 	 * The writer starts while the job execs, off the way to it: its lines (the start line
 	 * first) wait in the queue until then, as they would for a busy writer.
 	 */
 	if (r == 0)
-		r = sandbox_start_audit_writer(&sandbox);
+		r = sandbox_start_audit_writer(sandbox);
 	if (r == 0)
-		r = sandbox_wait_exec(&sandbox);
+		r = sandbox_wait_exec(sandbox);
 	timing->exec_us = sandbox_lap_us(&stage_us);
 	if (r == 0)
-		sandbox_run_job(&sandbox);
+		sandbox_run_job(sandbox);
 	timing->job_us = sandbox_lap_us(&stage_us);
 
-	sandbox_teardown(&sandbox);
+	sandbox_teardown(sandbox);
 	timing->teardown_us = sandbox_lap_us(&stage_us);
-	*ret_exit_status = sandbox.exit_status;
-	return sandbox.error;
+	*ret_exit_status = sandbox->exit_status;
+	return sandbox->error;
 }
