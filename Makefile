@@ -50,8 +50,11 @@ PURE_SRCS := launcher/policy.c launcher/allowlist.c launcher/resolve.c launcher/
 	launcher/rules.c launcher/jobenv.c launcher/refusal.c launcher/mcp.c launcher/syscalls.c \
 	launcher/inbound.c launcher/audit_schema.c launcher/image.c launcher/learn.c launcher/report.c \
 	launcher/seccomp.c launcher/util.c launcher/kbtf.c launcher/mounthide.c
-SRCS := $(wildcard launcher/*.c)
+SRCS := $(filter-out launcher/init.c,$(wildcard launcher/*.c))
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
+# The sandbox's init, exec'd by the launcher: what it runs and nothing of the launcher's.
+INIT_OBJS := $(patsubst %,$(BUILD)/obj/%.o,init childmsg mounthide mountinfo landlock seccomp \
+	inbound syscalls util)
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))
@@ -89,7 +92,7 @@ DEPFILES := $(wildcard $(BUILD)/obj/*.d $(BUILD)/bpf/*.d $(BUILD)/unit/obj/*.d \
 # A recipe that fails leaves no half-written target that a later make would take as done.
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/launch helpers man
+all: $(BUILD)/launch $(BUILD)/launch-init helpers man
 
 # Every directory of the build waits for `deps`, and so does everything built in it: on a
 # fresh machine the first make installs the compilers and libraries before using them.
@@ -161,6 +164,11 @@ LAUNCH_LDFLAGS := -Wl,-z,relro,-z,now -Wl,-z,pack-relative-relocs
 $(BUILD)/launch: $(OBJS)
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $(LAUNCH_LDFLAGS) $^ -o $@ $(LDLIBS)
 
+# Static (no loader, no libraries to map) and position-independent (its addresses random):
+# exec'd at every launch, its start is what a sandbox's init costs.
+$(BUILD)/launch-init: $(INIT_OBJS)
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) -static-pie $^ -o $@
+
 $(BUILD)/unit/obj/%.o: launcher/%.c | $(BUILD)/unit/obj $(BUILD)/syscall_names.h
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -O1 $(SAN) $(PKG_CFLAGS) -c $< -o $@
 
@@ -225,8 +233,9 @@ vmlinux: | deps
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
 
 # The policies, for --policy NAME (after /etc/launch/policies), with the binary and the manual page.
-install: $(BUILD)/launch $(BUILD)/launch.1
+install: $(BUILD)/launch $(BUILD)/launch-init $(BUILD)/launch.1
 	install -D -m 0755 $(BUILD)/launch $(DESTDIR)$(BINDIR)/launch
+	install -D -m 0755 $(BUILD)/launch-init $(DESTDIR)$(BINDIR)/launch-init
 	install -D -m 0644 $(BUILD)/launch.1 $(DESTDIR)$(MANDIR)/man1/launch.1
 	install -d $(DESTDIR)$(DATADIR)/launch/policies
 	install -m 0644 policies/*.json $(DESTDIR)$(DATADIR)/launch/policies/

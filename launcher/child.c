@@ -17,6 +17,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -29,58 +30,13 @@
 
 #include "audit.h"
 #include "child.h"
+#include "childmsg.h"
 #include "gc.h"
 #include "landlock.h"
 #include "mountinfo.h"
 #include "mounthide.h"
 #include "seccomp.h"
 #include "util.h"
-
-/* Init keeps these descriptors, and nothing else of the launcher's. */
-#define INIT_STATUS_FD 3
-#define INIT_LIFE_FD   4
-#define INIT_EXEC_FD   5 /* the job's: its exec closes it, which tells the launcher */
-#define INIT_MOUNTS_FD 6 /* the launcher's mountinfo, polled for a change; gone before the job */
-/* Cgroup or BPF mounts stacked on one path that init takes off, at most. */
-#define CHILD_MAX_STACKED_MOUNTS 16
-
-static const int INIT_FORWARDED[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-
-const char *child_stage_name(int stage)
-{
-	switch (stage) {
-	case CHILD_STAGE_SIGNALS:
-		return "cannot set up signals";
-	case CHILD_STAGE_PDEATHSIG:
-		return "cannot tie the sandbox to the launcher's life";
-	case CHILD_STAGE_MOUNTS:
-		return "cannot set up the job's mounts";
-	case CHILD_STAGE_CGROUPNS:
-		return "cannot enter a cgroup namespace";
-	case CHILD_STAGE_FORK:
-		return "cannot fork the job";
-	case CHILD_STAGE_SECUREBITS:
-		return "cannot lock securebits";
-	case CHILD_STAGE_USER:
-		return "cannot switch user";
-	case CHILD_STAGE_CAPS:
-		return "cannot drop capabilities";
-	case CHILD_STAGE_NO_NEW_PRIVS:
-		return "cannot set no_new_privs";
-	case CHILD_STAGE_FDS:
-		return "cannot close inherited descriptors";
-	case CHILD_STAGE_SECCOMP:
-		return "cannot install the seccomp filter";
-	case CHILD_STAGE_EXEC:
-		return "cannot execute";
-	case CHILD_STAGE_LANDLOCK:
-		return "cannot confine the job's file writes with Landlock";
-	case CHILD_STAGE_GO:
-		return "the launcher went away before the sandbox was confined";
-	default:
-		return "cannot start the job";
-	}
-}
 
 int child_lookup_user(const char *name, struct child_config *config)
 {
@@ -253,860 +209,202 @@ int child_default_user(struct child_config *config)
 	return 0;
 }
 
-/* Sends one message on the status socket, with nfds descriptors (SCM_RIGHTS). */
-static int child_send_fds(int fd, const struct child_msg *msg, const int *fds, int nfds)
+
+/* The sandbox's init: launch-init, beside the launcher's own binary. */
+int child_init_path(char *buf, size_t len)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * CHILD_JOIN_FDS_MAX)];
-		struct cmsghdr align;
-	} control = { 0 };
-	struct iovec iov = { .iov_base = (void *)msg, .iov_len = sizeof(*msg) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n;
+	ssize_t n = readlink("/proc/self/exe", buf, len);
+	char *slash;
 
-	if (nfds < 0 || nfds > CHILD_JOIN_FDS_MAX)
-		return -EINVAL;
-	if (nfds > 0) {
-		struct cmsghdr *cmsg;
-
-		mh.msg_control = control.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-		cmsg = CMSG_FIRSTHDR(&mh);
-		cmsg->cmsg_level = SOL_SOCKET;
-		cmsg->cmsg_type = SCM_RIGHTS;
-		cmsg->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-		memcpy(CMSG_DATA(cmsg), fds, sizeof(int) * (size_t)nfds);
-	}
-	do
-		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	return n < 0 ? -errno : 0;
-}
-
-/* On the status socket or the exec pipe: write(), since sendmsg() fails on a pipe. */
-static void child_send(int fd, const struct child_msg *msg)
-{
-	ssize_t n;
-
-	do
-		n = write(fd, msg, sizeof(*msg));
-	while (n < 0 && errno == EINTR);
-}
-
-static _Noreturn void child_fail_at(int fd, int stage, int error, int status)
-{
-	struct child_msg msg = {
-		.type = CHILD_MSG_FAILED, .stage = stage, .error = error, .status = status
-	};
-
-	child_send(fd, &msg);
-	/* As env(1): 127 when the command is not found, 126 when it cannot run. */
-	_exit(stage == CHILD_STAGE_EXEC && error == ENOENT ? 127 : 126);
-}
-
-static _Noreturn void child_fail(int fd, int stage, int error)
-{
-	child_fail_at(fd, stage, error, 0);
-}
-
-/*
- * Empties the bounding set, for good and for every process forked after: init does it while
- * it waits for the launcher, so the job starts without the forty-odd calls it takes.
- */
-static int child_drop_bounding_set(void)
-{
-	/*
-	 * Dropped until the kernel knows no such capability (EINVAL): one call each, where
-	 * reading first how many there are doubled the calls.
-	 */
-	for (int cap = 0;; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
-			return errno == EINVAL && cap > 0 ? 0 : -errno;
-}
-
-/*
- * Sets the permitted and effective sets to keep (a mask of capabilities below 32), the
- * inheritable one empty, and clears the ambient set. capset(2) itself, not libcap: the job
- * runs in init's memory until its exec, and one killed inside libcap's malloc there would
- * leave init a broken heap.
- */
-static int child_capset(uint32_t keep)
-{
-	struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {
-		{ .effective = keep, .permitted = keep },
-	};
-
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+	if (n < 0)
 		return -errno;
-	return syscall(SYS_capset, &header, data) < 0 ? -errno : 0;
-}
-
-/*
- * Drops every capability from every set (bounding, ambient, effective, permitted,
- * inheritable); with SECBIT_NOROOT, exec as uid 0 gains none.
- */
-static int child_drop_caps(void)
-{
-	int r;
-
-	/* Emptied by init before the fork already, unless something went wrong. */
-	if (prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0) != 0) {
-		r = child_drop_bounding_set();
-		if (r < 0)
-			return r;
-	}
-	return child_capset(0);
-}
-
-/* Drops every capability but CAP_KILL: init's only privilege once the job runs. */
-static int child_keep_kill_cap(void)
-{
-	return child_capset(1U << CAP_KILL);
-}
-
-/*
- * In the job's mount namespace, cgroup v2 and BPF file systems disappear and cgroup v1 ones
- * become read-only; /proc shows the sandbox only. No cgroup v2 directory can be opened then:
- * the kernel lets anyone holding a cgroup's directory detach the programs attached to it
- * without a link (BPF_PROG_DETACH checks no capability), as launch attaches them, and a
- * cgroup.procs write could move a process out (the hierarchy has no nsdelegate). v1
- * hierarchies carry no BPF programs.
- */
-/* What the mount a path reaches (the topmost at it) is: CHILD_FS_*, or -errno. */
-enum { CHILD_FS_OTHER, CHILD_FS_CGROUP_V1, CHILD_FS_CGROUP_V2_OR_BPF };
-
-static int child_fs_at(const char *path)
-{
-	struct statfs st;
-
-	if (statfs(path, &st) < 0)
-		return -errno;
-	if (st.f_type == CGROUP_SUPER_MAGIC)
-		return CHILD_FS_CGROUP_V1;
-	if (st.f_type == CGROUP2_SUPER_MAGIC || st.f_type == BPF_FS_MAGIC)
-		return CHILD_FS_CGROUP_V2_OR_BPF;
-	return CHILD_FS_OTHER;
-}
-
-/*
- * Hides the mount at mount_point as mounthide_how says. umount2 and a remount act on the
- * topmost mount at the path, which is another file system when the host covered the cgroup
- * or BPF one: detaching that cover would lay the file system bare. A covered one is left as
- * it is (no path reaches it, and the job cannot unmount: it has no capability); stacked ones
- * all go, a cgroup v2 or BPF one always detached.
- */
-static int child_hide_at(const char *mount_point, long how)
-{
-	for (int i = 0; i < CHILD_MAX_STACKED_MOUNTS; i++) {
-		int fs = child_fs_at(mount_point);
-
-		if (fs == -ENOENT || fs == CHILD_FS_OTHER)
-			return 0;
-		if (fs < 0)
-			return fs;
-		if (fs == CHILD_FS_CGROUP_V1 && how != MOUNTHIDE_DETACH) {
-			if (mount(NULL, mount_point, NULL, (unsigned long)how, NULL) < 0 &&
-			    errno != ENOENT)
-				return -errno;
-			return 0;
-		}
-		if (umount2(mount_point, MNT_DETACH) < 0)
-			return errno == EINVAL || errno == ENOENT ? 0 : -errno;
-	}
-	return -ELOOP;
-}
-
-static int child_hide_mount(const struct mount_entry *entry, void *userdata)
-{
-	long how = mounthide_how(entry);
-
-	(void)userdata;
-	return how < 0 ? 0 : child_hide_at(entry->mount_point, how);
-}
-
-/*
- * launch's own state: the lock files a sweep trusts and the audit log. A job running as uid 0
- * has no capability but still owns root's files, so both disappear from its view: an empty,
- * read-only tmpfs over their folders (the log's, when it is launch's own), /dev/null over a
- * log file elsewhere.
- */
-static int child_hide_state(const struct child_config *config)
-{
-	const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-
-	if (mount("tmpfs", GC_LOCK_DIR, "tmpfs", ro, "size=4k,mode=0") < 0 && errno != ENOENT)
-		return -errno;
-	if (!config->audit_path)
-		return 0;
-	if (strncmp(config->audit_path, AUDIT_DEFAULT_DIR "/", strlen(AUDIT_DEFAULT_DIR) + 1) ==
-	    0) {
-		if (mount("tmpfs", AUDIT_DEFAULT_DIR, "tmpfs", ro, "size=4k,mode=0") < 0)
-			return -errno;
-		return 0;
-	}
-	/* ENOENT: not in the job's view at all (under its private /tmp, say): nothing to hide. */
-	if (mount("/dev/null", config->audit_path, NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
-		return -errno;
+	if ((size_t)n >= len)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	slash = strrchr(buf, '/');
+	if (!slash || (size_t)(slash - buf) + sizeof("/" CHILD_INIT_NAME) > len)
+		return -ENAMETOOLONG;
+	strcpy(slash + 1, CHILD_INIT_NAME);
 	return 0;
 }
 
 /*
- * Kernel tunables and host-wide knobs that check nothing but file ownership: a uid-0 job
- * without capabilities could write kernel.core_pattern (a pipe helper runs as full root,
- * outside the sandbox) or the host's net.* sysctls. As runc's defaults: bound onto
- * themselves, then made read-only.
+ * Opened once, before anything runs as root from it: a binary anyone but root could have
+ * written would run with every privilege the launcher has.
  */
-static const char *const CHILD_READONLY_PROC[] = {
-	"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs",
-};
-
-/* Host-wide state a job has no use for (runc's and Docker's masked paths): /dev/null over it. */
-static const char *const CHILD_MASKED_FILES[] = {
-	"/proc/kcore",	     "/proc/keys",	    "/proc/timer_list", "/proc/timer_stats",
-	"/proc/sched_debug", "/proc/latency_stats", "/proc/interrupts",
-};
-
-/* The same for folders: an empty read-only tmpfs over each. */
-static const char *const CHILD_MASKED_DIRS[] = {
-	"/proc/acpi",
-	"/proc/asound",
-	"/proc/scsi",
-	"/sys/firmware",
-	"/sys/devices/virtual/powercap",
-	"/sys/devices/virtual/tpm",
-};
-
-static int child_readonly_bind(const char *path)
+static int child_open_init(void)
 {
-	const unsigned long locked = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	char path[PATH_MAX];
+	struct stat st;
+	int fd, r = child_init_path(path, sizeof(path));
 
-	/* A failed mount(2) costs ten times an access(2): most kernels lack a path or two. */
-	if (access(path, F_OK) < 0)
-		return 0;
-	if (mount(path, path, NULL, MS_BIND, NULL) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | locked, NULL) < 0)
-		return -errno;
-	return 0;
-}
-
-/* One mount call per path; ENOENT: this kernel does not have it, nothing to hide. */
-static int child_mask(const char *path, bool dir)
-{
-	const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-	int r;
-
-	if (access(path, F_OK) < 0)
-		return 0;
-	if (dir)
-		r = mount("tmpfs", path, "tmpfs", ro, "size=4k,mode=0555");
-	else
-		r = mount("/dev/null", path, NULL, MS_BIND, NULL);
-	if (r < 0 && errno != ENOENT)
-		return -errno;
-	return 0;
-}
-
-/*
- * The job's /proc and /sys: kernel tunables read-only, sensitive files masked, and the whole
- * of /sys (and every mount below it) read-only in one mount_setattr call.
- */
-static int child_protect_kernel_files(void)
-{
-	struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
-	int r;
-
-	for (size_t i = 0; i < ARRAY_SIZE(CHILD_READONLY_PROC); i++) {
-		r = child_readonly_bind(CHILD_READONLY_PROC[i]);
-		if (r < 0)
-			return r;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(CHILD_MASKED_FILES); i++) {
-		r = child_mask(CHILD_MASKED_FILES[i], false);
-		if (r < 0)
-			return r;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(CHILD_MASKED_DIRS); i++) {
-		r = child_mask(CHILD_MASKED_DIRS[i], true);
-		if (r < 0)
-			return r;
-	}
-	if (mount_setattr(AT_FDCWD, "/sys", AT_RECURSIVE, &attr, sizeof(attr)) < 0 &&
-	    errno != ENOENT)
-		return -errno;
-	return 0;
-}
-
-/*
- * Puts a writable copy of the mount tree at `fd` (a folder or a file) over it, in the
- * read-only view. Returns the copy's descriptor, or -errno.
- */
-static int child_writable_over(int fd)
-{
-	struct mount_attr rw = { .attr_clr = MOUNT_ATTR_RDONLY };
-	_cleanup_close_ int tree = -1;
-
-	tree = open_tree(fd, "",
-			 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
-	if (tree < 0)
-		return -errno;
-	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &rw, sizeof(rw)) < 0 ||
-	    move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		return -errno;
-	return TAKE_FD(tree);
-}
-
-/*
- * Without Landlock, "read_only" (the default) still holds for files: every mount of the job's
- * view becomes read-only but for writable copies over what it may write (EROFS rather than
- * Landlock's EACCES, and chmod, chown, utime and setxattr too). Device nodes are the gap: the
- * kernel does not ask the mount when one is opened for writing. The working directory is the
- * one inherited, whatever its path names now: it is copied by descriptor, and init (so the
- * job) moves into the copy.
- */
-static int child_readonly_view(const struct child_config *config)
-{
-	struct mount_attr ro = { .attr_set = MOUNT_ATTR_RDONLY };
-	const char *const *write = config->fs_write;
-	_cleanup_close_ int cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	int fds[CHILD_MAX_FS_WRITE], n = 0, r = 0;
-
-	if (cwd_fd < 0)
-		return -errno;
-	for (size_t i = 0; write && write[i] && r == 0; i++) {
-		if (n == CHILD_MAX_FS_WRITE)
-			r = -E2BIG;
-		else if (i == 0 && config->fs_write_cwd)
-			fds[n++] = fcntl(cwd_fd, F_DUPFD_CLOEXEC, 3);
-		else
-			fds[n++] = open(write[i], O_PATH | O_CLOEXEC);
-		if (r == 0 && fds[n - 1] < 0)
-			r = -errno;
-	}
-	if (r == 0 && mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof(ro)) < 0)
-		r = -errno;
-	for (int i = 0; i < n && r == 0; i++) {
-		int tree = child_writable_over(fds[i]);
-
-		if (tree < 0)
-			r = tree;
-		else if (i == 0 && config->fs_write_cwd && fchdir(tree) < 0)
-			r = -errno;
-		if (tree >= 0)
-			close(tree);
-	}
-	for (int i = 0; i < n; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-	return r;
-}
-
-/*
- * Whether the namespace of the launcher's mountinfo (INIT_MOUNTS_FD) changed since the
- * launcher opened it: POLLPRI (and POLLERR) then; an error counts as a change.
- */
-static bool child_mounts_changed(void)
-{
-	struct pollfd mounts = { .fd = INIT_MOUNTS_FD, .events = POLLPRI };
-
-	return poll(&mounts, 1, 0) != 0;
-}
-
-/*
- * Cgroup and BPF mounts outside /sys/fs/cgroup (or below it, when it is no mount point):
- * init's own mountinfo walked, each hidden by its path, whatever the launcher saw.
- */
-static int child_hide_other_mounts(void)
-{
-	return mountinfo_foreach(child_hide_mount, NULL);
-}
-
-/*
- * The job's view. mounts_watched: init holds the launcher's mountinfo in INIT_MOUNTS_FD, in
- * which the launcher saw no cgroup or BPF mount outside /sys/fs/cgroup's tree but
- * config->mounts_to_hide (child_watch_mounts).
- */
-static int child_setup_mounts(const struct child_config *config, bool mounts_watched)
-{
-	bool home_detached = false;
-	char tmp_options[64] = "mode=1777,size=50%";
-	int r;
-
-	if (config->tmp_size_bytes)
-		snprintf(tmp_options, sizeof(tmp_options), "mode=1777,size=%llu",
-			 config->tmp_size_bytes);
-
-	/* Nothing done below may propagate back to the host's mounts. */
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return -errno;
-	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		return -errno;
-	/*
-	 * A private /tmp: AF_UNIX sockets under it are the job's own and always reachable, so
-	 * no symlink there may lead anywhere else (nosymfollow, 5.10).
-	 */
-	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOSYMFOLLOW, tmp_options) < 0)
-		return -errno;
-	/* POSIX shared memory and semaphores: the host's /dev/shm is a folder every user shares. */
-	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOSYMFOLLOW,
-		  "mode=1777,size=50%") < 0 &&
-	    errno != ENOENT)
-		return -errno;
-	r = child_hide_state(config);
 	if (r < 0)
 		return r;
-	/*
-	 * The home of the cgroup file systems goes in one detach, with everything mounted below
-	 * it (a hybrid host has a dozen cgroup mounts there); the walk below deals with any
-	 * mounted elsewhere. EINVAL: not a mount point.
-	 */
-	if (umount2(MOUNTHIDE_HOME, MNT_DETACH) == 0)
-		home_detached = true;
-	else if (errno != EINVAL && errno != ENOENT)
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
-	/*
-	 * The launcher saw every cgroup and BPF mount in the tree of the one on /sys/fs/cgroup,
-	 * which went whole, or in config->mounts_to_hide: the walk would find those, in that
-	 * order, unless a mount came or went in the launcher's namespace since it opened its
-	 * mountinfo. Anything that reached init's copy before its "/" went private (above) came
-	 * that way (a copy's mounts are peers, or slaves of the same master, of the launcher's),
-	 * and the namespace's event count, which poll() compares with the one at the open, says
-	 * so. In any doubt, the walk.
-	 */
-	if (mounts_watched && home_detached && !child_mounts_changed()) {
-		for (size_t i = 0; i < config->nmounts_to_hide; i++) {
-			r = child_hide_at(config->mounts_to_hide[i].mount_point,
-					  config->mounts_to_hide[i].how);
-			if (r < 0)
-				return r;
-		}
-	} else {
-		r = child_hide_other_mounts();
-		if (r < 0)
-			return r;
-	}
-	if (mounts_watched)
-		close(INIT_MOUNTS_FD);
-	r = child_protect_kernel_files();
-	if (r < 0 || !config->fs_write || config->landlock_abi > 0)
-		return r;
-	return child_readonly_view(config);
-}
-
-/*
- * Runs in the job's process, forked by init. Never returns. Everything but the exec is done
- * before the launcher says the cgroup is confined: only the exec waits for it, and no code of
- * the job's runs before.
- */
-static _Noreturn void child_exec_job(const struct child_config *config, int exec_fd, int ruleset_fd)
-{
-	struct child_msg seccomp_msg = { .type = CHILD_MSG_SECCOMP }, go;
-	sigset_t none;
-	int listener;
-	ssize_t n;
-
-	sigemptyset(&none);
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
-	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
-		child_fail(exec_fd, CHILD_STAGE_SIGNALS, errno);
-	/* Init is the parent: when it goes, so does the job, without waiting for the kernel. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		child_fail(exec_fd, CHILD_STAGE_PDEATHSIG, errno);
-
-	/* Root without capabilities must not regain them through exec or setuid-root files. */
-	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-					     SECBIT_NO_SETUID_FIXUP_LOCKED |
-					     SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
-					     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
-		child_fail(exec_fd, CHILD_STAGE_SECUREBITS, errno);
-	if (config->set_user) {
-		if (setgroups((size_t)config->ngroups, config->groups) < 0)
-			child_fail(exec_fd, CHILD_STAGE_USER, errno);
-		if (setresgid(config->gid, config->gid, config->gid) < 0 ||
-		    setresuid(config->uid, config->uid, config->uid) < 0)
-			child_fail(exec_fd, CHILD_STAGE_USER, errno);
-		/*
-		 * A change of user sets the memory's dumpable flag to fs.suid_dumpable, and this
-		 * is init's memory until the exec (child_start_job): not dumpable again.
-		 */
-		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-			child_fail(exec_fd, CHILD_STAGE_USER, errno);
-	}
-	if (child_drop_caps() < 0)
-		child_fail(exec_fd, CHILD_STAGE_CAPS, errno);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		child_fail(exec_fd, CHILD_STAGE_NO_NEW_PRIVS, errno);
-	/* Before seccomp, which would not refuse it; inherited by all the job starts. */
-	if (ruleset_fd >= 0) {
-		int r = landlock_restrict(ruleset_fd);
-
-		if (r < 0)
-			child_fail(exec_fd, CHILD_STAGE_LANDLOCK, -r);
-		close(ruleset_fd);
-	}
-	/* Last before exec: the filter would refuse nothing above, but it stays for good. */
-	listener = seccomp_install();
-	if (listener < 0)
-		child_fail(exec_fd, CHILD_STAGE_SECCOMP, -listener);
-	if (child_send_fds(INIT_STATUS_FD, &seccomp_msg, &listener, 1) < 0)
-		child_fail(exec_fd, CHILD_STAGE_SECCOMP, errno);
-	close(listener);
-	/* Everything above 2 goes at exec; a failed exec still reports through exec_fd. */
-	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-		child_fail(exec_fd, CHILD_STAGE_FDS, errno);
-	/* The status socket's one message for this side; nothing else reads it. */
-	do
-		n = read(INIT_STATUS_FD, &go, sizeof(go));
-	while (n < 0 && errno == EINTR);
-	if (n != sizeof(go) || go.type != CHILD_MSG_GO)
-		child_fail(exec_fd, CHILD_STAGE_GO, n < 0 ? errno : EPIPE);
-	execvp(config->argv[0], config->argv);
-	child_fail(exec_fd, CHILD_STAGE_EXEC, errno);
-}
-
-struct child_job_args {
-	const struct child_config *config;
-	int ruleset_fd;
-};
-
-/* The job's entry on its own stack (clone's fn). */
-static int child_job_main(void *data)
-{
-	const struct child_job_args *args = data;
-
-	child_exec_job(args->config, INIT_EXEC_FD, args->ruleset_fd);
-}
-
-/*
- * The job's stack until its exec: launch's own code and libc's (execvp of a script
- * puts its whole argv on it), as large as a main thread's and reserved only as touched; a
- * guard page below.
- */
-#define CHILD_JOB_STACK (8 * 1024 * 1024)
-
-/*
- * Starts the job in init's memory (CLONE_VM) with init suspended until the job execs or dies
- * (CLONE_VFORK), as posix_spawn does: no page tables to copy, no page copied on write by
- * either, and the exec has no copy of init's memory to tear down. The fork this replaces cost
- * the job's start 2 to 4 ms here. Init is suspended, so the two never run in its memory at
- * once: the job's errno, and any allocation of libc's, are as a function call's of init's.
- * Init is not dumpable, so no process of the job's uid can read or write that memory through
- * the job meanwhile; where a change of user could make it so for a moment (undumpable false:
- * the launcher did not say fs.suid_dumpable is 0 or 2), the job is forked as before. Returns the
- * job's pid or -errno; when it returns with CLONE_VFORK, the job has exec'd or is dead.
- */
-static pid_t child_start_job(const struct child_config *config, int ruleset_fd, bool undumpable)
-{
-	struct child_job_args args = { .config = config, .ruleset_fd = ruleset_fd };
-	size_t guard = (size_t)sysconf(_SC_PAGESIZE);
-	char *stack;
-	pid_t job;
-	int r;
-
-	if (config->set_user && !undumpable) {
-		job = fork();
-		if (job == 0)
-			child_exec_job(config, INIT_EXEC_FD, ruleset_fd);
-		return job < 0 ? -errno : job;
-	}
-	stack = mmap(NULL, guard + CHILD_JOB_STACK, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
-	if (stack == MAP_FAILED)
-		return -errno;
-	if (mprotect(stack, guard, PROT_NONE) < 0) {
-		r = -errno;
-		munmap(stack, guard + CHILD_JOB_STACK);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		r = errno && !S_ISREG(st.st_mode) ? -errno : -EPERM;
+		close(fd);
 		return r;
 	}
-	job = clone(child_job_main, stack + guard + CHILD_JOB_STACK,
-		    CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
-	r = job < 0 ? -errno : job;
-	munmap(stack, guard + CHILD_JOB_STACK);
-	return r;
+	return fd;
 }
 
-static void child_init_signals(sigset_t *ret_set)
+#if defined(__x86_64__)
+/*
+ * clone3, then in the child execveat(init_fd, "", argv, envp, AT_EMPTY_PATH), and exit with
+ * the error if it fails. With CLONE_VM | CLONE_VFORK the child runs in the launcher's memory
+ * while the launcher waits for its exec (posix_spawn's way): no page tables copied, no page
+ * copied on write by either afterwards. The child touches no memory at all (no stack, no
+ * errno), so it runs on none of its own. Returns the child's pid or -errno.
+ */
+static long child_clone3_exec(struct clone_args *args, int init_fd, char *const argv[],
+			      char *const envp[])
 {
-	sigemptyset(ret_set);
-	sigaddset(ret_set, SIGCHLD);
-	for (size_t i = 0; i < ARRAY_SIZE(INIT_FORWARDED); i++)
-		sigaddset(ret_set, INIT_FORWARDED[i]);
+	register long rax __asm__("rax") = SYS_clone3;
+	register long rdi __asm__("rdi") = (long)args;
+	register long rsi __asm__("rsi") = (long)sizeof(*args);
+	register long r12 __asm__("r12") = init_fd;
+	register long r13 __asm__("r13") = (long)argv;
+	register long r14 __asm__("r14") = (long)envp;
+
+	__asm__ volatile("syscall\n\t"
+			 "test %%rax, %%rax\n\t"
+			 "jnz 1f\n\t"
+			 "mov %%r12, %%rdi\n\t"
+			 "lea 2f(%%rip), %%rsi\n\t"
+			 "mov %%r13, %%rdx\n\t"
+			 "mov %%r14, %%r10\n\t"
+			 "mov %[empty_path], %%r8d\n\t"
+			 "mov %[execveat], %%eax\n\t"
+			 "syscall\n\t"
+			 "mov %%eax, %%edi\n\t"
+			 "neg %%edi\n\t"
+			 "mov %[exit], %%eax\n\t"
+			 "syscall\n\t"
+			 "2: .byte 0\n\t"
+			 "1:\n\t"
+			 : "+r"(rax)
+			 : "r"(rdi), "r"(rsi), "r"(r12), "r"(r13), "r"(r14),
+			   [empty_path] "i"(AT_EMPTY_PATH), [execveat] "i"(SYS_execveat),
+			   [exit] "i"(SYS_exit)
+			 : "rcx", "r11", "rdx", "r8", "r10", "memory");
+	return rax;
 }
+#else
+#error "child_clone3_exec: written for x86_64 only, the one architecture vmlinux/ has"
+#endif
 
-/* Waits for the job, passes signals on, reaps orphans; reports the job's end. */
-static _Noreturn void child_init_loop(pid_t job)
+static void child_free_argv(char **argv)
 {
-	struct child_msg msg = { .type = CHILD_MSG_EXITED };
-	sigset_t set;
-
-	child_init_signals(&set);
-	for (;;) {
-		siginfo_t info;
-		int status;
-		pid_t pid;
-
-		if (sigwaitinfo(&set, &info) < 0)
-			continue;
-		if (info.si_signo != SIGCHLD) {
-			/* A terminal's signal reached the job directly; never twice. */
-			if (info.si_code != SI_KERNEL)
-				kill(job, info.si_signo);
-			continue;
-		}
-		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-			if (pid == job) {
-				msg.status = status;
-				child_send(INIT_STATUS_FD, &msg);
-				/* Init's exit makes the kernel kill what is left in the namespace.
-				 */
-				_exit(0);
-			}
-		}
-	}
+	for (size_t i = 0; argv && argv[i]; i++)
+		free(argv[i]);
+	free(argv);
 }
 
 /*
- * Waits for the launcher's word that init's limits are set (CHILD_MSG_JOINED), then moves
- * itself into each cgroup v1 directory that came with it, and returns the job's Landlock
- * ruleset that came last (-1 when init's configuration asks for none). Init writes 0 to `tasks`: a
- * task moving itself as one thread is the one move the kernel makes without taking the global
- * cgroup_threadgroup_rwsem for writing (cgroup_procs_write_start), which waits for an RCU grace
- * period (1.2 ms at a quiet start here, up to 31 ms under load) and stalls every fork and exit
- * on the host meanwhile. Init has one thread, so the thread is the whole process. The
- * directories are closed before the job exists: one in its hands would let it move any task
- * of the host into a cgroup. Never returns on failure: no job runs outside its limits, nor
- * without the ruleset its configuration asks for.
+ * Init's argv: its name, its four descriptors (the status socket, the life pipe, the exec
+ * pipe, the launcher's mountinfo or -1), then "HOW" "PATH" for each mount it hides without a
+ * walk. NULL when out of memory.
  */
-static int child_init_join(const struct child_config *config, int *ret_flags)
+static char **child_init_argv(const struct child_config *config, const int fds[4])
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * CHILD_JOIN_FDS_MAX)];
-		struct cmsghdr align;
-	} control;
-	struct child_msg msg;
-	struct iovec iov = { .iov_base = &msg, .iov_len = sizeof(msg) };
-	struct msghdr mh = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = control.buf,
-		.msg_controllen = sizeof(control.buf),
-	};
-	int fds[CHILD_JOIN_FDS_MAX], nfds = 0, error = 0, failed = -1, ruleset_fd = -1;
-	bool has_ruleset;
-	struct cmsghdr *cmsg;
-	ssize_t n;
+	size_t n = 5 + 2 * config->nmounts_to_hide + 1, used = 0;
+	char **argv = calloc(n, sizeof(*argv));
 
-	do
-		n = recvmsg(INIT_STATUS_FD, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	for (cmsg = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
-		size_t len = cmsg->cmsg_len - CMSG_LEN(0);
-
-		if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < len / sizeof(int); i++)
-			if (nfds < CHILD_JOIN_FDS_MAX)
-				memcpy(&fds[nfds++], CMSG_DATA(cmsg) + i * sizeof(int),
-				       sizeof(int));
+	if (!argv)
+		return NULL;
+	argv[used++] = strdup(CHILD_INIT_NAME);
+	for (int i = 0; i < 4; i++)
+		if (asprintf(&argv[used++], "%d", fds[i]) < 0)
+			argv[used - 1] = NULL;
+	for (size_t i = 0; i < config->nmounts_to_hide; i++) {
+		if (asprintf(&argv[used++], "%ld", config->mounts_to_hide[i].how) < 0)
+			argv[used - 1] = NULL;
+		argv[used++] = strdup(config->mounts_to_hide[i].mount_point);
 	}
-	if (n != sizeof(msg) || msg.type != CHILD_MSG_JOINED)
-		_exit(125);
-	has_ruleset = msg.flags & CHILD_JOINED_RULESET;
-	/* Fewer than the launcher sent (a descriptor limit, a cut-off message): not in them all. */
-	if ((mh.msg_flags & MSG_CTRUNC) || msg.status < 0 || msg.status > CHILD_JOIN_DIRS_MAX ||
-	    nfds != msg.status + has_ruleset)
-		child_fail_at(INIT_STATUS_FD, CHILD_STAGE_LIMITS, EPROTO, nfds);
-	/* Asked for by the configuration and not there (or the other way round): no job. */
-	if (has_ruleset != (config->landlock_abi > 0))
-		child_fail(INIT_STATUS_FD, CHILD_STAGE_LANDLOCK, EPROTO);
-	if (has_ruleset)
-		ruleset_fd = fds[--nfds];
-	*ret_flags = msg.flags;
-	for (int i = 0; i < nfds; i++) {
-		int tasks = failed < 0 ? openat(fds[i], "tasks", O_WRONLY | O_CLOEXEC) : -1;
-
-		if (failed < 0 && (tasks < 0 || write(tasks, "0", 1) != 1)) {
-			error = errno;
-			failed = i;
+	for (size_t i = 0; i < used; i++)
+		if (!argv[i]) {
+			while (++i < used)
+				free(argv[i]);
+			child_free_argv(argv);
+			return NULL;
 		}
-		if (tasks >= 0)
-			close(tasks);
-		close(fds[i]);
-	}
-	if (failed >= 0)
-		child_fail_at(INIT_STATUS_FD, CHILD_STAGE_LIMITS, error, failed);
-	return ruleset_fd;
-}
-
-/*
- * Init's half of the job's Landlock ruleset: the rules on paths that may name another inode in
- * init's mount namespace than in the launcher's, which made the rest (child_ruleset_new). A
- * rule binds to the inode its path names when it is added: init's /tmp and /dev/shm are
- * tmpfs mounts of its own, and a policy's path may lead, through a symlink or below a path
- * init mounts over (/tmp, /proc, launch's state, the cgroup file systems), somewhere else in
- * init's view than in the launcher's, so each is opened here, in the job's view, as root.
- * Never returns on failure: the ruleset would be wider or narrower than asked.
- */
-static void child_init_ruleset(const struct child_config *config, int ruleset_fd)
-{
-	const char *failed;
-	int r;
-
-	r = landlock_allow_paths(ruleset_fd, config->landlock_abi,
-				 config->fs_write + (config->fs_write_cwd ? 1 : 0), &failed);
-	if (r < 0)
-		child_fail(INIT_STATUS_FD, CHILD_STAGE_LANDLOCK, -r);
-}
-
-/* The sandbox's init: PID 1 of the job's namespace, inside the cgroup. Never returns. */
-static _Noreturn void child_init(const struct child_config *config, int status_fd, int life_fd,
-				 int exec_fd)
-{
-	struct pollfd life = { .fd = INIT_LIFE_FD, .events = POLLIN };
-	int r, ruleset_fd = -1, joined_flags = 0, mounts_fd;
-	sigset_t set;
-	pid_t job;
-
-	/*
-	 * First of all, shed the launcher's descriptors: BPF maps, the audit log, sockets. The
-	 * three move out of the way first, so that no dup2 closes another.
-	 */
-	status_fd = fcntl(status_fd, F_DUPFD, 10);
-	life_fd = fcntl(life_fd, F_DUPFD, 10);
-	exec_fd = fcntl(exec_fd, F_DUPFD, 10);
-	/* Without it, init walks its mountinfo as it would have anyway. */
-	mounts_fd = config->mounts_known ? fcntl(config->mounts_fd, F_DUPFD, 10) : -1;
-	if (status_fd < 0 || life_fd < 0 || exec_fd < 0 || dup2(status_fd, INIT_STATUS_FD) < 0 ||
-	    dup2(life_fd, INIT_LIFE_FD) < 0 || dup2(exec_fd, INIT_EXEC_FD) < 0)
-		_exit(125);
-	if (mounts_fd >= 0 && dup2(mounts_fd, INIT_MOUNTS_FD) < 0)
-		mounts_fd = -1;
-	if (syscall(SYS_close_range, mounts_fd >= 0 ? INIT_MOUNTS_FD + 1 : INIT_MOUNTS_FD, ~0U, 0) <
-	    0)
-		_exit(125);
-	/* Blocked before the job exists, so that no SIGCHLD escapes sigwaitinfo. */
-	child_init_signals(&set);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		child_fail(INIT_STATUS_FD, CHILD_STAGE_SIGNALS, errno);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		child_fail(INIT_STATUS_FD, CHILD_STAGE_PDEATHSIG, errno);
-	/* If the launcher died before the line above, the life pipe has no writer left. */
-	if (poll(&life, 1, 0) != 0)
-		_exit(125);
-	/*
-	 * Neither the job nor anyone else of its uid may read or trace init's memory, which the
-	 * job runs in until its exec.
-	 */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-		child_fail(INIT_STATUS_FD, CHILD_STAGE_USER, errno);
-
-	r = child_setup_mounts(config, mounts_fd >= 0);
-	if (r < 0)
-		child_fail(INIT_STATUS_FD, CHILD_STAGE_MOUNTS, -r);
-
-	/* Nothing privileged is left to do that the bounding set would stop. */
-	if (child_drop_bounding_set() < 0)
-		child_fail(INIT_STATUS_FD, CHILD_STAGE_CAPS, errno);
-	/*
-	 * The job inherits init's v1 cgroups, OOM score and RLIMIT_NOFILE: a job forked before
-	 * they are set would run outside its limits.
-	 */
-	ruleset_fd = child_init_join(config, &joined_flags);
-	if (ruleset_fd >= 0)
-		child_init_ruleset(config, ruleset_fd);
-	/*
-	 * Now a member of every cgroup of the sandbox (v2 and v1), which become the roots of
-	 * the job's cgroup namespace: it sees "/" for each.
-	 */
-	if (unshare(CLONE_NEWCGROUP) < 0)
-		child_fail(INIT_STATUS_FD, CHILD_STAGE_CGROUPNS, errno);
-
-	/*
-	 * Started, its privileges dropped and its filters installed, while the launcher
-	 * confines the cgroup: the job waits for that only to exec.
-	 */
-	job = child_start_job(config, ruleset_fd, joined_flags & CHILD_JOINED_UNDUMPABLE);
-	if (job < 0)
-		child_fail(INIT_STATUS_FD, CHILD_STAGE_FORK, -job);
-	/* The job's alone: its exec (or death) is the pipe's end. */
-	close(INIT_EXEC_FD);
-	if (ruleset_fd >= 0)
-		close(ruleset_fd);
-
-	/*
-	 * Init needs no privilege from here on but to pass signals on to a job that runs as
-	 * another uid (nobody, by default): CAP_KILL, and nothing else. The job has just
-	 * exec'd; nothing init did since depends on it (its signals and exit wait, blocked,
-	 * for the loop below).
-	 */
-	r = child_keep_kill_cap();
-	if (r < 0)
-		child_fail(INIT_STATUS_FD, CHILD_STAGE_CAPS, -r);
-	/*
-	 * Init dying takes the job with it. The job's exec released init, which drops at once:
-	 * the job's own code runs beside a privileged init only for that moment, in which init
-	 * (not dumpable, another uid) reads nothing from it.
-	 */
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		child_fail(INIT_STATUS_FD, CHILD_STAGE_NO_NEW_PRIVS, errno);
-	child_init_loop(job);
+	return argv;
 }
 
 int child_spawn(const struct child_config *config, struct child *ret_child)
 {
-	int status_pipe[2], life_pipe[2], exec_pipe[2], pidfd = -1;
+	int status_pipe[2] = { -1, -1 }, life_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 };
+	int pidfd = -1, mounts_fd = -1, r;
 	struct clone_args args = {
-		.flags = CLONE_INTO_CGROUP | CLONE_PIDFD | CLONE_NEWPID | CLONE_NEWNS,
+		.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP | CLONE_PIDFD | CLONE_NEWPID |
+			 CLONE_NEWNS,
 		.pidfd = (uint64_t)(uintptr_t)&pidfd,
 		.exit_signal = SIGCHLD,
 		.cgroup = (uint64_t)config->cgroup_fd,
 	};
+	_cleanup_close_ int init_fd = child_open_init();
+	char *const no_env[] = { NULL };
+	char **argv = NULL;
+	siginfo_t info = { 0 };
 	long pid;
 
-	/* Datagrams keep messages whole; a socket can carry the seccomp listener. */
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, status_pipe) < 0)
-		return -errno;
-	if (pipe2(life_pipe, O_CLOEXEC) < 0) {
-		int r = -errno;
-
-		close(status_pipe[0]);
-		close(status_pipe[1]);
-		return r;
+	if (init_fd < 0)
+		return init_fd;
+	/*
+	 * Init's ends without O_CLOEXEC, so that they pass its exec; the launcher runs one
+	 * thread here, and takes its ends back at once.
+	 */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, status_pipe) < 0 || pipe2(life_pipe, 0) < 0 ||
+	    pipe2(exec_pipe, 0) < 0 ||
+	    fcntl(status_pipe[0], F_SETFD, FD_CLOEXEC) < 0 ||
+	    fcntl(life_pipe[1], F_SETFD, FD_CLOEXEC) < 0 ||
+	    fcntl(exec_pipe[0], F_SETFD, FD_CLOEXEC) < 0 ||
+	    (config->mounts_known && (mounts_fd = fcntl(config->mounts_fd, F_DUPFD, 3)) < 0)) {
+		r = -errno;
+		goto out;
 	}
-	if (pipe2(exec_pipe, O_CLOEXEC) < 0) {
-		int r = -errno;
-
-		close(status_pipe[0]);
-		close(status_pipe[1]);
-		close(life_pipe[0]);
-		close(life_pipe[1]);
-		return r;
+	argv = child_init_argv(config,
+			       (const int[4]){ status_pipe[1], life_pipe[0], exec_pipe[1], mounts_fd });
+	if (!argv) {
+		r = -ENOMEM;
+		goto out;
 	}
 	fflush(NULL);
-	pid = syscall(SYS_clone3, &args, sizeof(args));
-	if (pid == 0)
-		child_init(config, status_pipe[1], life_pipe[0], exec_pipe[1]);
-	close(status_pipe[1]);
-	close(life_pipe[0]);
-	close(exec_pipe[1]);
+	pid = child_clone3_exec(&args, init_fd, argv, no_env);
 	if (pid < 0) {
-		int r = -errno;
-
-		close(status_pipe[0]);
-		close(life_pipe[1]);
-		close(exec_pipe[0]);
-		return r;
+		r = (int)pid;
+		goto out;
+	}
+	/* Back from CLONE_VFORK: init exec'd, or died trying (its status is the error). */
+	if (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG) == 0 && info.si_pid != 0) {
+		close(pidfd);
+		r = info.si_code == CLD_EXITED && info.si_status > 0 ? -info.si_status : -ENOEXEC;
+		goto out;
 	}
 	ret_child->pid = (pid_t)pid;
 	ret_child->pidfd = pidfd;
-	ret_child->status_fd = status_pipe[0];
+	ret_child->status_fd = TAKE_FD(status_pipe[0]);
 	ret_child->seccomp_fd = -1;
-	ret_child->life_fd = life_pipe[1];
-	ret_child->exec_fd = exec_pipe[0];
-	return 0;
+	ret_child->life_fd = TAKE_FD(life_pipe[1]);
+	ret_child->exec_fd = TAKE_FD(exec_pipe[0]);
+	r = 0;
+out:
+	child_free_argv(argv);
+	for (int i = 0; i < 2; i++) {
+		if (status_pipe[i] >= 0)
+			close(status_pipe[i]);
+		if (life_pipe[i] >= 0)
+			close(life_pipe[i]);
+		if (exec_pipe[i] >= 0)
+			close(exec_pipe[i]);
+	}
+	if (mounts_fd >= 0)
+		close(mounts_fd);
+	return r;
 }
 
 /* One message to init, or to the job; a dead reader has said why already. */
@@ -1121,6 +419,18 @@ static int child_tell(struct child *child, int type)
 	if (n < 0 && errno != EPIPE && errno != ECONNRESET)
 		return -errno;
 	return 0;
+}
+
+int child_configure(struct child *child, const struct child_config *config)
+{
+	const struct child_msg msg = { .type = CHILD_MSG_CONFIG };
+	_cleanup_close_ int fd = -1;
+	int r = child_config_write(config, &fd);
+
+	if (r < 0)
+		return r;
+	r = child_send_fds(child->status_fd, &msg, &fd, 1);
+	return r == -EPIPE || r == -ECONNRESET ? 0 : r;
 }
 
 int child_ruleset_new(const struct child_config *config, const char **ret_failed)

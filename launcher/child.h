@@ -16,6 +16,7 @@
 
 struct child_config {
 	char *const *argv;
+	char *const *envp; /* the job's environment; NULL: the launcher's */
 	int cgroup_fd;
 	bool set_user; /* --user: switch to uid/gid and the user's groups */
 	uid_t uid;
@@ -78,6 +79,11 @@ enum child_msg_type {
 	 * whose directories come with it (status: how many), then starts the job.
 	 */
 	CHILD_MSG_JOINED,
+	/*
+	 * From the launcher: the job's configuration is whole, in the memory it shares with init
+	 * (child_configure); init makes the mounts that depend on it.
+	 */
+	CHILD_MSG_CONFIG,
 };
 
 /* Cgroup v1 directories a CHILD_MSG_JOINED carries at most. */
@@ -114,6 +120,9 @@ struct child {
 	int exec_fd;	/* read end of the exec pipe: EOF at the job's exec, or why it failed */
 };
 
+/* The sandbox's init, a binary of its own installed beside launch. */
+#define CHILD_INIT_NAME "launch-init"
+
 /* Nothing open yet: what child_close may be given before child_spawn ran, or after it failed. */
 #define CHILD_INIT                                                                        \
 	{                                                                                 \
@@ -123,12 +132,22 @@ struct child {
 
 /*
  * Starts the sandbox's init inside the cgroup (clone3 CLONE_INTO_CGROUP, so no code runs
- * outside it) in new PID and mount namespaces. Init hides the cgroup and BPF file systems
- * from the job and forks it; the job drops its privileges, installs its filters and waits
- * for child_start to exec. Init then passes on signals. The caller must have blocked the
- * signals it forwards.
+ * outside it) in new PID and mount namespaces, before the job's configuration is known: of
+ * config, only cgroup_fd and the mounts child_watch_mounts found are read. Init hides the
+ * cgroup and BPF file systems from the job meanwhile, then waits for child_configure; it
+ * makes the rest of the job's view and forks it; the job drops its privileges, installs its
+ * filters and waits for child_start to exec. Init then passes on signals. The caller must have
+ * blocked the signals it forwards.
  */
 int child_spawn(const struct child_config *config, struct child *ret_child);
+/*
+ * Hands init the job's whole configuration: copied into the memory init shares with the
+ * launcher, which init reads once told. -E2BIG when the arguments, the environment and the
+ * policies' paths together do not fit in it.
+ */
+int child_configure(struct child *child, const struct child_config *config);
+/* Where launch-init is: beside the launcher's own binary. 0 or -errno. */
+int child_init_path(char *buf, size_t len);
 /*
  * The launcher's half of the job's Landlock ruleset (config->landlock_abi > 0), made while
  * init mounts: the rules whose paths name the same inode in init's mount namespace as in the

@@ -826,6 +826,17 @@ static int cmd_check(int argc, char **argv)
 	return EXIT_SUCCESS;
 }
 
+/* The job has limits a cgroup controller enforces, and their hierarchies could not be mounted. */
+static int fail_v1_mount(int v1_error, bool limits)
+{
+	if (v1_error >= 0 || !limits)
+		return 0;
+	fail("cannot mount the cgroup v1 hierarchies of the limits below %s: %s "
+	     "(--pids-max max --memory-max max and no --cpu-max: no limits)",
+	     CGROUP_PRIVATE_ROOT, strerror(-v1_error));
+	return v1_error;
+}
+
 /* The default cgroup parent, <cgroup2 mount>/launch. */
 static int cgroup_parent_default(char *parent, size_t len)
 {
@@ -838,10 +849,12 @@ static int cgroup_parent_default(char *parent, size_t len)
 }
 
 /*
- * Writes the folder under which sandbox cgroups are made. limits: the job has limits that a
- * cgroup controller enforces (limit_wants_cgroup).
+ * Writes the folder under which sandbox cgroups are made. When the cgroup v1 hierarchies of
+ * the limits had to be mounted again and could not be, *ret_v1_error says why: the job may
+ * not start if it has limits a cgroup controller enforces (limit_wants_cgroup), which the
+ * policies, read later, decide.
  */
-static int cgroup_parent_dir(char *parent, size_t len, bool limits)
+static int cgroup_parent_dir(char *parent, size_t len, int *ret_v1_error)
 {
 	int r;
 
@@ -868,13 +881,7 @@ static int cgroup_parent_dir(char *parent, size_t len, bool limits)
 		 * limit would read as one this host has no controller for, and be left out with
 		 * a warning: the job would run unlimited on a host that can limit it.
 		 */
-		r = hybrid ? cglimit_mount_private(CGROUP_PRIVATE_ROOT) : 0;
-		if (r < 0 && limits) {
-			fail("cannot mount the cgroup v1 hierarchies of the limits below %s: %s "
-			     "(--pids-max max --memory-max max and no --cpu-max: no limits)",
-			     CGROUP_PRIVATE_ROOT, strerror(-r));
-			return r;
-		}
+		*ret_v1_error = hybrid ? cglimit_mount_private(CGROUP_PRIVATE_ROOT) : 0;
 	}
 	strncat(parent, "/launch", len - strlen(parent) - 1);
 	return 0;
@@ -885,7 +892,7 @@ static int cmd_gc(int argc, char **argv)
 	struct loader_shared shared;
 	char parent[PATH_MAX], holder[PATH_MAX], default_parent[PATH_MAX];
 	bool unload = false;
-	int first, r, slots = 0, holders, found;
+	int first, r, slots = 0, holders, found, v1_error = 0;
 
 	/* gc's own option, taken out before the common ones are parsed. */
 	for (int i = 1; i < argc; i++)
@@ -902,7 +909,7 @@ static int cmd_gc(int argc, char **argv)
 		fail("gc: \"%s\" is not an option", argv[first]);
 		return EXIT_LAUNCH_FAILED;
 	}
-	if (check_system() < 0 || cgroup_parent_dir(parent, sizeof(parent), false) < 0)
+	if (check_system() < 0 || cgroup_parent_dir(parent, sizeof(parent), &v1_error) < 0)
 		return EXIT_LAUNCH_FAILED;
 	r = gc_sweep();
 	if (r < 0) {
@@ -976,6 +983,67 @@ static void job_limits_of(const struct rules *rules, struct job_limits *ret, uin
 	*ret_ram = ram;
 }
 
+/*
+ * The part of cmd_run after the sandbox's start: the user, the policies, the limits and the
+ * job's environment, read while init sets up the job's namespaces. Returns 0, or
+ * EXIT_LAUNCH_FAILED after one line on stderr.
+ */
+static int plan_job(char **argv, int first, struct sandbox_options *options,
+		    struct rules **ret_rules, const char ***ret_fs_write, char ***ret_environ,
+		    long long *ret_policy_us, int v1_mount_error)
+{
+	uint64_t ram = 0;
+	long long policy_us;
+
+	if (arg.user && child_lookup_user(arg.user, &options->child) < 0) {
+		fail("--user: no such user \"%s\"", arg.user);
+		return EXIT_LAUNCH_FAILED;
+	}
+	/* Never root unless asked for: a uid-0 job owns every root-owned file it can see. */
+	if (!arg.user && child_default_user(&options->child) < 0) {
+		fail("SUDO_UID: the invoking user has too many groups (at most %d)",
+		     CHILD_MAX_GROUPS);
+		return EXIT_LAUNCH_FAILED;
+	}
+	if (resolve_policy_names() < 0)
+		return EXIT_LAUNCH_FAILED;
+	warn_tmp_paths(argv + first);
+	policy_us = monotonic_now_us();
+	if (compile_rules(ret_rules) < 0)
+		return EXIT_LAUNCH_FAILED;
+	*ret_policy_us = monotonic_now_us() - policy_us;
+	if (plan_fs(*ret_rules, &options->child, ret_fs_write) < 0)
+		return EXIT_LAUNCH_FAILED;
+	job_limits_of(*ret_rules, &options->limits, &ram);
+	if (fail_v1_mount(v1_mount_error, limit_wants_cgroup(&options->limits)) < 0)
+		return EXIT_LAUNCH_FAILED;
+	options->audit_path = arg.audit_path;
+	options->audit_continue = arg.audit_continue;
+	options->audit_format = arg.audit_format;
+	options->audit_stall_ms = (long long)(arg.audit_stall_s * 1000.0 + 0.5);
+	options->allow_unix_unfiltered = arg.allow_unix_unfiltered;
+	options->dns_proxy = !arg.no_dns_proxy;
+	options->dns = arg.dns;
+	options->resolver = arg.resolver ? &options->dns.upstream : NULL;
+	options->audit_only = arg.dns.audit_only;
+	if (options->audit_only)
+		fprintf(stderr,
+			"launch: warning: --audit-only: the policy is not enforced; what it "
+			"would refuse is logged as would_deny\n");
+	options->child.argv = argv + first;
+	options->child.audit_path = audit_path_is_file(arg.audit_path) ? arg.audit_path : NULL;
+	options->child.tmp_size_bytes = limit_tmp_bytes(&options->limits, ram);
+	if (arg.notify_denials)
+		options->audit_observer = notify_denial;
+	/* Last: launch itself has no more use for its environment. */
+	if (jobenv_build(&arg.env, environ, ret_environ) < 0) {
+		fail("cannot build the job's environment: %s", strerror(ENOMEM));
+		return EXIT_LAUNCH_FAILED;
+	}
+	options->child.envp = *ret_environ;
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
@@ -989,9 +1057,8 @@ static int cmd_run(int argc, char **argv)
 	struct sandbox_timing timing = { 0 };
 	struct sandbox_audit_result audit = { 0 };
 	_cleanup_free_ char **job_environ = NULL;
-	long long policy_us;
-	uint64_t ram = 0;
-	int first, status, r;
+	long long policy_us = 0;
+	int first, status, v1_mount_error = 0, r;
 
 	first = parse_options(argc, argv, true);
 	if (first < 0)
@@ -1000,28 +1067,9 @@ static int cmd_run(int argc, char **argv)
 		fail("no command given: launch [OPTIONS] -- COMMAND [ARG...]");
 		return EXIT_LAUNCH_FAILED;
 	}
-	if (arg.user && child_lookup_user(arg.user, &options.child) < 0) {
-		fail("--user: no such user \"%s\"", arg.user);
+	if (check_system() < 0)
 		return EXIT_LAUNCH_FAILED;
-	}
-	/* Never root unless asked for: a uid-0 job owns every root-owned file it can see. */
-	if (!arg.user && child_default_user(&options.child) < 0) {
-		fail("SUDO_UID: the invoking user has too many groups (at most %d)",
-		     CHILD_MAX_GROUPS);
-		return EXIT_LAUNCH_FAILED;
-	}
-	if (check_system() < 0 || resolve_policy_names() < 0)
-		return EXIT_LAUNCH_FAILED;
-	warn_tmp_paths(argv + first);
-	policy_us = monotonic_now_us();
-	if (compile_rules(&rules) < 0)
-		return EXIT_LAUNCH_FAILED;
-	policy_us = monotonic_now_us() - policy_us;
-	if (plan_fs(rules, &options.child, &fs_write) < 0)
-		return EXIT_LAUNCH_FAILED;
-
-	job_limits_of(rules, &options.limits, &ram);
-	if (cgroup_parent_dir(parent, sizeof(parent), limit_wants_cgroup(&options.limits)) < 0)
+	if (cgroup_parent_dir(parent, sizeof(parent), &v1_mount_error) < 0)
 		return EXIT_LAUNCH_FAILED;
 	/* After a private cgroup2 mount, if one was made: init's mounts are copied from these. */
 	child_watch_mounts(&options.child);
@@ -1043,35 +1091,23 @@ static int cmd_run(int argc, char **argv)
 
 	options.id = id;
 	options.cgroup_parent = parent;
-	options.audit_path = arg.audit_path;
 	options.audit_sync_fd = arg.audit_sync_fd;
 	options.timeout_s = arg.timeout_s;
-	options.audit_continue = arg.audit_continue;
-	options.audit_format = arg.audit_format;
-	options.audit_stall_ms = (long long)(arg.audit_stall_s * 1000.0 + 0.5);
 	options.audit_out = &audit;
-	options.allow_unix_unfiltered = arg.allow_unix_unfiltered;
-	options.dns_proxy = !arg.no_dns_proxy;
-	options.dns = arg.dns;
-	options.resolver = arg.resolver ? &options.dns.upstream : NULL;
-	options.audit_only = arg.dns.audit_only;
-	if (options.audit_only)
-		fprintf(stderr,
-			"launch: warning: --audit-only: the policy is not enforced; what it "
-			"would refuse is logged as would_deny\n");
-	options.child.argv = argv + first;
-	options.child.audit_path = audit_path_is_file(arg.audit_path) ? arg.audit_path : NULL;
-	options.child.tmp_size_bytes = limit_tmp_bytes(&options.limits, ram);
 	options.timing_out = &timing;
-	if (arg.notify_denials)
-		options.audit_observer = notify_denial;
-	/* Last: launch itself has no more use for its environment. */
-	if (jobenv_build(&arg.env, environ, &job_environ) < 0) {
-		fail("cannot build the job's environment: %s", strerror(ENOMEM));
+	/* Init first: it sets up the job's namespaces while the rest is read. */
+	if (sandbox_begin(&options, errbuf, sizeof(errbuf)) < 0) {
+		fail("%s", errbuf);
 		return EXIT_LAUNCH_FAILED;
 	}
+	r = plan_job(argv, first, &options, &rules, &fs_write, &job_environ, &policy_us,
+		     v1_mount_error);
+	if (r != 0) {
+		sandbox_abort();
+		return r;
+	}
 	environ = job_environ;
-	r = sandbox_run(&options, rules, &status, errbuf, sizeof(errbuf));
+	r = sandbox_run(rules, &status);
 	if (arg.verbose)
 		fprintf(stderr,
 			"launch: timing: policy %.2f ms, spawn %.2f ms, limits %.2f ms, "
@@ -1170,6 +1206,7 @@ static int cmd_mcp(int argc, char **argv)
 	struct mcp_run_config config = { .runtime = runtime ?: "node" };
 	char modules_path[PATH_MAX], tsx[PATH_MAX + 32], self[PATH_MAX], errbuf[PATH_MAX + 256];
 	char parent[PATH_MAX];
+	int v1_error = 0;
 	struct job_limits limits;
 	uint64_t ram;
 	unsigned int max_output_bytes = MCP_RUN_DEFAULT_MAX_OUTPUT_BYTES;
@@ -1223,7 +1260,8 @@ static int cmd_mcp(int argc, char **argv)
 		return EXIT_LAUNCH_FAILED;
 	/* Each call's launch takes the mounts made here, and the same policies and options. */
 	job_limits_of(rules, &limits, &ram);
-	if (cgroup_parent_dir(parent, sizeof(parent), limit_wants_cgroup(&limits)) < 0)
+	if (cgroup_parent_dir(parent, sizeof(parent), &v1_error) < 0 ||
+	    fail_v1_mount(v1_error, limit_wants_cgroup(&limits)) < 0)
 		return EXIT_LAUNCH_FAILED;
 	if (!realpath("/proc/self/exe", self)) {
 		fail("cannot find launch's own binary: %s", strerror(errno));

@@ -741,6 +741,19 @@ static int sandbox_spawn_init(struct sandbox *sandbox)
 	return 0;
 }
 
+/* The job's configuration, now whole, to init: it makes the rest of the job's view. */
+static int sandbox_configure_init(struct sandbox *sandbox)
+{
+	int r = child_configure(&sandbox->child, &sandbox->options->child);
+
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot start the job: %s%s", strerror(-r),
+				    r == -E2BIG ? " (its arguments, environment and the "
+						  "policies' paths together)"
+						: "");
+	return 0;
+}
+
 /*
  * The launcher's half of the job's Landlock ruleset, made while init mounts rather than by
  * init: the rules init's mounts do not change; init adds its own /tmp, /dev/shm and the
@@ -1136,20 +1149,21 @@ static long long sandbox_lap_us(long long *since)
 	return lap;
 }
 
-int sandbox_run(const struct sandbox_options *options, const struct rules *rules,
-		int *ret_exit_status, char *errbuf, size_t errlen)
+/*
+ * One sandbox per launcher: static, so that only what is used of it (the paths, the limits'
+ * folders) takes pages, rather than all of it zeroed on the stack.
+ */
+static struct sandbox sandbox_one;
+/* When the current stage of the timing began. */
+static long long sandbox_stage_us;
+
+int sandbox_begin(const struct sandbox_options *options, char *errbuf, size_t errlen)
 {
 	static struct audit_log log; /* 1 MiB queue: kept off the stack */
-	/*
-	 * One sandbox per launcher, static: zeroed for free, and only what is used of it (the
-	 * limits' folders, the paths) takes pages, rather than all of it zeroed on the stack.
-	 */
-	static struct sandbox one;
-	struct sandbox *sandbox = &one;
-	struct sandbox_timing *timing = options->timing_out;
-	long long stage_us = monotonic_now_us();
+	struct sandbox *sandbox = &sandbox_one;
 	int r;
 
+	sandbox_stage_us = monotonic_now_us();
 	sandbox->cgroup.dir_fd = -1;
 	sandbox->bpf = (struct loader_sandbox)LOADER_SANDBOX_INIT;
 	sandbox->log = &log;
@@ -1161,9 +1175,6 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	sandbox->limits.tmp_fd = -1;
 	sandbox->options = options;
 	sandbox->limits_timer_fd = sandbox->sync_fd = sandbox->lock_fd = -1;
-	sandbox->listen = (struct inbound_policy){ .ports = &rules->listen,
-						   .unix_allows = rules->unix_allows,
-						   .nunix = rules->nunix };
 	sandbox->exit_status = EXIT_LAUNCH_FAILED;
 	sandbox->started_ms = monotonic_now_ms();
 	sandbox->errbuf = errbuf;
@@ -1173,27 +1184,49 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 	loader_shared_init(&sandbox->shared);
 
 	/*
-	 * Init is cloned as early as its cgroup allows: its namespace set-up (a mount detach
-	 * waits for an RCU grace period) then runs beside the launcher's own work, from the
-	 * limits to the attach, instead of after it.
+	 * Init is cloned before the policies are even read, as early as its cgroup allows: its
+	 * namespace set-up (a mount detach waits for an RCU grace period) runs beside the
+	 * launcher's own work, from the policies to the attach, and its configuration follows
+	 * (sandbox_configure_init).
 	 */
 	r = sandbox_lock(sandbox);
-	/* Before init: it hides the log from the job, so the log (and its folder) must exist. */
-	if (r == 0)
-		r = sandbox_open_audit(sandbox, rules);
 	if (r == 0)
 		r = sandbox_make_cgroup(sandbox);
 	if (r == 0)
 		r = sandbox_setup_events(sandbox);
 	if (r == 0)
 		r = sandbox_spawn_init(sandbox);
-	timing->spawn_us = sandbox_lap_us(&stage_us);
+	options->timing_out->spawn_us = sandbox_lap_us(&sandbox_stage_us);
+	if (r < 0)
+		sandbox_abort();
+	return r;
+}
+
+void sandbox_abort(void)
+{
+	sandbox_teardown(&sandbox_one);
+}
+
+int sandbox_run(const struct rules *rules, int *ret_exit_status)
+{
+	struct sandbox *sandbox = &sandbox_one;
+	struct sandbox_timing *timing = sandbox->options->timing_out;
+	int r;
+
+	sandbox->listen = (struct inbound_policy){ .ports = &rules->listen,
+						   .unix_allows = rules->unix_allows,
+						   .nunix = rules->nunix };
+	sandbox_lap_us(&sandbox_stage_us);
+	/* Before init's configuration: init hides the log from the job, so it must exist. */
+	r = sandbox_open_audit(sandbox, rules);
+	if (r == 0)
+		r = sandbox_configure_init(sandbox);
 	if (r == 0)
 		r = sandbox_limit_init(sandbox);
-	timing->limits_us = sandbox_lap_us(&stage_us);
+	timing->limits_us = sandbox_lap_us(&sandbox_stage_us);
 	if (r == 0)
 		r = sandbox_find_programs(sandbox);
-	timing->bpf_load_us = sandbox_lap_us(&stage_us);
+	timing->bpf_load_us = sandbox_lap_us(&sandbox_stage_us);
 	timing->bpf_loaded = sandbox->shared.loaded_now;
 	if (r == 0)
 		r = sandbox_make_maps(sandbox, rules);
@@ -1203,7 +1236,7 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		r = sandbox_attach(sandbox);
 	if (r == 0)
 		r = sandbox_listen_update(sandbox);
-	timing->attach_us = sandbox_lap_us(&stage_us);
+	timing->attach_us = sandbox_lap_us(&sandbox_stage_us);
 	if (r == 0)
 		r = sandbox_start_job(sandbox, rules);
 	/*
@@ -1214,13 +1247,13 @@ int sandbox_run(const struct sandbox_options *options, const struct rules *rules
 		r = sandbox_start_audit_writer(sandbox);
 	if (r == 0)
 		r = sandbox_wait_exec(sandbox);
-	timing->exec_us = sandbox_lap_us(&stage_us);
+	timing->exec_us = sandbox_lap_us(&sandbox_stage_us);
 	if (r == 0)
 		sandbox_run_job(sandbox);
-	timing->job_us = sandbox_lap_us(&stage_us);
+	timing->job_us = sandbox_lap_us(&sandbox_stage_us);
 
 	sandbox_teardown(sandbox);
-	timing->teardown_us = sandbox_lap_us(&stage_us);
+	timing->teardown_us = sandbox_lap_us(&sandbox_stage_us);
 	*ret_exit_status = sandbox->exit_status;
 	return sandbox->error;
 }

@@ -21,8 +21,8 @@
 
 /* Where launch's own time goes, in microseconds: printed by -v. */
 struct sandbox_timing {
-	long long spawn_us;    /* lock, audit log open, cgroup, event loop, init cloned into it */
-	long long limits_us;   /* limits set, init moved into them (v1), its OOM score, nofile */
+	long long spawn_us;    /* lock, cgroup, event loop, init cloned into it */
+	long long limits_us;   /* audit log, init's configuration, limits, its moves (v1), nofile */
 	long long bpf_load_us; /* finding the shared programs (or loading them) */
 	long long attach_us;   /* slot, maps made and filled, DNS proxy, attach */
 	long long exec_us;     /* the audit writer started, what init has left to do, the exec */
@@ -72,12 +72,22 @@ struct sandbox_options {
 };
 
 /*
+ * The sandbox's start, before its policies are read: the lock, the cgroup, the event loop,
+ * and the job's init cloned into the cgroup, which sets up what of the job's view depends on
+ * nothing else meanwhile. Of options, id, cgroup_parent, the event loop's (timeout_s,
+ * audit_sync_fd), child's mounts and timing_out are read now; options must stay valid, and
+ * the rest be filled in, before sandbox_run. Returns 0, or a negative errno with one line in
+ * errbuf (errlen bytes, which must stay valid too) and nothing left behind.
+ */
+int sandbox_begin(const struct sandbox_options *options, char *errbuf, size_t errlen);
+/*
  * Runs the job to its end and sets the status launch exits with. Returns 0, or a negative
  * errno with one line in errbuf when the sandbox could not be set up (nothing is left behind
  * then: status 125), the job could not be executed (126, 127) or had to be stopped because
  * the audit log failed (125).
  */
-int sandbox_run(const struct sandbox_options *options, const struct rules *rules,
-		int *ret_exit_status, char *errbuf, size_t errlen);
+int sandbox_run(const struct rules *rules, int *ret_exit_status);
+/* Undoes sandbox_begin when sandbox_run will not be called: init killed, nothing left. */
+void sandbox_abort(void);
 
 #endif /* LAUNCH_SANDBOX_H */
