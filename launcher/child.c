@@ -209,7 +209,6 @@ int child_default_user(struct child_config *config)
 	return 0;
 }
 
-
 /* The sandbox's init: launch-init, beside the launcher's own binary. */
 int child_init_path(char *buf, size_t len)
 {
@@ -287,8 +286,8 @@ static long child_clone3_exec(struct clone_args *args, int init_fd, char *const 
 			 "2: .byte 0\n\t"
 			 "1:\n\t"
 			 : "+r"(rax)
-			 : "r"(rdi), "r"(rsi), "r"(r12), "r"(r13), "r"(r14),
-			   [empty_path] "i"(AT_EMPTY_PATH), [execveat] "i"(SYS_execveat),
+			 : "r"(rdi), "r"(rsi), "r"(r12), "r"(r13),
+			   "r"(r14), [empty_path] "i"(AT_EMPTY_PATH), [execveat] "i"(SYS_execveat),
 			   [exit] "i"(SYS_exit)
 			 : "rcx", "r11", "rdx", "r8", "r10", "memory");
 	return rax;
@@ -359,16 +358,15 @@ int child_spawn(const struct child_config *config, struct child *ret_child)
 	 * thread here, and takes its ends back at once.
 	 */
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, status_pipe) < 0 || pipe2(life_pipe, 0) < 0 ||
-	    pipe2(exec_pipe, 0) < 0 ||
-	    fcntl(status_pipe[0], F_SETFD, FD_CLOEXEC) < 0 ||
+	    pipe2(exec_pipe, 0) < 0 || fcntl(status_pipe[0], F_SETFD, FD_CLOEXEC) < 0 ||
 	    fcntl(life_pipe[1], F_SETFD, FD_CLOEXEC) < 0 ||
 	    fcntl(exec_pipe[0], F_SETFD, FD_CLOEXEC) < 0 ||
 	    (config->mounts_known && (mounts_fd = fcntl(config->mounts_fd, F_DUPFD, 3)) < 0)) {
 		r = -errno;
 		goto out;
 	}
-	argv = child_init_argv(config,
-			       (const int[4]){ status_pipe[1], life_pipe[0], exec_pipe[1], mounts_fd });
+	argv = child_init_argv(
+		config, (const int[4]){ status_pipe[1], life_pipe[0], exec_pipe[1], mounts_fd });
 	if (!argv) {
 		r = -ENOMEM;
 		goto out;

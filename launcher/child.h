@@ -80,8 +80,8 @@ enum child_msg_type {
 	 */
 	CHILD_MSG_JOINED,
 	/*
-	 * From the launcher: the job's configuration is whole, in the memory it shares with init
-	 * (child_configure); init makes the mounts that depend on it.
+	 * From the launcher, with a sealed memfd: the job's configuration (child_configure);
+	 * init makes the mounts that depend on it.
 	 */
 	CHILD_MSG_CONFIG,
 };
@@ -131,19 +131,21 @@ struct child {
 	}
 
 /*
- * Starts the sandbox's init inside the cgroup (clone3 CLONE_INTO_CGROUP, so no code runs
- * outside it) in new PID and mount namespaces, before the job's configuration is known: of
- * config, only cgroup_fd and the mounts child_watch_mounts found are read. Init hides the
- * cgroup and BPF file systems from the job meanwhile, then waits for child_configure; it
- * makes the rest of the job's view and forks it; the job drops its privileges, installs its
- * filters and waits for child_start to exec. Init then passes on signals. The caller must have
- * blocked the signals it forwards.
+ * Starts the sandbox's init, launch-init (CHILD_INIT_NAME, beside the launcher's binary,
+ * owned by root and writable by no one else, or -EPERM), inside the cgroup (clone3
+ * CLONE_INTO_CGROUP, so no code runs outside it) in new PID and mount namespaces, before the
+ * job's configuration is known: of config, only cgroup_fd and the mounts child_watch_mounts
+ * found are read. Init is exec'd from a child that shares the launcher's memory until then
+ * (CLONE_VM | CLONE_VFORK): no page of the launcher's is copied, now or later. It hides the
+ * cgroup and BPF file systems from the job meanwhile, then waits for child_configure; it makes
+ * the rest of the job's view and forks it; the job drops its privileges, installs its filters
+ * and waits for child_start to exec. Init then passes on signals. The caller must have blocked
+ * the signals it forwards.
  */
 int child_spawn(const struct child_config *config, struct child *ret_child);
 /*
- * Hands init the job's whole configuration: copied into the memory init shares with the
- * launcher, which init reads once told. -E2BIG when the arguments, the environment and the
- * policies' paths together do not fit in it.
+ * Hands init the job's whole configuration (argv, environment, user, what it may write), in a
+ * sealed memfd (child_config_write). 0 or -errno; a dead init has said why on the socket.
  */
 int child_configure(struct child *child, const struct child_config *config);
 /* Where launch-init is: beside the launcher's own binary. 0 or -errno. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* launch: run a command with its network egress confined to a policy's allowlist. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <malloc.h>
@@ -1044,6 +1045,26 @@ static int plan_job(char **argv, int first, struct sandbox_options *options,
 	return 0;
 }
 
+/*
+ * --audit-log fd:N, taken before launch opens anything of its own: N must be the caller's,
+ * never a descriptor launch made itself (a socket to init, a pipe) that took a free number.
+ * Closed on exec from here on, so init has no copy either.
+ */
+static int hold_audit_fd(void)
+{
+	long n;
+
+	if (!arg.audit_path || strncmp(arg.audit_path, "fd:", 3) != 0)
+		return 0;
+	/* check_audit_log took the number apart already. */
+	n = strtol(arg.audit_path + 3, NULL, 10);
+	if (fcntl((int)n, F_SETFD, FD_CLOEXEC) < 0) {
+		fail("audit log %s: %s", arg.audit_path, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
@@ -1067,7 +1088,7 @@ static int cmd_run(int argc, char **argv)
 		fail("no command given: launch [OPTIONS] -- COMMAND [ARG...]");
 		return EXIT_LAUNCH_FAILED;
 	}
-	if (check_system() < 0)
+	if (check_system() < 0 || hold_audit_fd() < 0)
 		return EXIT_LAUNCH_FAILED;
 	if (cgroup_parent_dir(parent, sizeof(parent), &v1_mount_error) < 0)
 		return EXIT_LAUNCH_FAILED;

@@ -733,8 +733,16 @@ static int sandbox_spawn_init(struct sandbox *sandbox)
 
 	config.cgroup_fd = sandbox->cgroup.dir_fd;
 	r = child_spawn(&config, &sandbox->child);
-	if (r < 0)
-		return sandbox_fail(sandbox, r, "cannot start the job: %s", strerror(-r));
+	if (r < 0) {
+		char path[PATH_MAX] = CHILD_INIT_NAME;
+
+		(void)child_init_path(path, sizeof(path));
+		return sandbox_fail(sandbox, r,
+				    "cannot start the sandbox's init %s: %s (%s is built and "
+				    "installed beside launch, owned by root, writable by no one "
+				    "else)",
+				    path, strerror(-r), CHILD_INIT_NAME);
+	}
 	r = sandbox_watch(sandbox, sandbox->child.pidfd);
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "cannot watch the job: %s", strerror(-r));
@@ -1169,7 +1177,6 @@ int sandbox_begin(const struct sandbox_options *options, char *errbuf, size_t er
 	sandbox->log = &log;
 	sandbox->child = (struct child)CHILD_INIT;
 	sandbox->epoll_fd = sandbox->signal_fd = sandbox->timer_fd = -1;
-	sandbox->audit_continue = options->audit_continue;
 	/* As CGLIMIT_INIT, field by field: a literal would zero its folders' paths on the stack. */
 	sandbox->limits.v2_fd = -1;
 	sandbox->limits.tmp_fd = -1;
@@ -1213,6 +1220,8 @@ int sandbox_run(const struct rules *rules, int *ret_exit_status)
 	struct sandbox_timing *timing = sandbox->options->timing_out;
 	int r;
 
+	/* The options read after sandbox_begin: the caller filled them in since. */
+	sandbox->audit_continue = sandbox->options->audit_continue;
 	sandbox->listen = (struct inbound_policy){ .ports = &rules->listen,
 						   .unix_allows = rules->unix_allows,
 						   .nunix = rules->nunix };

@@ -28,7 +28,9 @@ ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 BENCH = os.path.join(ROOT, "tests", "bench")
 WORK = os.path.join(BENCH, "work")
 BUILT_LAUNCH = os.path.join(ROOT, "build", "launch")
-# The binary under test is copied first: others may rebuild build/launch during the run.
+BUILT_INIT = os.path.join(ROOT, "build", "launch-init")
+# The binaries under test are copied first: others may rebuild build/ during the run. The
+# sandbox's init goes beside launch, where launch looks for it.
 LAUNCH = os.path.join(ROOT, "tests", "bench", "work", "bin", "launch")
 NETBENCH = os.path.join(ROOT, "build", "bench", "netbench")
 NFT_JOB = os.path.join(BENCH, "nft-job")
@@ -2172,13 +2174,15 @@ def main():
         return report_only()
     if os.geteuid() != 0:
         sys.exit("bench: needs root")
-    for path in (BUILT_LAUNCH, NETBENCH):
+    for path in (BUILT_LAUNCH, BUILT_INIT, NETBENCH):
         if not os.access(path, os.X_OK):
             sys.exit("bench: %s is missing: run `make bench`" % path)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     os.makedirs(os.path.dirname(LAUNCH), exist_ok=True)
-    shutil.copy2(BUILT_LAUNCH, LAUNCH + ".tmp")
-    os.replace(LAUNCH + ".tmp", LAUNCH)
+    for built, copy in ((BUILT_INIT, os.path.join(os.path.dirname(LAUNCH), "launch-init")),
+                        (BUILT_LAUNCH, LAUNCH)):
+        shutil.copy2(built, copy + ".tmp")
+        os.replace(copy + ".tmp", copy)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     env = environment()
     results = {}

@@ -161,3 +161,37 @@ test_default_name() {
 	expect_match "default sandbox id" '^[0-9a-f]{8,}$' "$a" || return 1
 	[ "$a" != "$b" ] || fail "two runs got the same sandbox id $a" || return 1
 }
+
+# The sandbox's init is launch-init, beside launch: a launch without it, or with one that
+# someone but root could have written (it runs with all of launch's privileges), refuses to
+# start, says why, and leaves no cgroup behind; launch-init run by hand does nothing. The same
+# copies with a proper launch-init beside them run the job, so each refusal is the check's.
+test_init_binary_checked() {
+	local p bin IT_LAUNCH
+
+	p=$(policy life "$LIFE_POLICY")
+	bin=$T_DIR/bin
+	mkdir -p "$bin"
+	cp "$BUILD/launch" "$bin/launch"
+	IT_LAUNCH=$bin/launch
+	launch_job --policy "$p" -- /bin/true
+	expect_rc "launch without launch-init" 125 || return 1
+	expect_match "the missing init named" "launch-init.*No such file" "$L_ERR" || return 1
+	[ ! -e "$IT_CG2/launch/$L_NAME" ] || fail "cgroup $L_NAME left behind" || return 1
+
+	install -m 0775 "$BUILD/launch-init" "$bin/launch-init"
+	launch_job --policy "$p" -- /bin/true
+	expect_rc "launch with a group-writable launch-init" 125 || return 1
+	expect_match "the writable init refused" "launch-init.*not permitted" "$L_ERR" || return 1
+	[ ! -e "$IT_CG2/launch/$L_NAME" ] || fail "cgroup $L_NAME left behind" || return 1
+
+	chmod 0755 "$bin/launch-init"
+	launch_job --policy "$p" -- /bin/sh -c 'echo ran'
+	expect_rc "launch with its init" 0 || return 1
+	expect_eq "the job ran" ran "$L_OUT" || return 1
+
+	"$bin/launch-init" 3 4 5 -1 >"$T_DIR/by-hand.out" 2>&1
+	expect_eq "launch-init by hand" 125 "$?" || return 1
+	expect_match "launch-init by hand says what it is" "not a command" \
+		"$(cat "$T_DIR/by-hand.out")"
+}

@@ -276,7 +276,8 @@ l_join_refused() {
 }
 
 # A move into a v1 cgroup that fails stops launch with 125 naming the cgroup, and the job never
-# runs: a refused open of `tasks` (an LD_PRELOAD library), and, where the cpu hierarchy
+# runs: a directory without `tasks` handed to init for the pids cgroup (an LD_PRELOAD library
+# in the launcher swaps it in), and, where the cpu hierarchy
 # schedules real-time groups, the kernel's own refusal of a real-time task in a cgroup that has
 # no real-time time (EINVAL: a new cgroup gets none).
 test_limit_v1_join_refused() {
@@ -295,7 +296,7 @@ test_limit_v1_join_refused() {
 	[ -e "$T_DIR/ran" ] || fail "the job did not run with its moves allowed" || return 1
 	rm -f "$T_DIR/ran"
 
-	l_join_refused "the move into the pids v1 cgroup refused" "$m" "Permission denied" "$p" \
+	l_join_refused "the move into the pids v1 cgroup refused" "$m" "No such file or directory" "$p" \
 		"$job" env LD_PRELOAD="$IT_HELPERS/fail_v1_tasks.so" || return 1
 
 	m=$(v1_mount cpu)
