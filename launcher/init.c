@@ -789,8 +789,9 @@ static _Noreturn void child_init(const struct child_config *early, int status_fd
 	pid_t job;
 
 	/*
-	 * First of all, shed the launcher's descriptors: BPF maps, the audit log, sockets. The
-	 * three move out of the way first, so that no dup2 closes another.
+	 * First of all, shed every descriptor but its own four that came through the exec (the
+	 * caller's, which launch inherited without close-on-exec). The three move out of the way
+	 * first, so that no dup2 closes another.
 	 */
 	status_fd = fcntl(status_fd, F_DUPFD, 10);
 	life_fd = fcntl(life_fd, F_DUPFD, 10);

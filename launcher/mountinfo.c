@@ -109,7 +109,7 @@ static int mountinfo_line(char *line, int (*fn)(const struct mount_entry *mount,
 /*
  * With read(2) into a buffer on the stack rather than stdio: the sandbox's init walks
  * mountinfo before the job starts, and a FILE and getline's line (its first allocations,
- * in pages it shares with the launcher until it writes them) cost it more than the walk.
+ * fresh pages each) cost it more than the walk.
  * A line longer than that buffer (paths full of escaped spaces, an overlay's long lowerdir:
  * anyone's FUSE mount can make one) moves the walk to a buffer on the heap, as large as
  * it takes.
