@@ -166,6 +166,11 @@ int audit_open(struct audit_log *log, const char *path, const char *sandbox, con
 	       long long stall_timeout_ms);
 /* Whether --audit-log names a file (not "-", "fd:N" or "syslog..."): the job must not see it. */
 bool audit_path_is_file(const char *path);
+/*
+ * What the writer needs that can fail, but the thread itself: its event descriptor (for
+ * audit_event_fd), its signal's handler, its lock. Idempotent; audit_start_writer calls it.
+ */
+int audit_prepare_writer(struct audit_log *log);
 /* Starts the writer thread; until then lines only queue. Call it after forking. */
 int audit_start_writer(struct audit_log *log);
 /*

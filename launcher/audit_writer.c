@@ -707,13 +707,12 @@ bool audit_path_is_file(const char *path)
 	       strcmp(path, "syslog") != 0 && strncmp(path, "syslog:", 7) != 0;
 }
 
-int audit_start_writer(struct audit_log *log)
+int audit_prepare_writer(struct audit_log *log)
 {
 	struct sigaction sa = { .sa_handler = audit_interrupted };
 	pthread_condattr_t attr;
-	int r;
 
-	if (log->fd < 0 || log->writer_running)
+	if (log->fd < 0 || log->writer_running || log->event_fd >= 0)
 		return 0;
 	log->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (log->event_fd < 0)
@@ -728,6 +727,18 @@ int audit_start_writer(struct audit_log *log)
 	pthread_cond_init(&log->wake, &attr);
 	pthread_cond_init(&log->progress, &attr);
 	pthread_condattr_destroy(&attr);
+	return 0;
+}
+
+int audit_start_writer(struct audit_log *log)
+{
+	int r;
+
+	if (log->fd < 0 || log->writer_running)
+		return 0;
+	r = audit_prepare_writer(log);
+	if (r < 0)
+		return r;
 	/*
 	 * The writer takes no signal but the one that interrupts it: the ones the launcher
 	 * forwards stay for its signalfd, whatever thread the kernel would pick.

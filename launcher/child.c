@@ -227,11 +227,7 @@ int child_init_path(char *buf, size_t len)
 	return 0;
 }
 
-/*
- * Opened once, before anything runs as root from it: a binary anyone but root could have
- * written would run with every privilege the launcher has.
- */
-static int child_open_init(void)
+int child_init_open(void)
 {
 	char path[PATH_MAX];
 	struct stat st;
@@ -242,9 +238,14 @@ static int child_open_init(void)
 	fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		r = errno && !S_ISREG(st.st_mode) ? -errno : -EPERM;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (!S_ISREG(st.st_mode))
+		r = -EACCES;
+	/* It runs with every privilege the launcher has: none but root may have written it. */
+	else if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		r = -EPERM;
+	if (r < 0) {
 		close(fd);
 		return r;
 	}
@@ -253,14 +254,15 @@ static int child_open_init(void)
 
 #if defined(__x86_64__)
 /*
- * clone3, then in the child execveat(init_fd, "", argv, envp, AT_EMPTY_PATH), and exit with
- * the error if it fails. With CLONE_VM | CLONE_VFORK the child runs in the launcher's memory
- * while the launcher waits for its exec (posix_spawn's way): no page tables copied, no page
- * copied on write by either afterwards. The child touches no memory at all (no stack, no
- * errno), so it runs on none of its own. Returns the child's pid or -errno.
+ * clone3, then in the child execveat(init_fd, "", argv, envp, AT_EMPTY_PATH), and, if that
+ * fails, the error (positive) stored at *exec_error and exit. With CLONE_VM | CLONE_VFORK the
+ * child runs in the launcher's memory while the launcher waits for its exec or exit
+ * (posix_spawn's way): no page tables copied, no page copied on write by either afterwards.
+ * The child writes nothing but *exec_error, while the launcher is suspended; it uses no
+ * stack, so it runs on none of its own. Returns the child's pid or -errno.
  */
 static long child_clone3_exec(struct clone_args *args, int init_fd, char *const argv[],
-			      char *const envp[])
+			      char *const envp[], volatile int *exec_error)
 {
 	register long rax __asm__("rax") = SYS_clone3;
 	register long rdi __asm__("rdi") = (long)args;
@@ -268,6 +270,7 @@ static long child_clone3_exec(struct clone_args *args, int init_fd, char *const 
 	register long r12 __asm__("r12") = init_fd;
 	register long r13 __asm__("r13") = (long)argv;
 	register long r14 __asm__("r14") = (long)envp;
+	register long r15 __asm__("r15") = (long)exec_error;
 
 	__asm__ volatile("syscall\n\t"
 			 "test %%rax, %%rax\n\t"
@@ -279,15 +282,16 @@ static long child_clone3_exec(struct clone_args *args, int init_fd, char *const 
 			 "mov %[empty_path], %%r8d\n\t"
 			 "mov %[execveat], %%eax\n\t"
 			 "syscall\n\t"
+			 "neg %%eax\n\t"
+			 "mov %%eax, (%%r15)\n\t"
 			 "mov %%eax, %%edi\n\t"
-			 "neg %%edi\n\t"
 			 "mov %[exit], %%eax\n\t"
 			 "syscall\n\t"
 			 "2: .byte 0\n\t"
 			 "1:\n\t"
 			 : "+r"(rax)
-			 : "r"(rdi), "r"(rsi), "r"(r12), "r"(r13),
-			   "r"(r14), [empty_path] "i"(AT_EMPTY_PATH), [execveat] "i"(SYS_execveat),
+			 : "r"(rdi), "r"(rsi), "r"(r12), "r"(r13), "r"(r14),
+			   "r"(r15), [empty_path] "i"(AT_EMPTY_PATH), [execveat] "i"(SYS_execveat),
 			   [exit] "i"(SYS_exit)
 			 : "rcx", "r11", "rdx", "r8", "r10", "memory");
 	return rax;
@@ -304,18 +308,19 @@ static void child_free_argv(char **argv)
 }
 
 /*
- * Init's argv: its name, its four descriptors (the status socket, the life pipe, the exec
- * pipe, the launcher's mountinfo or -1), then "HOW" "PATH" for each mount it hides without a
- * walk. NULL when out of memory.
+ * Init's argv: its name, the protocol (child_protocol), its four descriptors (the status
+ * socket, the life pipe, the exec pipe, the launcher's mountinfo or -1), then "HOW" "PATH" for
+ * each mount it hides without a walk. NULL when out of memory.
  */
 static char **child_init_argv(const struct child_config *config, const int fds[4])
 {
-	size_t n = 5 + 2 * config->nmounts_to_hide + 1, used = 0;
+	size_t n = 6 + 2 * config->nmounts_to_hide + 1, used = 0;
 	char **argv = calloc(n, sizeof(*argv));
 
 	if (!argv)
 		return NULL;
 	argv[used++] = strdup(CHILD_INIT_NAME);
+	argv[used++] = strdup(child_protocol());
 	for (int i = 0; i < 4; i++)
 		if (asprintf(&argv[used++], "%d", fds[i]) < 0)
 			argv[used - 1] = NULL;
@@ -334,7 +339,8 @@ static char **child_init_argv(const struct child_config *config, const int fds[4
 	return argv;
 }
 
-int child_spawn(const struct child_config *config, struct child *ret_child)
+int child_spawn(const struct child_config *config, int init_fd, struct child *ret_child,
+		int *ret_exec_error)
 {
 	int status_pipe[2] = { -1, -1 }, life_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 };
 	int pidfd = -1, mounts_fd = -1, r;
@@ -345,14 +351,14 @@ int child_spawn(const struct child_config *config, struct child *ret_child)
 		.exit_signal = SIGCHLD,
 		.cgroup = (uint64_t)config->cgroup_fd,
 	};
-	_cleanup_close_ int init_fd = child_open_init();
 	char *const no_env[] = { NULL };
 	char **argv = NULL;
 	siginfo_t info = { 0 };
+	/* Written by the child, only if its exec fails, while the launcher is suspended. */
+	volatile int exec_error = 0;
 	long pid;
 
-	if (init_fd < 0)
-		return init_fd;
+	*ret_exec_error = 0;
 	/*
 	 * Init's ends without O_CLOEXEC, so that they pass its exec; the launcher runs one
 	 * thread here, and takes its ends back at once.
@@ -372,15 +378,21 @@ int child_spawn(const struct child_config *config, struct child *ret_child)
 		goto out;
 	}
 	fflush(NULL);
-	pid = child_clone3_exec(&args, init_fd, argv, no_env);
+	pid = child_clone3_exec(&args, init_fd, argv, no_env, &exec_error);
 	if (pid < 0) {
 		r = (int)pid;
 		goto out;
 	}
-	/* Back from CLONE_VFORK: init exec'd, or died trying (its status is the error). */
-	if (waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG) == 0 && info.si_pid != 0) {
+	/*
+	 * Back from CLONE_VFORK: init exec'd, or its exec failed and it said why before exiting
+	 * (the kernel resumes the launcher before the child is a zombie: its status alone
+	 * could not tell). Then it is reaped here.
+	 */
+	if (exec_error != 0) {
+		waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED);
 		close(pidfd);
-		r = info.si_code == CLD_EXITED && info.si_status > 0 ? -info.si_status : -ENOEXEC;
+		*ret_exec_error = exec_error > 0 ? exec_error : ENOEXEC;
+		r = -*ret_exec_error;
 		goto out;
 	}
 	ret_child->pid = (pid_t)pid;

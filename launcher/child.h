@@ -43,7 +43,7 @@ struct child_config {
 	bool mounts_known;
 	const struct mounthide_mount *mounts_to_hide;
 	size_t nmounts_to_hide;
-	/* Looked up before the job's cgroup exists: NSS may use sockets the sandbox refuses. */
+	/* Looked up by the launcher, which NSS's sockets may reach: the sandbox refuses them. */
 	gid_t groups[CHILD_MAX_GROUPS];
 	int ngroups;
 };
@@ -65,6 +65,7 @@ enum child_stage {
 	CHILD_STAGE_LANDLOCK,
 	CHILD_STAGE_GO,	    /* the launcher went away before the cgroup was confined */
 	CHILD_STAGE_LIMITS, /* init could not move itself into a cgroup v1 (status: which) */
+	CHILD_STAGE_CONFIG, /* init could not read the job's configuration */
 };
 
 /* Messages between the launcher and the sandbox's init, on the status socket. */
@@ -131,18 +132,25 @@ struct child {
 	}
 
 /*
- * Starts the sandbox's init, launch-init (CHILD_INIT_NAME, beside the launcher's binary,
- * owned by root and writable by no one else, or -EPERM), inside the cgroup (clone3
- * CLONE_INTO_CGROUP, so no code runs outside it) in new PID and mount namespaces, before the
- * job's configuration is known: of config, only cgroup_fd and the mounts child_watch_mounts
- * found are read. Init is exec'd from a child that shares the launcher's memory until then
- * (CLONE_VM | CLONE_VFORK): no page of the launcher's is copied, now or later. It hides the
- * cgroup and BPF file systems from the job meanwhile, then waits for child_configure; it makes
- * the rest of the job's view and forks it; the job drops its privileges, installs its filters
- * and waits for child_start to exec. Init then passes on signals. The caller must have blocked
- * the signals it forwards.
+ * Opens launch-init (CHILD_INIT_NAME, beside the launcher's binary) for child_spawn: the fd,
+ * or -errno; -EPERM when anyone but root owns it or its group or others may write it (it runs
+ * with every privilege the launcher has), -EACCES when it is no regular file.
  */
-int child_spawn(const struct child_config *config, struct child *ret_child);
+int child_init_open(void);
+/*
+ * Starts the sandbox's init, launch-init (init_fd, from child_init_open), inside the cgroup
+ * (clone3 CLONE_INTO_CGROUP, so no code runs outside it) in new PID and mount namespaces,
+ * before the job's configuration is known: of config, only cgroup_fd and the mounts
+ * child_watch_mounts found are read. Init is exec'd from a child that shares the launcher's
+ * memory until then (CLONE_VM | CLONE_VFORK): no page of the launcher's is copied, now or
+ * later. It hides the cgroup and BPF file systems from the job meanwhile, then waits for
+ * child_configure; it makes the rest of the job's view and forks it; the job drops its
+ * privileges, installs its filters and waits for child_start to exec. Init then passes on
+ * signals. The caller must have blocked the signals it forwards. -errno on failure, with
+ * *ret_exec_error the exec's errno when that is what failed (0 otherwise).
+ */
+int child_spawn(const struct child_config *config, int init_fd, struct child *ret_child,
+		int *ret_exec_error);
 /*
  * Hands init the job's whole configuration (argv, environment, user, what it may write), in a
  * sealed memfd (child_config_write). 0 or -errno; a dead init has said why on the socket.

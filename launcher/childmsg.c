@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -47,6 +48,8 @@ const char *child_stage_name(int stage)
 		return "cannot confine the job's file writes with Landlock";
 	case CHILD_STAGE_GO:
 		return "the launcher went away before the sandbox was confined";
+	case CHILD_STAGE_CONFIG:
+		return "cannot read the job's configuration";
 	default:
 		return "cannot start the job";
 	}
@@ -82,6 +85,13 @@ int child_send_fds(int fd, const struct child_msg *msg, const int *fds, int nfds
 }
 
 #define CHILD_CONFIG_MAGIC 0x4c434647u /* "LCFG" */
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U
+#endif
+/* Bumped with any change to what the two say: a launch-init of another build refuses. */
+#define CHILD_PROTOCOL_VERSION 1
+
+#define CHILD_CONFIG_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)
 /* A list that is NULL, not empty: fs_write without "read_only". */
 #define CHILD_CONFIG_NO_LIST UINT32_MAX
 
@@ -175,7 +185,10 @@ int child_config_write(const struct child_config *config, int *ret_fd)
 		return -ENOMEM;
 	memcpy(blob, &wire, sizeof(wire));
 	child_put_strings(blob + sizeof(wire), config, &wire);
-	fd = memfd_create("launch-config", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	/* Data, never code (MFD_NOEXEC_SEAL, 6.3): without it, the kernel warns. */
+	fd = memfd_create("launch-config", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
+	if (fd < 0 && errno == EINVAL)
+		fd = memfd_create("launch-config", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
 	for (size_t done = 0; done < size;) {
@@ -188,7 +201,7 @@ int child_config_write(const struct child_config *config, int *ret_fd)
 		done += (size_t)n;
 	}
 	/* Init reads what was written, and nothing can change it since. */
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+	if (fcntl(fd, F_ADD_SEALS, CHILD_CONFIG_SEALS) < 0)
 		return -errno;
 	*ret_fd = TAKE_FD(fd);
 	return 0;
@@ -236,13 +249,20 @@ int child_config_read(int fd, struct child_config *ret)
 	wire = map;
 	at = (char *)map + sizeof(*wire);
 	end = (char *)map + st.st_size;
-	if (wire->magic != CHILD_CONFIG_MAGIC || wire->size != (uint64_t)st.st_size ||
-	    wire->ngroups < 0 || wire->ngroups > CHILD_MAX_GROUPS || wire->nargv == 0 ||
+	/* Only the launcher writes it, sealed; checked all the same, to the last byte. */
+	if ((fcntl(fd, F_GET_SEALS) & CHILD_CONFIG_SEALS) != CHILD_CONFIG_SEALS ||
+	    wire->magic != CHILD_CONFIG_MAGIC || wire->size != (uint64_t)st.st_size ||
+	    wire->set_user > 1 || wire->fs_write_cwd > 1 || wire->has_user_name > 1 ||
+	    wire->has_audit_path > 1 || wire->ngroups < 0 || wire->ngroups > CHILD_MAX_GROUPS ||
+	    wire->nargv == 0 || wire->nargv == CHILD_CONFIG_NO_LIST ||
+	    wire->nenvp == CHILD_CONFIG_NO_LIST ||
+	    (wire->fs_write_cwd &&
+	     (wire->nfs_write == 0 || wire->nfs_write == CHILD_CONFIG_NO_LIST)) ||
 	    !child_get_list(&at, end, wire->nargv, &argv) ||
 	    !child_get_list(&at, end, wire->nenvp, &envp) ||
 	    !child_get_list(&at, end, wire->nfs_write, &fs_write) ||
-	    !child_get_list(&at, end, wire->has_user_name ? 1 : 0, &name) ||
-	    !child_get_list(&at, end, wire->has_audit_path ? 1 : 0, &audit) || !argv || !envp)
+	    !child_get_list(&at, end, wire->has_user_name, &name) ||
+	    !child_get_list(&at, end, wire->has_audit_path, &audit) || !argv || !envp || at != end)
 		return -EBADMSG;
 	*ret = (struct child_config){
 		.argv = argv,
@@ -263,4 +283,14 @@ int child_config_read(int fd, struct child_config *ret)
 	for (int i = 0; i < wire->ngroups; i++)
 		ret->groups[i] = wire->groups[i];
 	return 0;
+}
+
+const char *child_protocol(void)
+{
+	static char text[64];
+
+	if (!text[0])
+		snprintf(text, sizeof(text), "%d.%zu.%zu", CHILD_PROTOCOL_VERSION,
+			 sizeof(struct child_msg), sizeof(struct child_config_wire));
+	return text;
 }

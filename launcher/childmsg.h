@@ -22,4 +22,10 @@ int child_config_write(const struct child_config *config, int *ret_fd);
  */
 int child_config_read(int fd, struct child_config *ret);
 
+/*
+ * What the two speak, as text ("VERSION.SIZE.SIZE"): the launcher passes its own as
+ * launch-init's first argument, which refuses any other (a launch-init of another build).
+ */
+const char *child_protocol(void);
+
 #endif /* LAUNCH_CHILDMSG_H */

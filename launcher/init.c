@@ -770,10 +770,10 @@ static const struct child_config *child_init_wait_config(void)
 	    cmsg->cmsg_len == CMSG_LEN(sizeof(int)))
 		memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
 	if (fd < 0 || (mh.msg_flags & MSG_CTRUNC))
-		child_fail(INIT_STATUS_FD, CHILD_STAGE_MOUNTS, EPROTO);
+		child_fail(INIT_STATUS_FD, CHILD_STAGE_CONFIG, EPROTO);
 	r = child_config_read(fd, &config);
 	if (r < 0)
-		child_fail(INIT_STATUS_FD, CHILD_STAGE_MOUNTS, -r);
+		child_fail(INIT_STATUS_FD, CHILD_STAGE_CONFIG, -r);
 	close(fd);
 	return &config;
 }
@@ -894,8 +894,9 @@ static int init_parse_fd(const char *text)
 }
 
 /*
- * launch-init STATUS_FD LIFE_FD EXEC_FD MOUNTS_FD [HOW PATH]...: exec'd by the launcher
- * (child_spawn) into the sandbox's cgroup and new PID and mount namespaces, never by hand.
+ * launch-init PROTOCOL STATUS_FD LIFE_FD EXEC_FD MOUNTS_FD [HOW PATH]...: exec'd by the
+ * launcher (child_spawn) into the sandbox's cgroup and new PID and mount namespaces, never by
+ * hand.
  */
 int main(int argc, char **argv)
 {
@@ -903,21 +904,26 @@ int main(int argc, char **argv)
 	struct mounthide_mount *hide = NULL;
 	int fds[4];
 
-	if (argc < 5 || (argc - 5) % 2 != 0 || getpid() != 1) {
+	if (argc < 6 || (argc - 6) % 2 != 0 || getpid() != 1) {
 		fprintf(stderr, "%s: the sandbox's init, started by launch; not a command\n",
 			CHILD_INIT_NAME);
 		return 125;
 	}
+	/* A launch of another build: nothing of what it says can be trusted to mean the same. */
+	if (strcmp(argv[1], child_protocol()) != 0)
+		_exit(125);
+	/* A caller's SIG_IGN survives the execs: init must see its children end. */
+	signal(SIGCHLD, SIG_DFL);
 	for (int i = 0; i < 4; i++) {
-		fds[i] = init_parse_fd(argv[1 + i]);
+		fds[i] = init_parse_fd(argv[2 + i]);
 		if (fds[i] < -1 || (i < 3 && fds[i] < 0))
 			_exit(125);
 	}
-	if (argc > 5) {
-		hide = calloc((size_t)(argc - 5) / 2, sizeof(*hide));
+	if (argc > 6) {
+		hide = calloc((size_t)(argc - 6) / 2, sizeof(*hide));
 		if (!hide)
 			_exit(125);
-		for (int i = 5; i < argc; i += 2) {
+		for (int i = 6; i < argc; i += 2) {
 			char *end;
 
 			hide[early.nmounts_to_hide].how = strtol(argv[i], &end, 10);

@@ -1079,7 +1079,7 @@ static int cmd_run(int argc, char **argv)
 	struct sandbox_audit_result audit = { 0 };
 	_cleanup_free_ char **job_environ = NULL;
 	long long policy_us = 0;
-	int first, status, v1_mount_error = 0, r;
+	int first, status, v1_mount_error = 0, sig, r;
 
 	first = parse_options(argc, argv, true);
 	if (first < 0)
@@ -1123,9 +1123,18 @@ static int cmd_run(int argc, char **argv)
 	}
 	r = plan_job(argv, first, &options, &rules, &fs_write, &job_environ, &policy_us,
 		     v1_mount_error);
-	if (r != 0) {
+	/*
+	 * Asked to stop while the policies were read (a resolver can take seconds): no job, and
+	 * launch ends by that signal, as it would have before blocking it.
+	 */
+	sig = r == 0 ? sandbox_take_stop_signal() : 0;
+	if (r != 0 || sig) {
 		sandbox_abort();
-		return r;
+		if (sig) {
+			signal(sig, SIG_DFL);
+			raise(sig);
+		}
+		return r ? r : EXIT_SIGNAL_BASE + sig;
 	}
 	environ = job_environ;
 	r = sandbox_run(rules, &status);
@@ -1342,8 +1351,24 @@ static int cmd_update(int argc, char **argv)
 	return EXIT_SUCCESS;
 }
 
+/*
+ * Descriptors 0-2 closed by the caller: the first ones launch opens (a socket to init, say)
+ * would take their numbers, and the job would get them as its standard streams.
+ */
+static void hold_stdio(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int null = open("/dev/null", O_RDWR);
+
+			if (null >= 0 && null != fd)
+				close(null);
+		}
+}
+
 int main(int argc, char **argv)
 {
+	hold_stdio();
 	/*
 	 * A fixed threshold: glibc otherwise raises it to the size of each large block freed,
 	 * and the DNS proxy's buffers (half a MiB, mostly never touched) then come from the

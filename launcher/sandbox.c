@@ -704,8 +704,6 @@ static int sandbox_setup_events(struct sandbox *sandbox)
 
 	sandbox->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	r = sandbox->epoll_fd < 0 ? -errno : sandbox_setup_signals(sandbox, &sandbox->old_mask);
-	if (r >= 0 && sandbox->options->timeout_s > 0)
-		r = sandbox_arm_timeout(sandbox, sandbox->options->timeout_s);
 	if (r >= 0)
 		r = sandbox_arm_limits(sandbox);
 	if (r < 0)
@@ -729,20 +727,26 @@ static int sandbox_setup_events(struct sandbox *sandbox)
 static int sandbox_spawn_init(struct sandbox *sandbox)
 {
 	struct child_config config = sandbox->options->child;
-	int r;
+	char path[PATH_MAX] = CHILD_INIT_NAME;
+	_cleanup_close_ int init_fd = child_init_open();
+	int exec_error = 0, r;
 
-	config.cgroup_fd = sandbox->cgroup.dir_fd;
-	r = child_spawn(&config, &sandbox->child);
-	if (r < 0) {
-		char path[PATH_MAX] = CHILD_INIT_NAME;
-
+	r = init_fd;
+	if (r >= 0) {
+		config.cgroup_fd = sandbox->cgroup.dir_fd;
+		r = child_spawn(&config, init_fd, &sandbox->child, &exec_error);
+	}
+	if (r < 0 && (init_fd < 0 || exec_error)) {
 		(void)child_init_path(path, sizeof(path));
 		return sandbox_fail(sandbox, r,
 				    "cannot start the sandbox's init %s: %s (%s is built and "
-				    "installed beside launch, owned by root, writable by no one "
-				    "else)",
+				    "installed beside launch: executable, owned by root, writable "
+				    "by no one else)",
 				    path, strerror(-r), CHILD_INIT_NAME);
 	}
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot start the sandbox's init: %s",
+				    strerror(-r));
 	r = sandbox_watch(sandbox, sandbox->child.pidfd);
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "cannot watch the job: %s", strerror(-r));
@@ -755,10 +759,9 @@ static int sandbox_configure_init(struct sandbox *sandbox)
 	int r = child_configure(&sandbox->child, &sandbox->options->child);
 
 	if (r < 0)
-		return sandbox_fail(sandbox, r, "cannot start the job: %s%s", strerror(-r),
-				    r == -E2BIG ? " (its arguments, environment and the "
-						  "policies' paths together)"
-						: "");
+		return sandbox_fail(sandbox, r,
+				    "cannot hand the job's configuration to its init: %s",
+				    strerror(-r));
 	return 0;
 }
 
@@ -823,17 +826,30 @@ static int sandbox_limit_init(struct sandbox *sandbox)
 }
 
 /*
- * After init's clone (init is not a copy of a process with two threads) and after `go`: the
- * thread's start (its stack, its first faults) is then not on the way to the job's exec but
- * beside it. A writer that cannot start stops the job, which has made no refusal yet that the
- * queue does not hold: the teardown kills it and counts every queued line unwritten.
+ * Before `go`: what the audit writer needs that can fail (its event descriptor, watched, its
+ * signal's handler), so that a launcher that cannot have one refuses to start the job.
+ */
+static int sandbox_prepare_audit_writer(struct sandbox *sandbox)
+{
+	int r = audit_prepare_writer(sandbox->log);
+
+	if (r == 0 && audit_event_fd(sandbox->log) >= 0)
+		r = sandbox_watch(sandbox, audit_event_fd(sandbox->log));
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot start the audit log's writer: %s",
+				    strerror(-r));
+	return 0;
+}
+
+/*
+ * After `go`: the thread's start (its stack, its first faults) is then not on the way to the
+ * job's exec but beside it. A thread that cannot start after all stops the job, which runs
+ * confined meanwhile: the teardown kills it, counts every queued line unwritten and exits 125.
  */
 static int sandbox_start_audit_writer(struct sandbox *sandbox)
 {
 	int r = audit_start_writer(sandbox->log);
 
-	if (r == 0 && audit_event_fd(sandbox->log) >= 0)
-		r = sandbox_watch(sandbox, audit_event_fd(sandbox->log));
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "cannot start the audit log's writer: %s",
 				    strerror(-r));
@@ -1209,6 +1225,19 @@ int sandbox_begin(const struct sandbox_options *options, char *errbuf, size_t er
 	return r;
 }
 
+int sandbox_take_stop_signal(void)
+{
+	const struct timespec now = { 0 };
+	sigset_t mask;
+	int sig;
+
+	sigemptyset(&mask);
+	for (size_t i = 0; i < ARRAY_SIZE(FORWARDED_SIGNALS); i++)
+		sigaddset(&mask, FORWARDED_SIGNALS[i]);
+	sig = sigtimedwait(&mask, NULL, &now);
+	return sig > 0 ? sig : 0;
+}
+
 void sandbox_abort(void)
 {
 	sandbox_teardown(&sandbox_one);
@@ -1218,16 +1247,25 @@ int sandbox_run(const struct rules *rules, int *ret_exit_status)
 {
 	struct sandbox *sandbox = &sandbox_one;
 	struct sandbox_timing *timing = sandbox->options->timing_out;
-	int r;
+	int r = 0;
 
 	/* The options read after sandbox_begin: the caller filled them in since. */
 	sandbox->audit_continue = sandbox->options->audit_continue;
+	/* The job's time and --timeout count from here, not from before the policies were read. */
+	sandbox->started_ms = monotonic_now_ms();
+	if (sandbox->options->timeout_s > 0) {
+		r = sandbox_arm_timeout(sandbox, sandbox->options->timeout_s);
+		if (r < 0)
+			r = sandbox_fail(sandbox, r, "cannot set up the event loop: %s",
+					 strerror(-r));
+	}
 	sandbox->listen = (struct inbound_policy){ .ports = &rules->listen,
 						   .unix_allows = rules->unix_allows,
 						   .nunix = rules->nunix };
 	sandbox_lap_us(&sandbox_stage_us);
 	/* Before init's configuration: init hides the log from the job, so it must exist. */
-	r = sandbox_open_audit(sandbox, rules);
+	if (r == 0)
+		r = sandbox_open_audit(sandbox, rules);
 	if (r == 0)
 		r = sandbox_configure_init(sandbox);
 	if (r == 0)
@@ -1237,6 +1275,8 @@ int sandbox_run(const struct rules *rules, int *ret_exit_status)
 		r = sandbox_find_programs(sandbox);
 	timing->bpf_load_us = sandbox_lap_us(&sandbox_stage_us);
 	timing->bpf_loaded = sandbox->shared.loaded_now;
+	if (r == 0)
+		r = sandbox_prepare_audit_writer(sandbox);
 	if (r == 0)
 		r = sandbox_make_maps(sandbox, rules);
 	if (r == 0)

@@ -89,5 +89,10 @@ int sandbox_begin(const struct sandbox_options *options, char *errbuf, size_t er
 int sandbox_run(const struct rules *rules, int *ret_exit_status);
 /* Undoes sandbox_begin when sandbox_run will not be called: init killed, nothing left. */
 void sandbox_abort(void);
+/*
+ * A signal launch forwards (SIGINT, SIGTERM...) that arrived since sandbox_begin blocked
+ * them, taken off the queue; 0 when none did. Before the job exists, it means stop.
+ */
+int sandbox_take_stop_signal(void);
 
 #endif /* LAUNCH_SANDBOX_H */

@@ -162,9 +162,10 @@ test_default_name() {
 	[ "$a" != "$b" ] || fail "two runs got the same sandbox id $a" || return 1
 }
 
-# The sandbox's init is launch-init, beside launch: a launch without it, or with one that
-# someone but root could have written (it runs with all of launch's privileges), refuses to
-# start, says why, and leaves no cgroup behind; launch-init run by hand does nothing. The same
+# The sandbox's init is launch-init, beside launch: a launch without it, with one that someone
+# but root could have written (it runs with all of launch's privileges), or with one it cannot
+# execute, refuses to start, says why, and leaves no cgroup behind; launch-init run by hand
+# does nothing. The same
 # copies with a proper launch-init beside them run the job, so each refusal is the check's.
 test_init_binary_checked() {
 	local p bin IT_LAUNCH
@@ -183,6 +184,13 @@ test_init_binary_checked() {
 	launch_job --policy "$p" -- /bin/true
 	expect_rc "launch with a group-writable launch-init" 125 || return 1
 	expect_match "the writable init refused" "launch-init.*not permitted" "$L_ERR" || return 1
+	[ ! -e "$IT_CG2/launch/$L_NAME" ] || fail "cgroup $L_NAME left behind" || return 1
+
+	# Root's and writable by none else, but not executable: its exec fails, and says why.
+	chmod 0644 "$bin/launch-init"
+	launch_job --policy "$p" -- /bin/true
+	expect_rc "launch with a launch-init it cannot execute" 125 || return 1
+	expect_match "the failed exec named" "launch-init.*Permission denied" "$L_ERR" || return 1
 	[ ! -e "$IT_CG2/launch/$L_NAME" ] || fail "cgroup $L_NAME left behind" || return 1
 
 	chmod 0755 "$bin/launch-init"
