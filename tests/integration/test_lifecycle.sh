@@ -174,6 +174,7 @@ test_init_binary_checked() {
 	bin=$T_DIR/bin
 	mkdir -p "$bin"
 	cp "$BUILD/launch" "$bin/launch"
+	# shellcheck disable=SC2034 # launch_raw runs $IT_LAUNCH: this test's copy.
 	IT_LAUNCH=$bin/launch
 	launch_job --policy "$p" -- /bin/true
 	expect_rc "launch without launch-init" 125 || return 1
