@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Start-up A/B of launch builds: tests/bench/ab.py ROUNDS LAUNCH_BIN [LAUNCH_BIN ...] (root).
 
-Every round runs bare /bin/true, `unshare --net`, bubblewrap and each launch build once, the
-starting one moving each round, inside a network namespace of its own (the script re-execs
-itself under `unshare --net`); prints the medians over bare /bin/true and launch / bwrap,
-launch / unshare for each build. docs/design.md quotes its runs."""
-import os, sys, time, json, statistics, subprocess
+Every round runs bare /bin/true, `unshare --net`, bubblewrap and each launch build once, in
+an order shuffled each round (seeded: a rotation would have each command always follow the
+same one, and the one after bubblewrap measured slower), inside a network namespace of its
+own (the script re-execs itself under `unshare --net`); prints the medians over bare
+/bin/true and launch / bwrap, launch / unshare for each build. Each LAUNCH_BIN needs its launch-init beside it.
+docs/design.md quotes its runs."""
+import os, sys, time, json, random, statistics, subprocess
 if os.environ.get("AB_IN_NS") != "1":
     os.execvp("unshare", ["unshare", "--net", "env", "AB_IN_NS=1", sys.executable] + sys.argv)
 subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
@@ -30,8 +32,10 @@ try:
         return dt
     for _, a in cmds[3:]: run(a)  # warm (programs loaded)
     times = {k: [] for k, _ in cmds}
+    rng = random.Random(1)
     for r in range(rounds + 3):
-        order = cmds[r % len(cmds):] + cmds[:r % len(cmds)]
+        order = cmds[:]
+        rng.shuffle(order)
         for k, a in order:
             dt = run(a)
             if r >= 3: times[k].append(dt)
