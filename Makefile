@@ -49,7 +49,7 @@ PURE_SRCS := launcher/policy.c launcher/allowlist.c launcher/resolve.c launcher/
 	launcher/dnsproxy.c launcher/hashtable.c launcher/landlock.c launcher/limit.c launcher/cgplan.c \
 	launcher/rules.c launcher/jobenv.c launcher/refusal.c launcher/mcp.c launcher/syscalls.c \
 	launcher/inbound.c launcher/audit_schema.c launcher/image.c launcher/learn.c launcher/report.c \
-	launcher/seccomp.c launcher/util.c launcher/kbtf.c launcher/mounthide.c
+	launcher/seccomp.c launcher/util.c launcher/kbtf.c launcher/mounthide.c launcher/childmsg.c
 SRCS := $(filter-out launcher/init.c,$(wildcard launcher/*.c))
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 # The sandbox's init, exec'd by the launcher: what it runs and nothing of the launcher's.

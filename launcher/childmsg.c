@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,8 +236,10 @@ static bool child_get_list(char **at, const char *end, uint32_t n, char ***ret_l
 int child_config_read(int fd, struct child_config *ret)
 {
 	const struct child_config_wire *wire;
-	char **argv, **envp, **fs_write, **name = NULL, **audit = NULL, *at, *end;
+	char **argv = NULL, **envp = NULL, **fs_write = NULL, **name = NULL, **audit = NULL;
+	char *at, *end;
 	struct stat st;
+	bool whole;
 	void *map;
 
 	if (fstat(fd, &st) < 0)
@@ -250,20 +253,29 @@ int child_config_read(int fd, struct child_config *ret)
 	at = (char *)map + sizeof(*wire);
 	end = (char *)map + st.st_size;
 	/* Only the launcher writes it, sealed; checked all the same, to the last byte. */
-	if ((fcntl(fd, F_GET_SEALS) & CHILD_CONFIG_SEALS) != CHILD_CONFIG_SEALS ||
-	    wire->magic != CHILD_CONFIG_MAGIC || wire->size != (uint64_t)st.st_size ||
-	    wire->set_user > 1 || wire->fs_write_cwd > 1 || wire->has_user_name > 1 ||
-	    wire->has_audit_path > 1 || wire->ngroups < 0 || wire->ngroups > CHILD_MAX_GROUPS ||
-	    wire->nargv == 0 || wire->nargv == CHILD_CONFIG_NO_LIST ||
-	    wire->nenvp == CHILD_CONFIG_NO_LIST ||
-	    (wire->fs_write_cwd &&
-	     (wire->nfs_write == 0 || wire->nfs_write == CHILD_CONFIG_NO_LIST)) ||
-	    !child_get_list(&at, end, wire->nargv, &argv) ||
-	    !child_get_list(&at, end, wire->nenvp, &envp) ||
-	    !child_get_list(&at, end, wire->nfs_write, &fs_write) ||
-	    !child_get_list(&at, end, wire->has_user_name, &name) ||
-	    !child_get_list(&at, end, wire->has_audit_path, &audit) || !argv || !envp || at != end)
+	whole = !((fcntl(fd, F_GET_SEALS) & CHILD_CONFIG_SEALS) != CHILD_CONFIG_SEALS ||
+		  wire->magic != CHILD_CONFIG_MAGIC || wire->size != (uint64_t)st.st_size ||
+		  wire->set_user > 1 || wire->fs_write_cwd > 1 || wire->has_user_name > 1 ||
+		  wire->has_audit_path > 1 || wire->ngroups < 0 ||
+		  wire->ngroups > CHILD_MAX_GROUPS || wire->nargv == 0 ||
+		  wire->nargv == CHILD_CONFIG_NO_LIST || wire->nenvp == CHILD_CONFIG_NO_LIST ||
+		  (wire->fs_write_cwd &&
+		   (wire->nfs_write == 0 || wire->nfs_write == CHILD_CONFIG_NO_LIST)) ||
+		  !child_get_list(&at, end, wire->nargv, &argv) ||
+		  !child_get_list(&at, end, wire->nenvp, &envp) ||
+		  !child_get_list(&at, end, wire->nfs_write, &fs_write) ||
+		  !child_get_list(&at, end, wire->has_user_name, &name) ||
+		  !child_get_list(&at, end, wire->has_audit_path, &audit) || !argv || !envp ||
+		  at != end);
+	if (!whole) {
+		free(argv);
+		free(envp);
+		free(fs_write);
+		free(name);
+		free(audit);
+		munmap(map, (size_t)st.st_size);
 		return -EBADMSG;
+	}
 	*ret = (struct child_config){
 		.argv = argv,
 		.envp = envp,
@@ -282,7 +294,19 @@ int child_config_read(int fd, struct child_config *ret)
 	};
 	for (int i = 0; i < wire->ngroups; i++)
 		ret->groups[i] = wire->groups[i];
+	/* The strings stay where they are, in the mapping: only the two lists of one go. */
+	free(name);
+	free(audit);
 	return 0;
+}
+
+void child_config_free(struct child_config *config)
+{
+	free((void *)config->argv);
+	free((void *)config->envp);
+	free((void *)config->fs_write);
+	config->argv = config->envp = NULL;
+	config->fs_write = NULL;
 }
 
 const char *child_protocol(void)

@@ -21,6 +21,8 @@ int child_config_write(const struct child_config *config, int *ret_fd);
  * life). -EBADMSG for a blob that is not one child_config_write made.
  */
 int child_config_read(int fd, struct child_config *ret);
+/* Frees what child_config_read allocated but the mapping, which holds the strings. */
+void child_config_free(struct child_config *config);
 
 /*
  * What the two speak, as text ("VERSION.SIZE.SIZE"): the launcher passes its own as
