@@ -644,6 +644,53 @@ static _Noreturn void child_init_loop(pid_t job)
 }
 
 /*
+ * One message from the launcher, with up to max descriptors (SCM_RIGHTS) in fds; the bytes
+ * read or -errno. *ret_truncated: the kernel had more descriptors than room, or than init may
+ * open.
+ */
+static ssize_t init_recv(struct child_msg *msg, int *fds, int max, int *ret_nfds,
+			 bool *ret_truncated)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * CHILD_JOIN_FDS_MAX)];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = msg, .iov_len = sizeof(*msg) };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)max),
+	};
+	struct cmsghdr *cmsg;
+	ssize_t n;
+
+	*ret_nfds = 0;
+	do
+		n = recvmsg(INIT_STATUS_FD, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
+		size_t len = cmsg->cmsg_len - CMSG_LEN(0);
+
+		if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < len / sizeof(int); i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cmsg) + i * sizeof(int), sizeof(int));
+			if (*ret_nfds < max)
+				fds[(*ret_nfds)++] = fd;
+			else
+				close(fd);
+		}
+	}
+	*ret_truncated = mh.msg_flags & MSG_CTRUNC;
+	return n;
+}
+
+/*
  * Waits for the launcher's word that init's limits are set (CHILD_MSG_JOINED), then moves
  * itself into each cgroup v1 directory that came with it, and returns the job's Landlock
  * ruleset that came last (-1 when init's configuration asks for none). Init writes 0 to `tasks`: a
@@ -657,41 +704,16 @@ static _Noreturn void child_init_loop(pid_t job)
  */
 static int child_init_join(const struct child_config *config, int *ret_flags)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * CHILD_JOIN_FDS_MAX)];
-		struct cmsghdr align;
-	} control;
 	struct child_msg msg;
-	struct iovec iov = { .iov_base = &msg, .iov_len = sizeof(msg) };
-	struct msghdr mh = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = control.buf,
-		.msg_controllen = sizeof(control.buf),
-	};
-	int fds[CHILD_JOIN_FDS_MAX], nfds = 0, error = 0, failed = -1, ruleset_fd = -1;
-	bool has_ruleset;
-	struct cmsghdr *cmsg;
-	ssize_t n;
+	int fds[CHILD_JOIN_FDS_MAX], nfds, error = 0, failed = -1, ruleset_fd = -1;
+	bool has_ruleset, truncated = false;
+	ssize_t n = init_recv(&msg, fds, CHILD_JOIN_FDS_MAX, &nfds, &truncated);
 
-	do
-		n = recvmsg(INIT_STATUS_FD, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	for (cmsg = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
-		size_t len = cmsg->cmsg_len - CMSG_LEN(0);
-
-		if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < len / sizeof(int); i++)
-			if (nfds < CHILD_JOIN_FDS_MAX)
-				memcpy(&fds[nfds++], CMSG_DATA(cmsg) + i * sizeof(int),
-				       sizeof(int));
-	}
 	if (n != sizeof(msg) || msg.type != CHILD_MSG_JOINED)
 		_exit(125);
 	has_ruleset = msg.flags & CHILD_JOINED_RULESET;
 	/* Fewer than the launcher sent (a descriptor limit, a cut-off message): not in them all. */
-	if ((mh.msg_flags & MSG_CTRUNC) || msg.status < 0 || msg.status > CHILD_JOIN_DIRS_MAX ||
+	if (truncated || msg.status < 0 || msg.status > CHILD_JOIN_DIRS_MAX ||
 	    nfds != msg.status + has_ruleset)
 		child_fail_at(INIT_STATUS_FD, CHILD_STAGE_LIMITS, EPROTO, nfds);
 	/* Asked for by the configuration and not there (or the other way round): no job. */
@@ -744,32 +766,14 @@ static void child_init_ruleset(const struct child_config *config, int ruleset_fd
 static const struct child_config *child_init_wait_config(void)
 {
 	static struct child_config config;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
 	struct child_msg msg;
-	struct iovec iov = { .iov_base = &msg, .iov_len = sizeof(msg) };
-	struct msghdr mh = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = control.buf,
-		.msg_controllen = sizeof(control.buf),
-	};
-	struct cmsghdr *cmsg;
-	int fd = -1, r;
-	ssize_t n;
+	bool truncated = false;
+	int fd = -1, nfds, r;
+	ssize_t n = init_recv(&msg, &fd, 1, &nfds, &truncated);
 
-	do
-		n = recvmsg(INIT_STATUS_FD, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
 	if (n != sizeof(msg) || msg.type != CHILD_MSG_CONFIG)
 		_exit(125);
-	cmsg = CMSG_FIRSTHDR(&mh);
-	if (cmsg && cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS &&
-	    cmsg->cmsg_len == CMSG_LEN(sizeof(int)))
-		memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
-	if (fd < 0 || (mh.msg_flags & MSG_CTRUNC))
+	if (nfds != 1 || truncated)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_CONFIG, EPROTO);
 	r = child_config_read(fd, &config);
 	if (r < 0)
