@@ -566,13 +566,19 @@ static int sandbox_exit_status(struct sandbox *sandbox, const siginfo_t *init_in
 	return sig ? EXIT_SIGNAL_BASE + sig : code;
 }
 
+/* The signals launch passes on to the job, as a set. */
+static void sandbox_forwarded_set(sigset_t *ret_set)
+{
+	sigemptyset(ret_set);
+	for (size_t i = 0; i < ARRAY_SIZE(FORWARDED_SIGNALS); i++)
+		sigaddset(ret_set, FORWARDED_SIGNALS[i]);
+}
+
 static int sandbox_setup_signals(struct sandbox *sandbox, sigset_t *ret_old)
 {
 	sigset_t mask;
 
-	sigemptyset(&mask);
-	for (size_t i = 0; i < ARRAY_SIZE(FORWARDED_SIGNALS); i++)
-		sigaddset(&mask, FORWARDED_SIGNALS[i]);
+	sandbox_forwarded_set(&mask);
 	/* Blocked before clone: a signal that arrives while the job starts is queued. */
 	if (sigprocmask(SIG_BLOCK, &mask, ret_old) < 0)
 		return -errno;
@@ -1199,7 +1205,6 @@ int sandbox_begin(const struct sandbox_options *options, char *errbuf, size_t er
 	sandbox->options = options;
 	sandbox->limits_timer_fd = sandbox->sync_fd = sandbox->lock_fd = -1;
 	sandbox->exit_status = EXIT_LAUNCH_FAILED;
-	sandbox->started_ms = monotonic_now_ms();
 	sandbox->errbuf = errbuf;
 	sandbox->errlen = errlen;
 	log.fd = -1;
@@ -1231,9 +1236,7 @@ int sandbox_take_stop_signal(void)
 	sigset_t mask;
 	int sig;
 
-	sigemptyset(&mask);
-	for (size_t i = 0; i < ARRAY_SIZE(FORWARDED_SIGNALS); i++)
-		sigaddset(&mask, FORWARDED_SIGNALS[i]);
+	sandbox_forwarded_set(&mask);
 	sig = sigtimedwait(&mask, NULL, &now);
 	return sig > 0 ? sig : 0;
 }

@@ -674,6 +674,15 @@ static void test_time_format(void)
 	CHECK_EQ_INT(audit_format_time(0, buf, 10), -ENOBUFS);
 }
 
+/* The whole file behind fd, NUL-terminated in buf (at most size - 1 bytes): its length. */
+static ssize_t read_back(int fd, char *buf, size_t size)
+{
+	ssize_t n = pread(fd, buf, size - 1, 0);
+
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
 /* Gives test_log a descriptor and starts its writer, as audit_open and sandbox.c do. */
 static void log_start(int fd, bool pipe_like, long long stall_ms)
 {
@@ -728,9 +737,8 @@ static void test_append_flush_whole_lines(void)
 	CHECK_EQ_INT(counts.written_lines, 6000);
 	CHECK_EQ_INT(counts.written_denied, 6000);
 	CHECK_EQ_INT(counts.unwritten_lines, 0);
-	n = pread(fd, content, sizeof(content) - 1, 0);
+	n = read_back(fd, content, sizeof(content));
 	CHECK(n > 0);
-	content[n > 0 ? n : 0] = '\0';
 	CHECK_EQ_INT(lines_and_check(content), 6000);
 	close(fd);
 	unlink(path);
@@ -763,9 +771,8 @@ static void test_close_writes_what_is_queued(void)
 	CHECK_EQ_INT(counts.written_denied, 2000);
 	CHECK_EQ_INT(counts.unwritten_lines, 0);
 	CHECK_EQ_INT(counts.queued_lines, 0);
-	n = pread(fd, content, sizeof(content) - 1, 0);
+	n = read_back(fd, content, sizeof(content));
 	CHECK(n > 0);
-	content[n > 0 ? n : 0] = '\0';
 	/* The last line queued is the last written. */
 	CHECK(n > 25 && strcmp(content + n - 25, "{\"event\":\"sandbox_exit\"}\n") == 0);
 	CHECK_EQ_INT(lines_and_check(content), 2001);
@@ -830,9 +837,8 @@ static void test_short_write_leaves_whole_lines(void)
 	audit_get_counts(&test_log, &counts);
 	CHECK(counts.written_lines > 0);
 	CHECK_EQ_INT(counts.written_lines + counts.unwritten_lines, 10);
-	n = pread(fd, content, sizeof(content) - 1, 0);
+	n = read_back(fd, content, sizeof(content));
 	CHECK(n > 0 && n <= 1000);
-	content[n > 0 ? n : 0] = '\0';
 	CHECK(n > 0 && content[n - 1] == '\n');
 	CHECK_EQ_INT(count_newlines(content), counts.written_lines);
 	close(fd);
