@@ -254,12 +254,20 @@ int child_init_open(void)
 
 #if defined(__x86_64__)
 /*
- * clone3, then in the child execveat(init_fd, "", argv, envp, AT_EMPTY_PATH), and, if that
- * fails, the error (positive) stored at *exec_error and exit. With CLONE_VM | CLONE_VFORK the
- * child runs in the launcher's memory while the launcher waits for its exec or exit
- * (posix_spawn's way): no page tables copied, no page copied on write by either afterwards.
- * The child writes nothing but *exec_error, while the launcher is suspended; it uses no
- * stack, so it runs on none of its own. Returns the child's pid or -errno.
+ * clone3, then in the child: "/" made private, recursively, and the home of the cgroup file
+ * systems (MOUNTHIDE_HOME) detached; then execveat(init_fd, "", argv, envp, AT_EMPTY_PATH).
+ * With CLONE_VM | CLONE_VFORK the child runs in the launcher's memory while the launcher waits
+ * for its exec or exit (posix_spawn's way): no page tables copied, no page copied on write by
+ * either afterwards. The child writes nothing but *exec_error, while the launcher is
+ * suspended; it uses no stack, so it runs on none of its own.
+ *
+ * The detach waits for an RCU grace period (namespace_unlock), which the kernel ends in tens
+ * of microseconds on a quiet machine and in up to 1.4 ms here while the launcher works on the
+ * other core (docs/design.md, cut 22): here the launcher is suspended, so it is quiet. Its
+ * result is left to init, which finds the home no longer a mount point (child_setup_mounts_
+ * early). Nothing is detached before "/" is private, so nothing propagates to the host's
+ * mounts: if that fails, its error (negative) is stored at *exec_error and the child exits.
+ * If the exec fails, its error (positive) is stored there. Returns the child's pid or -errno.
  */
 static long child_clone3_exec(struct clone_args *args, int init_fd, char *const argv[],
 			      char *const envp[], volatile int *exec_error)
@@ -275,6 +283,21 @@ static long child_clone3_exec(struct clone_args *args, int init_fd, char *const 
 	__asm__ volatile("syscall\n\t"
 			 "test %%rax, %%rax\n\t"
 			 "jnz 1f\n\t"
+			 /* mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) */
+			 "xor %%edi, %%edi\n\t"
+			 "lea 3f(%%rip), %%rsi\n\t"
+			 "xor %%edx, %%edx\n\t"
+			 "mov %[private], %%r10d\n\t"
+			 "xor %%r8d, %%r8d\n\t"
+			 "mov %[mount], %%eax\n\t"
+			 "syscall\n\t"
+			 "test %%rax, %%rax\n\t"
+			 "jnz 5f\n\t"
+			 /* umount2(MOUNTHIDE_HOME, MNT_DETACH): init reads the result */
+			 "lea 4f(%%rip), %%rdi\n\t"
+			 "mov %[detach], %%esi\n\t"
+			 "mov %[umount2], %%eax\n\t"
+			 "syscall\n\t"
 			 "mov %%r12, %%rdi\n\t"
 			 "lea 2f(%%rip), %%rsi\n\t"
 			 "mov %%r13, %%rdx\n\t"
@@ -287,12 +310,20 @@ static long child_clone3_exec(struct clone_args *args, int init_fd, char *const 
 			 "mov %%eax, %%edi\n\t"
 			 "mov %[exit], %%eax\n\t"
 			 "syscall\n\t"
+			 "5: mov %%eax, (%%r15)\n\t"
+			 "neg %%eax\n\t"
+			 "mov %%eax, %%edi\n\t"
+			 "mov %[exit], %%eax\n\t"
+			 "syscall\n\t"
 			 "2: .byte 0\n\t"
+			 "3: .asciz \"/\"\n\t"
+			 "4: .asciz \"" MOUNTHIDE_HOME "\"\n\t"
 			 "1:\n\t"
 			 : "+r"(rax)
 			 : "r"(rdi), "r"(rsi), "r"(r12), "r"(r13), "r"(r14),
 			   "r"(r15), [empty_path] "i"(AT_EMPTY_PATH), [execveat] "i"(SYS_execveat),
-			   [exit] "i"(SYS_exit)
+			   [exit] "i"(SYS_exit), [mount] "i"(SYS_mount), [umount2] "i"(SYS_umount2),
+			   [private] "i"(MS_REC | MS_PRIVATE), [detach] "i"(MNT_DETACH)
 			 : "rcx", "r11", "rdx", "r8", "r10", "memory");
 	return rax;
 }
@@ -391,8 +422,9 @@ int child_spawn(const struct child_config *config, int init_fd, struct child *re
 	if (exec_error != 0) {
 		waitid(P_PIDFD, (id_t)pidfd, &info, WEXITED);
 		close(pidfd);
-		*ret_exec_error = exec_error > 0 ? exec_error : ENOEXEC;
-		r = -*ret_exec_error;
+		/* Negative: making its mounts private failed, before any exec. */
+		*ret_exec_error = exec_error > 0 ? exec_error : -1;
+		r = exec_error > 0 ? -exec_error : exec_error;
 		goto out;
 	}
 	ret_child->pid = (pid_t)pid;

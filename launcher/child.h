@@ -147,7 +147,9 @@ int child_init_open(void);
  * child_configure; it makes the rest of the job's view and forks it; the job drops its
  * privileges, installs its filters and waits for child_start to exec. Init then passes on
  * signals. The caller must have blocked the signals it forwards. -errno on failure, with
- * *ret_exec_error the exec's errno when that is what failed (0 otherwise).
+ * *ret_exec_error the exec's errno when that is what failed, -1 when making the new mount
+ * namespace private failed (before the exec, and before anything in it was detached), and 0
+ * otherwise.
  */
 int child_spawn(const struct child_config *config, int init_fd, struct child *ret_child,
 		int *ret_exec_error);

@@ -416,9 +416,13 @@ static int child_setup_mounts_early(const struct child_config *early, bool mount
 	/*
 	 * The home of the cgroup file systems goes in one detach, with everything mounted below
 	 * it (a hybrid host has a dozen cgroup mounts there); the walk below deals with any
-	 * mounted elsewhere. EINVAL: not a mount point.
+	 * mounted elsewhere. The launcher's clone child made that detach before this exec, while
+	 * the launcher was suspended and the kernel's grace period short (child_clone3_exec):
+	 * the home is then no longer a mount point (EINVAL). With mounts_watched the launcher saw
+	 * a mount there, and the poll below says whether anything came or went since: EINVAL
+	 * then means that detach. Without it, the walk.
 	 */
-	if (umount2(MOUNTHIDE_HOME, MNT_DETACH) == 0)
+	if (umount2(MOUNTHIDE_HOME, MNT_DETACH) == 0 || (errno == EINVAL && mounts_watched))
 		home_detached = true;
 	else if (errno != EINVAL && errno != ENOENT)
 		return -errno;

@@ -742,6 +742,9 @@ static int sandbox_spawn_init(struct sandbox *sandbox)
 		config.cgroup_fd = sandbox->cgroup.dir_fd;
 		r = child_spawn(&config, init_fd, &sandbox->child, &exec_error);
 	}
+	if (r < 0 && exec_error < 0)
+		return sandbox_fail(sandbox, r, "cannot make the sandbox's mounts private: %s",
+				    strerror(-r));
 	if (r < 0 && (init_fd < 0 || exec_error)) {
 		(void)child_init_path(path, sizeof(path));
 		return sandbox_fail(sandbox, r,

@@ -837,6 +837,39 @@ SCRIPT
 	expect_match "inside, a bpffs mounted at the clone" $'(^|\n)late 0 0(\n|$)' "$out"
 }
 
+# The launcher's clone child makes the new mount namespace's "/" private, then detaches the
+# cgroup file systems' home there, before init's exec. If "/" cannot be made private, nothing
+# is detached (it would go from the host's mounts too, through propagation) and no job runs:
+# launch says why and exits 125. A seccomp filter (tests/helpers/deny_private) makes every
+# mount() to private fail; it shows first that it does, outside.
+test_contain_private_before_detach() {
+	local p home_before home_after
+
+	home_before=$(findmnt -n -o TARGET /sys/fs/cgroup)
+	[ "$home_before" = /sys/fs/cgroup ] || fail "no mount on /sys/fs/cgroup here" || return 1
+	if unshare -m "$IT_HELPERS/deny_private" mount --make-rprivate / 2>"$T_DIR/outside.err"; then
+		fail "outside: deny_private let a mount to private through" || return 1
+	fi
+	expect_match "outside: the refusal" "Operation not permitted|[Pp]ermission denied" \
+		"$(cat "$T_DIR/outside.err")" || return 1
+	p=$(policy priv '{"name": "priv", "allow": []}')
+	printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$IT_HELPERS/deny_private" "$IT_LAUNCH" \
+		>"$T_DIR/launch-deny"
+	chmod +x "$T_DIR/launch-deny"
+	IT_LAUNCH=$T_DIR/launch-deny launch_job --policy "$p" -- sh -c 'echo ran'
+	expect_rc "mounts not private" 125 || return 1
+	expect_eq "the job's output" "" "$L_OUT" || return 1
+	expect_match "stderr" \
+		"^launch: cannot make the sandbox's mounts private: Operation not permitted$" \
+		"$L_ERR" || return 1
+	home_after=$(findmnt -n -o TARGET /sys/fs/cgroup)
+	expect_eq "the host's /sys/fs/cgroup, still mounted" /sys/fs/cgroup "$home_after" || return 1
+	# The same launch without the filter runs the job.
+	launch_job --policy "$p" -- sh -c 'echo ran'
+	expect_rc "no filter" 0 || return 1
+	expect_eq "no filter: the job's output" ran "$L_OUT"
+}
+
 # A BPF file system that the host covered with another mount is not laid bare: init hides
 # cgroup and BPF mounts by their paths, where umount2 would take the cover off instead. Run
 # as uid 0, the job could otherwise get the pins there (bpf() is allowed by number).
