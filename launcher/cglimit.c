@@ -36,16 +36,7 @@ static int write_text(int dir_fd, const char *file, const char *text)
 	return 0;
 }
 
-/*
- * Where the cgroup file systems are mounted, from one read of mountinfo: every question
- * about a controller's v1 hierarchy and the v2 mount is answered from it.
- */
-struct cgroup_mounts {
-	char v2[PATH_MAX];		   /* the first cgroup2 mount, or "" */
-	char v1[CGLIMIT_NCTRLS][PATH_MAX]; /* each controller's first v1 hierarchy, or "" */
-};
-
-static int mounts_match(const struct mount_entry *mount, void *userdata)
+int cglimit_mounts_add(const struct mount_entry *mount, void *userdata)
 {
 	struct cgroup_mounts *mounts = userdata;
 	bool v1 = strcmp(mount->fstype, "cgroup") == 0;
@@ -65,13 +56,17 @@ static int mounts_match(const struct mount_entry *mount, void *userdata)
 	return 0;
 }
 
+void cglimit_mounts_init(struct cgroup_mounts *mounts)
+{
+	mounts->v2[0] = '\0';
+	for (int c = 0; c < CGLIMIT_NCTRLS; c++)
+		mounts->v1[c][0] = '\0';
+}
+
 static int mounts_read(struct cgroup_mounts *ret)
 {
-	/* Emptied path by path, not zeroed whole: 16 KiB of stack would each take a page. */
-	ret->v2[0] = '\0';
-	for (int c = 0; c < CGLIMIT_NCTRLS; c++)
-		ret->v1[c][0] = '\0';
-	return mountinfo_foreach(mounts_match, ret);
+	cglimit_mounts_init(ret);
+	return mountinfo_foreach(cglimit_mounts_add, ret);
 }
 
 /* The same path below ctrl's v1 mount as below the v2 one: gc finds it from the v2 path. */
@@ -280,11 +275,13 @@ static const char *limit_named(enum cglimit_ctrl ctrl, const struct job_limits *
 }
 
 int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd,
-		  const char *v2_path, char *errbuf, size_t errlen)
+		  const char *v2_path, const struct cgroup_mounts *known, char *errbuf,
+		  size_t errlen)
 {
 	const char *slash = strrchr(v2_path, '/'), *file = "";
 	char parent[PATH_MAX], named[96], offered[512];
-	struct cgroup_mounts mounts;
+	struct cgroup_mounts read_now;
+	const struct cgroup_mounts *mounts = known;
 	int r;
 
 	cl->v2_fd = v2_fd;
@@ -299,10 +296,14 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 			 strerror(-r));
 		return r;
 	}
-	r = mounts_read(&mounts);
-	if (r < 0) {
-		snprintf(errbuf, errlen, "cannot read /proc/self/mountinfo: %s", strerror(-r));
-		return r;
+	if (!mounts) {
+		r = mounts_read(&read_now);
+		if (r < 0) {
+			snprintf(errbuf, errlen, "cannot read /proc/self/mountinfo: %s",
+				 strerror(-r));
+			return r;
+		}
+		mounts = &read_now;
 	}
 	for (int c = 0; c < CGLIMIT_NCTRLS; c++) {
 		bool defaulted =
@@ -317,7 +318,7 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 		offer.required = offer.limited && !defaulted;
 		offer.v2_listed =
 			word_list_has(offered, strlen(offered), cgplan_ctrl_name(c), ", \n");
-		offer.v1_mounted = mounts.v1[c][0] != '\0';
+		offer.v1_mounted = mounts->v1[c][0] != '\0';
 		switch (cgplan_choose(c, &offer)) {
 		case CGPLAN_SKIP:
 			continue;
@@ -335,7 +336,7 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 				 parent, strerror(-r));
 			return r;
 		case CGPLAN_V1:
-			r = v1_create(cl, &mounts, c, v2_path);
+			r = v1_create(cl, mounts, c, v2_path);
 			if (r == 0)
 				continue;
 			snprintf(errbuf, errlen,

@@ -14,6 +14,7 @@
 
 #include "cgplan.h"
 #include "limit.h"
+#include "mountinfo.h"
 
 /* What cglimit_check found newly reached. */
 enum {
@@ -47,14 +48,30 @@ struct cglimit {
 	}
 
 /*
+ * Where the cgroup file systems are mounted, from one read of mountinfo: every question
+ * about a controller's v1 hierarchy and the v2 mount is answered from it.
+ */
+struct cgroup_mounts {
+	char v2[PATH_MAX];		   /* the first cgroup2 mount, or "" */
+	char v1[CGLIMIT_NCTRLS][PATH_MAX]; /* each controller's first v1 hierarchy, or "" */
+};
+
+/* Empties mounts for cglimit_mounts_add: path by path, not zeroed whole (16 KiB of pages). */
+void cglimit_mounts_init(struct cgroup_mounts *mounts);
+/* A mountinfo_foreach callback that fills a struct cgroup_mounts; always 0. */
+int cglimit_mounts_add(const struct mount_entry *mount, void *userdata);
+
+/*
  * Puts the limits on the sandbox's (new, empty) cgroup v2 at v2_path, or on its mirrors in
  * the v1 hierarchies (the same path below each mount), which it creates. A limit that cannot
  * be enforced is an error with one line in errbuf naming it: the job never runs with less
  * than asked. The CPU controller is used, when there is one, even without a quota: the job
- * then competes for the CPU as one group.
+ * then competes for the CPU as one group. known: the mounts as the caller read them (one read
+ * of mountinfo serves the whole start), or NULL to read them now.
  */
 int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd,
-		  const char *v2_path, char *errbuf, size_t errlen);
+		  const char *v2_path, const struct cgroup_mounts *known, char *errbuf,
+		  size_t errlen);
 /*
  * Gives pid (the sandbox's init, before it starts the job) the job's OOM score and
  * RLIMIT_NOFILE, which the job inherits, and returns in ret_dir_fds the directories of the v1

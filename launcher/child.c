@@ -513,35 +513,70 @@ static bool child_user_change_undumpable(void)
 	return fd >= 0 && read(fd, &mode, 1) == 1 && mode != '1';
 }
 
-void child_watch_mounts(struct child_config *config)
+/* What one read of the launcher's mountinfo feeds: the scan, and the caller's own callback. */
+struct child_watch {
+	struct mounthide_scan *scan;
+	int (*also)(const struct mount_entry *mount, void *userdata);
+	void *also_data;
+};
+
+static int child_watch_add(const struct mount_entry *mount, void *userdata)
 {
-	struct mounthide_scan *scan = mounthide_scan_new();
+	struct child_watch *watch = userdata;
+	int r = mounthide_scan_add(mount, watch->scan);
+
+	if (r == 0 && watch->also)
+		r = watch->also(mount, watch->also_data);
+	return r;
+}
+
+int child_watch_mounts(struct child_config *config,
+		       int (*also)(const struct mount_entry *mount, void *userdata),
+		       void *also_data)
+{
+	struct child_watch watch = { .scan = mounthide_scan_new(),
+				     .also = also,
+				     .also_data = also_data };
 	struct mounthide_mount *hide = NULL;
 	size_t n = 0;
-	int fd = -1, r = -ENOMEM;
+	int fd = -1, r = -ENOMEM, read;
 
-	config->mounts_known = false;
-	config->mounts_fd = -1;
-	config->mounts_to_hide = NULL;
-	config->nmounts_to_hide = 0;
+	child_unwatch_mounts(config);
 	/* Opened before it is read: any change after the read shows in a poll of it. */
-	if (scan)
+	if (watch.scan) {
 		fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+		r = fd < 0 ? -errno : 0;
+	}
 	if (fd >= 0)
-		r = mountinfo_foreach_fd(fd, mounthide_scan_add, scan);
+		r = mountinfo_foreach_fd(fd, child_watch_add, &watch);
+	read = r;
 	if (fd >= 0 && r == 0)
-		r = mounthide_scan_result(scan, &hide, &n);
-	mounthide_scan_free(scan);
+		r = mounthide_scan_result(watch.scan, &hide, &n);
+	mounthide_scan_free(watch.scan);
 	if (fd < 0 || r < 0) {
 		/* Init walks its own, then. */
 		if (fd >= 0)
 			close(fd);
-		return;
+		return read;
 	}
 	config->mounts_to_hide = hide;
 	config->nmounts_to_hide = n;
 	config->mounts_fd = fd;
 	config->mounts_known = true;
+	return 0;
+}
+
+void child_unwatch_mounts(struct child_config *config)
+{
+	if (config->mounts_known) {
+		mounthide_free((struct mounthide_mount *)config->mounts_to_hide,
+			       config->nmounts_to_hide);
+		close(config->mounts_fd);
+	}
+	config->mounts_known = false;
+	config->mounts_fd = -1;
+	config->mounts_to_hide = NULL;
+	config->nmounts_to_hide = 0;
 }
 
 int child_joined(struct child *child, const int *dir_fds, int ndirs, int ruleset_fd)

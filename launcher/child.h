@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "mounthide.h"
+#include "mountinfo.h"
 
 #define CHILD_MAX_GROUPS 256
 /* nobody's uid and gid where the user database has no "nobody" */
@@ -201,9 +202,15 @@ const char *child_stage_name(int stage);
 /*
  * Reads the launcher's mountinfo for child_config's mounts_fd, mounts_known and
  * mounts_to_hide: call after the launcher's own mounts (a private cgroup2 mount), before
- * child_spawn. On any failure mounts_known stays false, and init walks its mountinfo as before.
+ * child_spawn, or again after them. On any failure mounts_known stays false, and init walks
+ * its mountinfo as before. The same read feeds also (with also_data) every mount, when not
+ * NULL: 0 when it saw the whole table, else -errno (also's data is then not whole).
  */
-void child_watch_mounts(struct child_config *config);
+int child_watch_mounts(struct child_config *config,
+		       int (*also)(const struct mount_entry *mount, void *userdata),
+		       void *also_data);
+/* Forgets what child_watch_mounts read: mounts_known false, its descriptor closed. */
+void child_unwatch_mounts(struct child_config *config);
 /* Resolves --user NAME or a numeric uid. */
 int child_lookup_user(const char *name, struct child_config *config);
 /*

@@ -810,8 +810,9 @@ static int sandbox_limit_init(struct sandbox *sandbox)
 	int dir_fds[CGLIMIT_NCTRLS], ndirs = 0, r;
 	_cleanup_close_ int ruleset_fd = -1;
 
-	r = cglimit_setup(&sandbox->limits, &options->limits, sandbox->cgroup.dir_fd,
-			  sandbox->cgroup_path, why, sizeof(why));
+	r = cglimit_setup(
+		&sandbox->limits, &options->limits, sandbox->cgroup.dir_fd, sandbox->cgroup_path,
+		options->cgroup_mounts_known ? &options->cgroup_mounts : NULL, why, sizeof(why));
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "%s", why);
 	if (sandbox->limits.warning[0])

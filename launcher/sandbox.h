@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "cglimit.h"
 #include "child.h"
 #include "limit.h"
 #include "audit_schema.h"
@@ -63,7 +64,10 @@ struct sandbox_options {
 	/* --resolver, for the policies launch update brings; NULL: the system's. */
 	const struct resolver *resolver;
 	struct child_config child;
-	struct job_limits limits;		/* every one set: defaults filled in (limit.h) */
+	struct job_limits limits; /* every one set: defaults filled in (limit.h) */
+	/* Where the cgroup file systems are, as main read them with the mounts init hides. */
+	struct cgroup_mounts cgroup_mounts;
+	bool cgroup_mounts_known;		/* false: cglimit_setup reads them itself */
 	struct sandbox_timing *timing_out;	/* filled in by sandbox_run */
 	struct sandbox_audit_result *audit_out; /* filled in by sandbox_run */
 	/* Sees every audit line as it is queued (--notify-denials); NULL: none. */
