@@ -940,7 +940,11 @@ static int sandbox_listen_update(struct sandbox *sandbox)
 	return 0;
 }
 
-/* The cgroup is confined: init may start the job, and the log says so. */
+/*
+ * The cgroup is confined: the log says the job starts, then init may start it. `go` comes
+ * last, with nothing left for the launcher to do before it waits: the job, woken on the
+ * launcher's core, ran 0.1-0.25 ms later when the line was written after it.
+ */
 static int sandbox_start_job(struct sandbox *sandbox, const struct rules *rules)
 {
 	const struct child_config *config = &sandbox->options->child;
@@ -953,9 +957,7 @@ static int sandbox_start_job(struct sandbox *sandbox, const struct rules *rules)
 	char hostname[256] = "", line[AUDIT_LINE_MAX];
 	int r, n;
 
-	r = child_start(&sandbox->child);
-	if (r < 0)
-		return sandbox_fail(sandbox, r, "cannot start the job: %s", strerror(-r));
+	/* The start line pairs with the exit line the teardown writes from here on. */
 	sandbox->started = true;
 	gethostname(hostname, sizeof(hostname) - 1);
 	n = audit_format_start(sandbox->log, config->argv, sandbox->child.pid, &job,
@@ -966,6 +968,9 @@ static int sandbox_start_job(struct sandbox *sandbox, const struct rules *rules)
 		return sandbox_fail(sandbox, sandbox->log->error, "audit log %s: %s; job stopped",
 				    sandbox->options->audit_path,
 				    audit_strerror(sandbox->log->error));
+	r = child_start(&sandbox->child);
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot start the job: %s", strerror(-r));
 	return 0;
 }
 
