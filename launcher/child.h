@@ -105,6 +105,15 @@ enum child_joined_flags {
 	CHILD_JOINED_UNDUMPABLE = 1 << 1,
 };
 
+/* What else a CHILD_MSG_EXITED says (its flags). */
+enum child_exited_flags {
+	/*
+	 * Init has no other child, alive or dead: no process of the sandbox is left but init,
+	 * which exits next. The launcher may write the exit line meanwhile.
+	 */
+	CHILD_EXITED_ALONE = 1 << 0,
+};
+
 struct child_msg {
 	int type;
 	int stage;

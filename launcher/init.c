@@ -638,6 +638,13 @@ static _Noreturn void child_init_loop(pid_t job)
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 			if (pid == job) {
 				msg.status = status;
+				/*
+				 * Every process of the namespace is init's child once its
+				 * parent is gone: none left (ECHILD), nothing can make a
+				 * refusal any more.
+				 */
+				if (waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+					msg.flags |= CHILD_EXITED_ALONE;
 				child_send(INIT_STATUS_FD, &msg);
 				/* Init's exit makes the kernel kill what is left in the namespace.
 				 */

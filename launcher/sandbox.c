@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* One sandbox's life: cgroup, BPF programs, the job, the audit log, and the teardown. */
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -82,7 +83,10 @@ struct sandbox {
 	long long started_ms;	    /* for the exit line's duration */
 	bool started;		    /* init was told to start the job: an exit line is due */
 	bool reaped;		    /* init's status is in init_info */
-	bool exit_logged;	    /* the exit line is queued: nothing may follow it */
+	bool exited_known;	    /* init's CHILD_MSG_EXITED is in exited */
+	bool job_alone;		    /* ... and said nothing else is left: init is exiting */
+	struct child_msg exited;
+	bool exit_logged; /* the exit line is queued: nothing may follow it */
 	siginfo_t init_info;
 	int exit_status;	   /* launch's, until the job's replaces it */
 	unsigned long long denied; /* every refusal, for the exit line and main */
@@ -464,7 +468,29 @@ static int sandbox_update(struct sandbox *sandbox)
 	return update_serve(sandbox->update, &target);
 }
 
-/* Waits for the job to exit, forwarding signals and logging refusals. Returns its status. */
+/*
+ * Init's last message, CHILD_MSG_EXITED, read as it comes; then the socket is not watched
+ * again (nothing follows it). True when it says no process of the sandbox is left.
+ */
+static bool sandbox_read_exited(struct sandbox *sandbox)
+{
+	struct child_msg msg;
+
+	epoll_ctl(sandbox->epoll_fd, EPOLL_CTL_DEL, sandbox->child.status_fd, NULL);
+	if (child_read_msg(&sandbox->child, &msg) < 0 || msg.type != CHILD_MSG_EXITED)
+		return false; /* init died without it: its pidfd says so next */
+	sandbox->exited = msg;
+	sandbox->exited_known = true;
+	sandbox->job_alone = msg.flags & CHILD_EXITED_ALONE;
+	return sandbox->job_alone;
+}
+
+/*
+ * Waits for the job to exit, forwarding signals and logging refusals: signals, seccomp
+ * requests, DNS, the ring, the audit writer. Returns 0
+ * once init is reaped (its status in *ret_info), 1 once init said the job ended with no
+ * process left (CHILD_EXITED_ALONE: init is exiting, not yet reaped), or -errno.
+ */
 static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 {
 	for (;;) {
@@ -485,6 +511,9 @@ static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 				r = sandbox_forward(sandbox);
 				if (r < 0)
 					return r;
+			} else if (fd == sandbox->child.status_fd) {
+				if (sandbox_read_exited(sandbox))
+					return 1;
 			} else if (fd == sandbox->child.seccomp_fd) {
 				/*
 				 * Hung up: no process is left under the filter. Watching it on
@@ -550,10 +579,11 @@ static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 static int sandbox_exit_status(struct sandbox *sandbox, const siginfo_t *init_info,
 			       int *ret_audit_code)
 {
-	struct child_msg msg;
+	struct child_msg msg = sandbox->exited;
 	int code, sig;
 
-	if (child_read_msg(&sandbox->child, &msg) == 0 && msg.type == CHILD_MSG_EXITED) {
+	if (sandbox->exited_known ||
+	    (child_read_msg(&sandbox->child, &msg) == 0 && msg.type == CHILD_MSG_EXITED)) {
 		code = WIFEXITED(msg.status) ? WEXITSTATUS(msg.status) : -1;
 		sig = WIFSIGNALED(msg.status) ? WTERMSIG(msg.status) : 0;
 	} else {
@@ -1015,6 +1045,11 @@ static int sandbox_wait_exec(struct sandbox *sandbox)
 	if (r < 0)
 		return sandbox_fail(sandbox, r, "cannot watch the seccomp listener: %s",
 				    strerror(-r));
+	/* Init's next and last message: the job's end (sandbox_read_exited). */
+	r = sandbox_watch(sandbox, sandbox->child.status_fd);
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "cannot watch the sandbox's init: %s",
+				    strerror(-r));
 	return 0;
 }
 
@@ -1024,7 +1059,9 @@ static int sandbox_run_job(struct sandbox *sandbox)
 
 	if (r == 0)
 		sandbox->reaped = true;
-	else if (sandbox->audit_failed)
+	if (r >= 0)
+		return 0;
+	if (sandbox->audit_failed)
 		sandbox_fail(sandbox, r, "audit log %s: %s; job stopped",
 			     sandbox->options->audit_path, audit_strerror(r));
 	else
@@ -1040,6 +1077,22 @@ static void sandbox_kill(struct sandbox *sandbox)
 			     sandbox->cgroup.path);
 	if (sandbox->child.pid > 0 && !sandbox->reaped)
 		waitid(P_PIDFD, (id_t)sandbox->child.pidfd, &sandbox->init_info, WEXITED);
+}
+
+/*
+ * After CHILD_EXITED_ALONE: init exits right after saying so, and is reaped first, then the
+ * kill finds the cgroup empty at once. Killed first, it still held the cgroup, and the
+ * kernel's notice that the cgroup emptied can come a tick late (cgroup.events is rate-limited
+ * to one change a jiffy). A stuck init is killed with the rest after the wait.
+ */
+static void sandbox_reap_alone(struct sandbox *sandbox)
+{
+	struct pollfd pfd = { .fd = sandbox->child.pidfd, .events = POLLIN };
+
+	if (poll(&pfd, 1, CGROUP_KILL_TIMEOUT_MS) == 1 &&
+	    waitid(P_PIDFD, (id_t)sandbox->child.pidfd, &sandbox->init_info, WEXITED) == 0)
+		sandbox->reaped = true;
+	sandbox_kill(sandbox);
 }
 
 /* The exit line of a job that was started: its status, and every refusal accounted for. */
@@ -1080,12 +1133,13 @@ static void sandbox_log_exit(struct sandbox *sandbox)
 		sandbox->denied += dns_stats.deny_lines;
 		exit.would_deny += dns_stats.would_deny;
 	}
-	if (sandbox->reaped)
+	if (sandbox->reaped || sandbox->job_alone)
 		sandbox->exit_status =
 			sandbox_exit_status(sandbox, &sandbox->init_info, &exit.exit_code);
 	else
 		exit.exit_code = sandbox->exit_status;
-	if (sandbox->reaped && sandbox->limit_stopped && !sandbox->timed_out)
+	if ((sandbox->reaped || sandbox->job_alone) && sandbox->limit_stopped &&
+	    !sandbox->timed_out)
 		sandbox->exit_status = EXIT_LIMIT;
 	/* What the queue still holds after a stall will not be written either. */
 	audit_drain(log);
@@ -1154,7 +1208,13 @@ static void sandbox_teardown(struct sandbox *sandbox)
 
 	/* No policy changes from here on, and no wait for a compile in the resolver. */
 	update_server_stop(sandbox->update);
-	sandbox_kill(sandbox);
+	/*
+	 * Init said no process is left (CHILD_EXITED_ALONE): the exit line is written while it
+	 * exits (its mounts and namespaces go, 0.2-0.4 ms here), and the kill and its reaping
+	 * come after it, before the cgroups go.
+	 */
+	if (!sandbox->job_alone)
+		sandbox_kill(sandbox);
 	/* Every process is dead: appends may wait for room now, as long as a stall allows. */
 	log->wait_room = true;
 	if (sandbox->started)
@@ -1169,6 +1229,8 @@ static void sandbox_teardown(struct sandbox *sandbox)
 	 * ends, in one wake-up.
 	 */
 	audit_close(log);
+	if (sandbox->job_alone)
+		sandbox_reap_alone(sandbox);
 	if (log->error && !sandbox->audit_continue && sandbox->error == 0) {
 		sandbox->exit_status = EXIT_LAUNCH_FAILED;
 		sandbox_fail(sandbox, log->error, "audit log %s: %s", sandbox->options->audit_path,
