@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -22,10 +21,35 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/close_range.h>
 #include <linux/magic.h>
 #include <linux/sched.h>
 #include <linux/securebits.h>
+#ifndef __GLIBC__
+/*
+ * Linked with musl where it is installed (Makefile, docs/design.md cut 24), whose 1.2.3 has
+ * neither the new mount API's structures nor its wrappers.
+ */
+#include <linux/mount.h>
+
+static int open_tree(int dfd, const char *path, unsigned int flags)
+{
+	return (int)syscall(SYS_open_tree, dfd, path, flags);
+}
+
+static int move_mount(int from_dfd, const char *from_path, int to_dfd, const char *to_path,
+		      unsigned int flags)
+{
+	return (int)syscall(SYS_move_mount, from_dfd, from_path, to_dfd, to_path, flags);
+}
+
+static int mount_setattr(int dfd, const char *path, unsigned int flags, struct mount_attr *attr,
+			 size_t size)
+{
+	return (int)syscall(SYS_mount_setattr, dfd, path, flags, attr, size);
+}
+#endif
 
 #include "audit.h"
 #include "child.h"
@@ -473,6 +497,89 @@ static int child_setup_mounts_late(const struct child_config *config)
 	return child_readonly_view(config);
 }
 
+/* A file execve refused as no executable format it knows: run by /bin/sh, as a script. */
+static void child_exec_script(const char *file, char *const argv[], char *const envp[])
+{
+	size_t argc = 0;
+	char **sh_argv;
+
+	while (argv[argc])
+		argc++;
+	sh_argv = calloc(argc + 2, sizeof(*sh_argv));
+	if (!sh_argv)
+		return;
+	sh_argv[0] = (char *)"/bin/sh";
+	sh_argv[1] = (char *)file;
+	for (size_t i = 1; i < argc; i++)
+		sh_argv[i + 1] = argv[i];
+	execve("/bin/sh", sh_argv, envp);
+	free(sh_argv);
+	errno = ENOEXEC;
+}
+
+/*
+ * execvp as glibc's, whichever libc init is linked with (musl's differs): a name without a
+ * slash is looked for in the job's PATH ("/bin:/usr/bin" without one; an empty entry is the
+ * current folder), a folder that refuses (EACCES) does not end the search but is the answer
+ * if nothing is found, and a file of no known format runs as a /bin/sh script. Returns only
+ * on failure, with errno set.
+ */
+static void child_execvp(const char *file, char *const argv[], char *const envp[])
+{
+	const char *path = "/bin:/usr/bin";
+	size_t flen = strlen(file);
+	bool eacces = false;
+
+	if (!flen) {
+		errno = ENOENT;
+		return;
+	}
+	if (strchr(file, '/')) {
+		execve(file, argv, envp);
+		if (errno == ENOEXEC)
+			child_exec_script(file, argv, envp);
+		return;
+	}
+	for (char *const *e = envp; *e; e++)
+		if (strncmp(*e, "PATH=", 5) == 0) {
+			path = *e + 5;
+			break;
+		}
+	for (const char *dir = path;; dir++) {
+		const char *end = strchrnul(dir, ':');
+		size_t dlen = (size_t)(end - dir);
+		char buf[PATH_MAX];
+
+		if (dlen + 1 + flen < sizeof(buf)) {
+			memcpy(buf, dir, dlen);
+			buf[dlen] = '/';
+			memcpy(buf + dlen + 1, file, flen + 1);
+			/* An empty entry: the current folder, as "./file". */
+			execve(dlen ? buf : buf + 1, argv, envp);
+			if (errno == ENOEXEC)
+				child_exec_script(dlen ? buf : buf + 1, argv, envp);
+			switch (errno) {
+			case EACCES:
+				eacces = true;
+				break;
+			case ENOENT:
+			case ENOTDIR:
+			case ESTALE:
+			case ENODEV:
+			case ETIMEDOUT:
+			case ENAMETOOLONG:
+				break;
+			default:
+				return;
+			}
+		}
+		dir = end;
+		if (!*dir)
+			break;
+	}
+	errno = eacces ? EACCES : ENOENT;
+}
+
 /*
  * Runs in the job's process, forked by init. Never returns. Everything but the exec is done
  * before the launcher says the cgroup is confined: only the exec waits for it, and no code of
@@ -542,7 +649,7 @@ static _Noreturn void child_exec_job(const struct child_config *config, int exec
 	while (n < 0 && errno == EINTR);
 	if (n != sizeof(go) || go.type != CHILD_MSG_GO)
 		child_fail(exec_fd, CHILD_STAGE_GO, n < 0 ? errno : EPIPE);
-	execvp(config->argv[0], config->argv);
+	child_execvp(config->argv[0], config->argv, config->envp);
 	child_fail(exec_fd, CHILD_STAGE_EXEC, errno);
 }
 
@@ -560,7 +667,7 @@ static int child_job_main(void *data)
 }
 
 /*
- * The job's stack until its exec: launch's own code and libc's (execvp of a script
+ * The job's stack until its exec: launch's own code and libc's (child_execvp of a script
  * puts its whole argv on it), as large as a main thread's and reserved only as touched; a
  * guard page below.
  */
@@ -841,7 +948,7 @@ static _Noreturn void child_init(const struct child_config *early, int status_fd
 	if (r < 0)
 		child_fail(INIT_STATUS_FD, CHILD_STAGE_MOUNTS, -r);
 	config = child_init_wait_config();
-	/* The job's, for the exec and its search of PATH (execvp reads environ). */
+	/* The job's: the exec and its search of PATH read it (child_execvp). */
 	environ = (char **)config->envp;
 	r = child_setup_mounts_late(config);
 	if (r < 0)
