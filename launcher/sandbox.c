@@ -81,7 +81,7 @@ struct sandbox {
 	char cgroup_path[PATH_MAX]; /* as recorded in the lock file */
 	sigset_t old_mask;	    /* restored once the signal descriptor is closed */
 	long long started_ms;	    /* for the exit line's duration */
-	bool started;		    /* init was told to start the job: an exit line is due */
+	bool started;		    /* the start line is queued, go follows: an exit line is due */
 	bool reaped;		    /* init's status is in init_info */
 	bool exited_known;	    /* init's CHILD_MSG_EXITED is in exited */
 	bool job_alone;		    /* ... and said nothing else is left: init is exiting */
