@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* One sandbox's life: cgroup, BPF programs, the job, the audit log, and the teardown. */
 #include <errno.h>
-#include <poll.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -85,8 +85,8 @@ struct sandbox {
 	bool reaped;		    /* init's status is in init_info */
 	bool exited_known;	    /* init's CHILD_MSG_EXITED is in exited */
 	bool job_alone;		    /* ... and said nothing else is left: init is exiting */
+	bool exit_logged;	    /* the exit line is queued: nothing may follow it */
 	struct child_msg exited;
-	bool exit_logged; /* the exit line is queued: nothing may follow it */
 	siginfo_t init_info;
 	int exit_status;	   /* launch's, until the job's replaces it */
 	unsigned long long denied; /* every refusal, for the exit line and main */
@@ -486,10 +486,10 @@ static bool sandbox_read_exited(struct sandbox *sandbox)
 }
 
 /*
- * Waits for the job to exit, forwarding signals and logging refusals: signals, seccomp
- * requests, DNS, the ring, the audit writer. Returns 0
- * once init is reaped (its status in *ret_info), 1 once init said the job ended with no
- * process left (CHILD_EXITED_ALONE: init is exiting, not yet reaped), or -errno.
+ * Waits for the job to exit, forwarding signals and logging refusals (signals, seccomp
+ * requests, DNS, the ring, the audit writer). Returns 0 once init is reaped (its status in
+ * *ret_info), 1 once init said the job ended with no process left (CHILD_EXITED_ALONE: init
+ * is exiting, not yet reaped), or -errno.
  */
 static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 {
