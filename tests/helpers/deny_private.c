@@ -15,14 +15,7 @@
 #include <linux/seccomp.h>
 
 #include "../../launcher/util.h"
-
-#if defined(__x86_64__)
-#define DENY_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define DENY_ARCH AUDIT_ARCH_AARCH64
-#else
-#error "deny_private: add this architecture's AUDIT_ARCH_*"
-#endif
+#include "helpers.h"
 
 /* The low 32 bits of mount()'s flags (its fourth argument), on a little-endian machine. */
 #define DENY_FLAGS_LOW offsetof(struct seccomp_data, args[3])
@@ -30,10 +23,7 @@
 int main(int argc, char **argv)
 {
 	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, DENY_ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		HELPER_FILTER_NATIVE_NR,
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mount, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, DENY_FLAGS_LOW),
@@ -43,16 +33,5 @@ int main(int argc, char **argv)
 	};
 	struct sock_fprog prog = { .len = ARRAY_SIZE(filter), .filter = filter };
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: deny_private COMMAND [ARG...]\n");
-		return 2;
-	}
-	/* Root installs it without no_new_privs, so launch keeps every privilege it needs. */
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) {
-		perror("deny_private: seccomp");
-		return 125;
-	}
-	execvp(argv[1], argv + 1);
-	perror("deny_private: exec");
-	return 127;
+	return helper_exec_filtered("deny_private", &prog, argc, argv);
 }

@@ -14,14 +14,7 @@
 #include <linux/seccomp.h>
 
 #include "../../launcher/util.h"
-
-#if defined(__x86_64__)
-#define NO_LANDLOCK_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define NO_LANDLOCK_ARCH AUDIT_ARCH_AARCH64
-#else
-#error "no_landlock: add this architecture's AUDIT_ARCH_*"
-#endif
+#include "helpers.h"
 
 #define NO_LANDLOCK_ERRNO(nr)                            \
 	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
@@ -30,10 +23,7 @@
 int main(int argc, char **argv)
 {
 	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NO_LANDLOCK_ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		HELPER_FILTER_NATIVE_NR,
 		NO_LANDLOCK_ERRNO(__NR_landlock_create_ruleset),
 		NO_LANDLOCK_ERRNO(__NR_landlock_add_rule),
 		NO_LANDLOCK_ERRNO(__NR_landlock_restrict_self),
@@ -41,16 +31,5 @@ int main(int argc, char **argv)
 	};
 	struct sock_fprog prog = { .len = ARRAY_SIZE(filter), .filter = filter };
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: no_landlock COMMAND [ARG...]\n");
-		return 2;
-	}
-	/* Root installs it without no_new_privs, so launch keeps every privilege it needs. */
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) {
-		perror("no_landlock: seccomp");
-		return 125;
-	}
-	execvp(argv[1], argv + 1);
-	perror("no_landlock: exec");
-	return 127;
+	return helper_exec_filtered("no_landlock", &prog, argc, argv);
 }
