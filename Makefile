@@ -57,7 +57,8 @@ OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 # discovers the CPU's caches with some fifty cpuid instructions, each a VM exit on a guest (4.6 us
 # on a Firecracker one), 0.25 ms of init's start; musl does no such discovery (docs/design.md,
 # cut 24). Without musl-gcc, glibc as before. Each in its own folder: a build never mixes them.
-MUSL_GCC = $(shell command -v musl-gcc 2>/dev/null)
+# Looked up once, when first used: after `deps` has installed it.
+MUSL_GCC = $(eval MUSL_GCC := $$(shell command -v musl-gcc 2>/dev/null))$(MUSL_GCC)
 INIT_LIBC = $(if $(MUSL_GCC),musl,glibc)
 INIT_CC = $(if $(MUSL_GCC),$(MUSL_GCC),$(CC))
 INIT_SRCS := init childmsg mounthide mountinfo landlock seccomp inbound syscalls util
@@ -194,10 +195,11 @@ $(BUILD)/init-musl/include: | $(BUILD)/init-musl
 		ln -sfn /usr/include/asm-generic $@.tmp/asm-generic && \
 		ln -sfn /usr/include/$(MULTIARCH)/asm $@.tmp/asm && mv -T $@.tmp $@
 
-$(BUILD)/init-glibc/include: | $(BUILD)/init-glibc
-	mkdir -p $@
+# What each libc's objects wait for: their folder, with musl the kernel's headers in it.
+INIT_DIR_musl = $(BUILD)/init-musl/include
+INIT_DIR_glibc = $(BUILD)/init-glibc
 
-$(BUILD)/init-$(INIT_LIBC)/%.o: launcher/%.c | $(BUILD)/init-$(INIT_LIBC)/include $(SKELS) \
+$(BUILD)/init-$(INIT_LIBC)/%.o: launcher/%.c | $(INIT_DIR_$(INIT_LIBC)) $(SKELS) \
 		$(BUILD)/syscall_names.h
 	$(INIT_CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(INIT_CFLAGS_$(INIT_LIBC)) -c $< -o $@
 

@@ -385,7 +385,10 @@ int child_spawn(const struct child_config *config, int init_fd, struct child *re
 	char *const no_env[] = { NULL };
 	char **argv = NULL;
 	siginfo_t info = { 0 };
-	/* Written by the child, only if its exec fails, while the launcher is suspended. */
+	/*
+	 * Written by the child while the launcher is suspended, only if it fails: negative when
+	 * making its mounts private did, positive when its exec did.
+	 */
 	volatile int exec_error = 0;
 	long pid;
 
@@ -539,7 +542,7 @@ int child_watch_mounts(struct child_config *config,
 				     .also_data = also_data };
 	struct mounthide_mount *hide = NULL;
 	size_t n = 0;
-	int fd = -1, r = -ENOMEM, read;
+	int fd = -1, r = -ENOMEM, walked;
 
 	child_unwatch_mounts(config);
 	/* Opened before it is read: any change after the read shows in a poll of it. */
@@ -549,7 +552,7 @@ int child_watch_mounts(struct child_config *config,
 	}
 	if (fd >= 0)
 		r = mountinfo_foreach_fd(fd, child_watch_add, &watch);
-	read = r;
+	walked = r;
 	if (fd >= 0 && r == 0)
 		r = mounthide_scan_result(watch.scan, &hide, &n);
 	mounthide_scan_free(watch.scan);
@@ -557,7 +560,7 @@ int child_watch_mounts(struct child_config *config,
 		/* Init walks its own, then. */
 		if (fd >= 0)
 			close(fd);
-		return read;
+		return walked;
 	}
 	config->mounts_to_hide = hide;
 	config->nmounts_to_hide = n;
@@ -607,19 +610,8 @@ int child_start(struct child *child)
 
 int child_read_msg(struct child *child, struct child_msg *ret_msg)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = { .iov_base = ret_msg, .iov_len = sizeof(*ret_msg) };
-	struct msghdr mh = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = control.buf,
-		.msg_controllen = sizeof(control.buf),
-	};
-	struct cmsghdr *cmsg;
-	int reset = 0;
+	int fd, nfds, reset = 0;
+	bool truncated;
 	ssize_t n;
 
 	/*
@@ -627,21 +619,14 @@ int child_read_msg(struct child *child, struct child_msg *ret_msg)
 	 * socket reports that once, before what init sent ahead of it: read on.
 	 */
 	do
-		n = recvmsg(child->status_fd, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && (errno == EINTR || (errno == ECONNRESET && !reset++)));
+		n = child_recv_fds(child->status_fd, ret_msg, &fd, 1, &nfds, &truncated);
+	while (n == -ECONNRESET && !reset++);
 	if (n < 0)
-		return -errno;
-	for (cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
-		if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(cmsg), sizeof(fd));
-			if (ret_msg->type == CHILD_MSG_SECCOMP && child->seccomp_fd < 0)
-				child->seccomp_fd = fd;
-			else
-				close(fd);
-		}
-	}
+		return (int)n;
+	if (nfds && ret_msg->type == CHILD_MSG_SECCOMP && child->seccomp_fd < 0)
+		child->seccomp_fd = fd;
+	else if (nfds)
+		close(fd);
 	if (n != sizeof(*ret_msg))
 		return -EPIPE;
 	return 0;

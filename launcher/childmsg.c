@@ -85,6 +85,51 @@ int child_send_fds(int fd, const struct child_msg *msg, const int *fds, int nfds
 	return n < 0 ? -errno : 0;
 }
 
+ssize_t child_recv_fds(int fd, struct child_msg *msg, int *fds, int max, int *ret_nfds,
+		       bool *ret_truncated)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * CHILD_JOIN_FDS_MAX)];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = msg, .iov_len = sizeof(*msg) };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)max),
+	};
+	struct cmsghdr *cmsg;
+	ssize_t n;
+
+	*ret_nfds = 0;
+	*ret_truncated = false;
+	if (max < 1 || max > CHILD_JOIN_FDS_MAX)
+		return -EINVAL;
+	do
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	for (cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
+		size_t len = cmsg->cmsg_len - CMSG_LEN(0);
+
+		if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS)
+			continue;
+		for (size_t i = 0; i < len / sizeof(int); i++) {
+			int got;
+
+			memcpy(&got, CMSG_DATA(cmsg) + i * sizeof(int), sizeof(int));
+			if (*ret_nfds < max)
+				fds[(*ret_nfds)++] = got;
+			else
+				close(got);
+		}
+	}
+	*ret_truncated = mh.msg_flags & MSG_CTRUNC;
+	return n;
+}
+
 #define CHILD_CONFIG_MAGIC 0x4c434647u /* "LCFG" */
 #ifndef MFD_NOEXEC_SEAL
 #define MFD_NOEXEC_SEAL 0x0008U

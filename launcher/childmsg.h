@@ -6,10 +6,20 @@
 #ifndef LAUNCH_CHILDMSG_H
 #define LAUNCH_CHILDMSG_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #include "child.h"
 
 /* Sends one message on the status socket, with nfds descriptors (SCM_RIGHTS). */
 int child_send_fds(int fd, const struct child_msg *msg, const int *fds, int nfds);
+/*
+ * Receives one message from the status socket, with up to max (at most CHILD_JOIN_FDS_MAX)
+ * descriptors (SCM_RIGHTS, close-on-exec) in fds, *ret_nfds of them; any beyond max are
+ * closed. The bytes read or -errno; *ret_truncated: the kernel had more than room for.
+ */
+ssize_t child_recv_fds(int fd, struct child_msg *msg, int *fds, int max, int *ret_nfds,
+		       bool *ret_truncated);
 /*
  * The job's configuration (argv, environment, user, what it may write, its /tmp) written
  * into a sealed memfd, whose descriptor is returned in *ret_fd: init maps it. The mounts and

@@ -551,13 +551,15 @@ static void child_execvp(const char *file, char *const argv[], char *const envp[
 		char buf[PATH_MAX];
 
 		if (dlen + 1 + flen < sizeof(buf)) {
+			/* An empty entry: the current folder, the file's name alone. */
+			const char *candidate = dlen ? buf : buf + 1;
+
 			memcpy(buf, dir, dlen);
 			buf[dlen] = '/';
 			memcpy(buf + dlen + 1, file, flen + 1);
-			/* An empty entry: the current folder, as "./file". */
-			execve(dlen ? buf : buf + 1, argv, envp);
+			execve(candidate, argv, envp);
 			if (errno == ENOEXEC)
-				child_exec_script(dlen ? buf : buf + 1, argv, envp);
+				child_exec_script(candidate, argv, envp);
 			switch (errno) {
 			case EACCES:
 				eacces = true;
@@ -762,53 +764,6 @@ static _Noreturn void child_init_loop(pid_t job)
 }
 
 /*
- * One message from the launcher, with up to max descriptors (SCM_RIGHTS) in fds; the bytes
- * read or -errno. *ret_truncated: the kernel had more descriptors than room, or than init may
- * open.
- */
-static ssize_t init_recv(struct child_msg *msg, int *fds, int max, int *ret_nfds,
-			 bool *ret_truncated)
-{
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * CHILD_JOIN_FDS_MAX)];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = { .iov_base = msg, .iov_len = sizeof(*msg) };
-	struct msghdr mh = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = control.buf,
-		.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)max),
-	};
-	struct cmsghdr *cmsg;
-	ssize_t n;
-
-	*ret_nfds = 0;
-	do
-		n = recvmsg(INIT_STATUS_FD, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	for (cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
-		size_t len = cmsg->cmsg_len - CMSG_LEN(0);
-
-		if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < len / sizeof(int); i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(cmsg) + i * sizeof(int), sizeof(int));
-			if (*ret_nfds < max)
-				fds[(*ret_nfds)++] = fd;
-			else
-				close(fd);
-		}
-	}
-	*ret_truncated = mh.msg_flags & MSG_CTRUNC;
-	return n;
-}
-
-/*
  * Waits for the launcher's word that init's limits are set (CHILD_MSG_JOINED), then moves
  * itself into each cgroup v1 directory that came with it, and returns the job's Landlock
  * ruleset that came last (-1 when init's configuration asks for none). Init writes 0 to `tasks`: a
@@ -825,7 +780,8 @@ static int child_init_join(const struct child_config *config, int *ret_flags)
 	struct child_msg msg;
 	int fds[CHILD_JOIN_FDS_MAX], nfds, error = 0, failed = -1, ruleset_fd = -1;
 	bool has_ruleset, truncated = false;
-	ssize_t n = init_recv(&msg, fds, CHILD_JOIN_FDS_MAX, &nfds, &truncated);
+	ssize_t n =
+		child_recv_fds(INIT_STATUS_FD, &msg, fds, CHILD_JOIN_FDS_MAX, &nfds, &truncated);
 
 	if (n != sizeof(msg) || msg.type != CHILD_MSG_JOINED)
 		_exit(125);
@@ -887,7 +843,7 @@ static const struct child_config *child_init_wait_config(void)
 	struct child_msg msg;
 	bool truncated = false;
 	int fd = -1, nfds, r;
-	ssize_t n = init_recv(&msg, &fd, 1, &nfds, &truncated);
+	ssize_t n = child_recv_fds(INIT_STATUS_FD, &msg, &fd, 1, &nfds, &truncated);
 
 	if (n != sizeof(msg) || msg.type != CHILD_MSG_CONFIG)
 		_exit(125);

@@ -1078,6 +1078,14 @@ static int hold_audit_fd(void)
 	return 0;
 }
 
+/* The one read of mountinfo a start makes: the mounts init hides, and the cgroup mounts. */
+static void read_mounts(struct sandbox_options *options)
+{
+	cglimit_mounts_init(&options->cgroup_mounts);
+	options->cgroup_mounts_known = child_watch_mounts(&options->child, cglimit_mounts_add,
+							  &options->cgroup_mounts) == 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
@@ -1108,19 +1116,14 @@ static int cmd_run(int argc, char **argv)
 	 * One read of mountinfo for the whole start (at 60-80 us each, it was three): the mounts
 	 * init hides, the cgroup2 mount, and the v1 hierarchies of the limits (cglimit_setup).
 	 */
-	cglimit_mounts_init(&options.cgroup_mounts);
-	options.cgroup_mounts_known =
-		child_watch_mounts(&options.child, cglimit_mounts_add, &options.cgroup_mounts) == 0;
+	read_mounts(&options);
 	if (cgroup_parent_dir_known(parent, sizeof(parent),
 				    options.cgroup_mounts_known ? &options.cgroup_mounts : NULL,
 				    &v1_mount_error, &mounted) < 0)
 		return EXIT_LAUNCH_FAILED;
 	/* After a private cgroup2 mount: init's mounts are copied from these, the limits too. */
-	if (mounted) {
-		cglimit_mounts_init(&options.cgroup_mounts);
-		options.cgroup_mounts_known = child_watch_mounts(&options.child, cglimit_mounts_add,
-								 &options.cgroup_mounts) == 0;
-	}
+	if (mounted)
+		read_mounts(&options);
 	/* What a killed launcher left behind goes first; a failure here harms no one. */
 	gc_sweep();
 	/* A parent of its own: `launch gc` looks there too for what has no lock file. */

@@ -84,7 +84,6 @@ struct sandbox {
 	bool started;		    /* the start line is queued, go follows: an exit line is due */
 	bool reaped;		    /* init's status is in init_info */
 	bool exited_known;	    /* init's CHILD_MSG_EXITED is in exited */
-	bool job_alone;		    /* ... and said nothing else is left: init is exiting */
 	bool exit_logged;	    /* the exit line is queued: nothing may follow it */
 	struct child_msg exited;
 	siginfo_t init_info;
@@ -468,6 +467,12 @@ static int sandbox_update(struct sandbox *sandbox)
 	return update_serve(sandbox->update, &target);
 }
 
+/* Init said the job ended and no process of the sandbox is left: init is exiting. */
+static bool sandbox_job_alone(const struct sandbox *sandbox)
+{
+	return sandbox->exited_known && (sandbox->exited.flags & CHILD_EXITED_ALONE);
+}
+
 /*
  * Init's last message, CHILD_MSG_EXITED, read as it comes; then the socket is not watched
  * again (nothing follows it). True when it says no process of the sandbox is left.
@@ -481,8 +486,7 @@ static bool sandbox_read_exited(struct sandbox *sandbox)
 		return false; /* init died without it: its pidfd says so next */
 	sandbox->exited = msg;
 	sandbox->exited_known = true;
-	sandbox->job_alone = msg.flags & CHILD_EXITED_ALONE;
-	return sandbox->job_alone;
+	return sandbox_job_alone(sandbox);
 }
 
 /*
@@ -1133,12 +1137,12 @@ static void sandbox_log_exit(struct sandbox *sandbox)
 		sandbox->denied += dns_stats.deny_lines;
 		exit.would_deny += dns_stats.would_deny;
 	}
-	if (sandbox->reaped || sandbox->job_alone)
+	if (sandbox->reaped || sandbox_job_alone(sandbox))
 		sandbox->exit_status =
 			sandbox_exit_status(sandbox, &sandbox->init_info, &exit.exit_code);
 	else
 		exit.exit_code = sandbox->exit_status;
-	if ((sandbox->reaped || sandbox->job_alone) && sandbox->limit_stopped &&
+	if ((sandbox->reaped || sandbox_job_alone(sandbox)) && sandbox->limit_stopped &&
 	    !sandbox->timed_out)
 		sandbox->exit_status = EXIT_LIMIT;
 	/* What the queue still holds after a stall will not be written either. */
@@ -1213,7 +1217,7 @@ static void sandbox_teardown(struct sandbox *sandbox)
 	 * exits (its mounts and namespaces go, 0.2-0.4 ms here), and the kill and its reaping
 	 * come after it, before the cgroups go.
 	 */
-	if (!sandbox->job_alone)
+	if (!sandbox_job_alone(sandbox))
 		sandbox_kill(sandbox);
 	/* Every process is dead: appends may wait for room now, as long as a stall allows. */
 	log->wait_room = true;
@@ -1229,7 +1233,7 @@ static void sandbox_teardown(struct sandbox *sandbox)
 	 * ends, in one wake-up.
 	 */
 	audit_close(log);
-	if (sandbox->job_alone)
+	if (sandbox_job_alone(sandbox))
 		sandbox_reap_alone(sandbox);
 	if (log->error && !sandbox->audit_continue && sandbox->error == 0) {
 		sandbox->exit_status = EXIT_LAUNCH_FAILED;
