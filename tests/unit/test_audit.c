@@ -672,6 +672,29 @@ static void test_time_format(void)
 	audit_format_time(1796000000LL * 1000000000LL + 999999999LL, buf, sizeof(buf));
 	CHECK_EQ_STR(buf, "2026-11-30T00:53:20.999999Z");
 	CHECK_EQ_INT(audit_format_time(0, buf, 10), -ENOBUFS);
+	/*
+	 * Leap days, century rules and month ends to the last second a time in nanoseconds holds
+	 * (2262), against the C library's own conversion.
+	 */
+	for (long long secs = -4; secs < INT64_MAX / 1000000000LL;
+	     secs = secs < 0 ? secs + 1 : secs + 86400LL * 97 + 3601) {
+		/* Every step, and around 2000-02-29, 2100-02-28/03-01 (no leap day) each time. */
+		static const long long edges[] = { 951782399, 951868800, 4107456000, 4107542399 };
+		long long t = secs < 0 ? edges[secs + 4] : secs;
+		time_t tt = (time_t)t;
+		char want[40];
+		struct tm tm;
+
+		gmtime_r(&tt, &tm);
+		snprintf(want, sizeof(want), "%04d-%02d-%02dT%02d:%02d:%02d.000123Z",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+			 tm.tm_sec);
+		audit_format_time(t * 1000000000LL + 123456, buf, sizeof(buf));
+		if (strcmp(buf, want) != 0) {
+			CHECK_EQ_STR(buf, want);
+			return;
+		}
+	}
 }
 
 /* The whole file behind fd, NUL-terminated in buf (at most size - 1 bytes): its length. */
