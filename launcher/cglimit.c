@@ -169,10 +169,9 @@ static int v1_create(struct cglimit *cl, const struct cgroup_mounts *mounts, enu
 			r = mkdir(path, 0755) < 0 ? -errno : 0;
 	}
 	if (r == 0) {
-		_cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		const char *id = strrchr(path, '/') + 1;
-
-		r = fd < 0 ? -errno : gc_mark(fd, id);
+		/* Kept: the limits, init's move and the counters all go through it. */
+		cl->v1_fd[ctrl] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		r = cl->v1_fd[ctrl] < 0 ? -errno : gc_mark(cl->v1_fd[ctrl], strrchr(path, '/') + 1);
 	}
 	if (r < 0)
 		path[0] = '\0';
@@ -183,17 +182,12 @@ static int v1_create(struct cglimit *cl, const struct cgroup_mounts *mounts, enu
 static int ctrl_write(struct cglimit *cl, enum cglimit_ctrl ctrl, const char *v2_file,
 		      const char *v1_file, const char *value, bool optional)
 {
-	_cleanup_close_ int v1_fd = -1;
-	int fd = cl->v2_fd, r;
+	int fd = cl->in_v2[ctrl] ? cl->v2_fd : cl->v1_fd[ctrl], r;
 
 	if (cl->missing[ctrl])
 		return 0;
-	if (!cl->in_v2[ctrl]) {
-		v1_fd = open(cl->v1[ctrl], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (v1_fd < 0)
-			return -errno;
-		fd = v1_fd;
-	}
+	if (fd < 0)
+		return -EBADF;
 	r = write_text(fd, cl->in_v2[ctrl] ? v2_file : v1_file, value);
 	/* Optional files: swap limits exist only with swap accounting. */
 	if (optional && r == -ENOENT)
@@ -382,16 +376,12 @@ int cglimit_join(struct cglimit *cl, const struct job_limits *limits, pid_t pid,
 	for (int c = 0; c < CGLIMIT_NCTRLS; c++) {
 		if (!cl->v1[c][0])
 			continue;
-		ret_dir_fds[n] = open(cl->v1[c], O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (ret_dir_fds[n] < 0) {
-			r = -errno;
-			snprintf(errbuf, errlen, "cannot move the sandbox into %s: %s", cl->v1[c],
-				 strerror(-r));
-			while (n > 0)
-				close(ret_dir_fds[--n]);
-			return r;
+		if (cl->v1_fd[c] < 0) {
+			snprintf(errbuf, errlen, "cannot move the sandbox into %s: not open",
+				 cl->v1[c]);
+			return -EBADF;
 		}
-		n++;
+		ret_dir_fds[n++] = cl->v1_fd[c];
 	}
 	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
 	snprintf(text, sizeof(text), "%d", CGLIMIT_JOB_OOM_SCORE_ADJ);
@@ -414,11 +404,8 @@ int cglimit_join(struct cglimit *cl, const struct job_limits *limits, pid_t pid,
 			snprintf(errbuf, errlen, "cannot set the job's RLIMIT_NOFILE: %s",
 				 strerror(-r));
 	}
-	if (r < 0) {
-		while (n > 0)
-			close(ret_dir_fds[--n]);
+	if (r < 0)
 		return r;
-	}
 	*ret_ndirs = n;
 	return 0;
 }
@@ -444,19 +431,12 @@ int cglimit_watch_tmp(struct cglimit *cl, pid_t pid)
 static unsigned long long ctrl_counter(struct cglimit *cl, enum cglimit_ctrl ctrl,
 				       const char *v2_file, const char *v1_file, const char *key)
 {
-	_cleanup_close_ int v1_fd = -1;
+	int fd = cl->in_v2[ctrl] ? cl->v2_fd : cl->v1_fd[ctrl];
 	char buf[1024];
 	const char *p;
-	int fd = cl->v2_fd;
 
-	if (!cl->in_v2[ctrl]) {
-		if (!cl->v1[ctrl][0])
-			return 0;
-		v1_fd = open(cl->v1[ctrl], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (v1_fd < 0)
-			return 0;
-		fd = v1_fd;
-	}
+	if (fd < 0)
+		return 0;
 	if (cgroup_read_text(fd, cl->in_v2[ctrl] ? v2_file : v1_file, buf, sizeof(buf)) < 0)
 		return 0;
 	for (p = buf; (p = strstr(p, key)); p++)
@@ -500,6 +480,9 @@ int cglimit_destroy(struct cglimit *cl)
 	for (int c = 0; c < CGLIMIT_NCTRLS; c++) {
 		int q;
 
+		if (cl->v1_fd[c] >= 0)
+			close(cl->v1_fd[c]);
+		cl->v1_fd[c] = -1;
 		if (!cl->v1[c][0])
 			continue;
 		q = v1_remove(cl->v1[c], 1000);

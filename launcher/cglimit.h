@@ -34,6 +34,7 @@ struct cglimit {
 	int v2_fd;			   /* the sandbox's cgroup v2 (not ours to close) */
 	bool in_v2[CGLIMIT_NCTRLS];	   /* the controller is enabled for it in cgroup v2 */
 	char v1[CGLIMIT_NCTRLS][PATH_MAX]; /* else its cgroup in the v1 hierarchy, or "" */
+	int v1_fd[CGLIMIT_NCTRLS];	   /* that folder, open from its mkdir on, or -1 */
 	unsigned long long pids_events;	   /* failed forks seen so far */
 	unsigned long long oom_kills;	   /* OOM kills seen so far */
 	int tmp_fd;			   /* the job's /tmp, for statfs; -1 when not open */
@@ -42,9 +43,9 @@ struct cglimit {
 	char warning[256];		   /* what runs without its default limit, for stderr */
 };
 
-#define CGLIMIT_INIT                      \
-	{                                 \
-		.v2_fd = -1, .tmp_fd = -1 \
+#define CGLIMIT_INIT                                               \
+	{                                                          \
+		.v2_fd = -1, .tmp_fd = -1, .v1_fd = { -1, -1, -1 } \
 	}
 
 /*
@@ -75,10 +76,11 @@ int cglimit_setup(struct cglimit *cl, const struct job_limits *limits, int v2_fd
 /*
  * Gives pid (the sandbox's init, before it starts the job) the job's OOM score and
  * RLIMIT_NOFILE, which the job inherits, and returns in ret_dir_fds the directories of the v1
- * cgroups (O_PATH, *ret_ndirs of them, in controller order) for init to move itself into:
- * a process that moves itself as one thread (0 written to `tasks`) spares the move the
- * kernel's global cgroup_threadgroup_rwsem, whose write lock waits for an RCU grace period
- * and holds up every fork and exit on the host meanwhile. The caller closes them.
+ * cgroups (*ret_ndirs of them, in controller order) for init to move itself into: a process
+ * that moves itself as one thread (0 written to `tasks`) spares the move the kernel's global
+ * cgroup_threadgroup_rwsem, whose write lock waits for an RCU grace period and holds up every
+ * fork and exit on the host meanwhile. They are cl's own, open until cglimit_destroy: the
+ * caller sends them and does not close them.
  */
 int cglimit_join(struct cglimit *cl, const struct job_limits *limits, pid_t pid,
 		 int ret_dir_fds[CGLIMIT_NCTRLS], int *ret_ndirs, char *errbuf, size_t errlen);

@@ -583,6 +583,34 @@ static void child_execvp(const char *file, char *const argv[], char *const envp[
 }
 
 /*
+ * The signals this process ignores (SigIgn in /proc/self/status, init's own proc), as bit
+ * sig - 1 each; every one when that cannot be read. Init sets no handler, and exec resets
+ * handlers: what the job could inherit other than the default is a caller's SIG_IGN (the
+ * launcher's own SIGPIPE among them), which survives every exec. One read instead of a
+ * sigaction per signal (64 system calls).
+ */
+static uint64_t ignored_signals(void)
+{
+	char buf[4096];
+	const char *line;
+	ssize_t n = -1;
+	int fd;
+
+	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		return UINT64_MAX;
+	buf[n] = '\0';
+	line = strstr(buf, "\nSigIgn:\t");
+	if (!line)
+		return UINT64_MAX;
+	return strtoull(line + strlen("\nSigIgn:\t"), NULL, 16);
+}
+
+/*
  * Runs in the job's process, forked by init. Never returns. Everything but the exec is done
  * before the launcher says the cgroup is confined: only the exec waits for it, and no code of
  * the job's runs before.
@@ -590,13 +618,15 @@ static void child_execvp(const char *file, char *const argv[], char *const envp[
 static _Noreturn void child_exec_job(const struct child_config *config, int exec_fd, int ruleset_fd)
 {
 	struct child_msg seccomp_msg = { .type = CHILD_MSG_SECCOMP }, go;
+	uint64_t ignored;
 	sigset_t none;
 	int listener;
 	ssize_t n;
 
 	sigemptyset(&none);
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
+	ignored = ignored_signals();
+	for (int sig = 1; sig < NSIG && sig <= 64; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && (ignored & (1ULL << (sig - 1))))
 			signal(sig, SIG_DFL);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
 		child_fail(exec_fd, CHILD_STAGE_SIGNALS, errno);
@@ -610,11 +640,16 @@ static _Noreturn void child_exec_job(const struct child_config *config, int exec
 					     SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
 					     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
 		child_fail(exec_fd, CHILD_STAGE_SECUREBITS, errno);
+	/*
+	 * The system calls themselves: the job is one process of one thread, which the C
+	 * library's wrappers (musl's __synccall: four signal-mask changes each) cannot know,
+	 * sharing init's memory as it does until its exec.
+	 */
 	if (config->set_user) {
-		if (setgroups((size_t)config->ngroups, config->groups) < 0)
+		if (syscall(SYS_setgroups, (size_t)config->ngroups, config->groups) < 0)
 			child_fail(exec_fd, CHILD_STAGE_USER, errno);
-		if (setresgid(config->gid, config->gid, config->gid) < 0 ||
-		    setresuid(config->uid, config->uid, config->uid) < 0)
+		if (syscall(SYS_setresgid, config->gid, config->gid, config->gid) < 0 ||
+		    syscall(SYS_setresuid, config->uid, config->uid, config->uid) < 0)
 			child_fail(exec_fd, CHILD_STAGE_USER, errno);
 		/*
 		 * A change of user sets the memory's dumpable flag to fs.suid_dumpable, and this

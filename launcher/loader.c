@@ -108,31 +108,46 @@ void loader_shared_close(struct loader_shared *shared)
 	loader_shared_init(shared);
 }
 
-bool loader_kernel_has_unix_hooks(void)
-{
-	static int cached = -1;
-	__u32 count = 0;
-	int fd;
+/* -1 until known; then whether the kernel has the AF_UNIX address hooks (6.7). */
+static int unix_hooks_cached = -1;
 
-	if (cached >= 0)
-		return cached;
-	/*
-	 * A kernel before 6.7 does not know the attach type and says EINVAL before it looks at
-	 * the fd; a newer one goes on to find that a netns is no cgroup (EBADF).
-	 */
-	fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	cached = 1;
-	if (fd >= 0) {
-		cached = !(bpf_prog_query(fd, LAUNCH_BPF_CGROUP_UNIX_CONNECT, 0, NULL, NULL,
-					  &count) < 0 &&
-			   errno == EINVAL);
-		close(fd);
-	}
-	return cached;
+/*
+ * A kernel before 6.7 does not know the attach type and says EINVAL before it looks at the fd:
+ * asked of a cgroup, a newer one answers; asked of a netns, it finds that no cgroup (EBADF).
+ */
+static bool unix_hooks_probe(int fd)
+{
+	__u32 count = 0;
+
+	if (unix_hooks_cached < 0)
+		unix_hooks_cached = !(bpf_prog_query(fd, LAUNCH_BPF_CGROUP_UNIX_CONNECT, 0, NULL,
+						     NULL, &count) < 0 &&
+				      errno == EINVAL);
+	return unix_hooks_cached;
 }
 
-/* Takes the map fds of the program's maps that have one of our names. */
-static int shared_take_maps(struct loader_shared *shared, int prog_fd)
+bool loader_kernel_has_unix_hooks(void)
+{
+	int fd;
+
+	if (unix_hooks_cached >= 0)
+		return unix_hooks_cached;
+	fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	unix_hooks_probe(fd);
+	close(fd);
+	return unix_hooks_cached;
+}
+
+/* The maps already looked at by id, so that a second program's are not fetched again. */
+struct seen_maps {
+	__u32 ids[64];
+	unsigned int n;
+};
+
+/* Takes the map fds of the program's maps that have one of our names and are not in seen. */
+static int shared_take_maps(struct loader_shared *shared, int prog_fd, struct seen_maps *seen)
 {
 	__u32 ids[64];
 	struct bpf_prog_info info = { .nr_map_ids = ARRAY_SIZE(ids), .map_ids = (uintptr_t)ids };
@@ -143,8 +158,16 @@ static int shared_take_maps(struct loader_shared *shared, int prog_fd)
 	for (__u32 i = 0; i < info.nr_map_ids && i < ARRAY_SIZE(ids); i++) {
 		struct bpf_map_info map_info = { 0 };
 		__u32 map_len = sizeof(map_info);
-		int fd = bpf_map_get_fd_by_id(ids[i]);
+		bool known = false;
+		int fd;
 
+		for (unsigned int k = 0; k < seen->n && !known; k++)
+			known = seen->ids[k] == ids[i];
+		if (known)
+			continue;
+		if (seen->n < ARRAY_SIZE(seen->ids))
+			seen->ids[seen->n++] = ids[i];
+		fd = bpf_map_get_fd_by_id(ids[i]);
 		if (fd < 0)
 			return -errno;
 		if (bpf_obj_get_info_by_fd(fd, &map_info, &map_len) < 0) {
@@ -171,12 +194,13 @@ static int shared_take_maps(struct loader_shared *shared, int prog_fd)
 static int shared_find(const char *holder, struct loader_shared *shared)
 {
 	_cleanup_close_ int fd = open(holder, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct seen_maps seen = { .n = 0 };
 	int r;
 
 	loader_shared_init(shared);
 	if (fd < 0)
 		return errno == ENOENT ? -ENOENT : -errno;
-	shared->unix_hooks = loader_kernel_has_unix_hooks();
+	shared->unix_hooks = unix_hooks_probe(fd);
 	for (int i = 0; i < LOADER_NPROGS; i++) {
 		__u32 id = 0, count = 1;
 
@@ -198,7 +222,7 @@ static int shared_find(const char *holder, struct loader_shared *shared)
 		}
 		/* connect4 uses every map but unix_allow, which the unix programs use. */
 		if (i == LOADER_CONNECT4 || i == LOADER_CONNECT_UNIX) {
-			r = shared_take_maps(shared, shared->prog_fd[i]);
+			r = shared_take_maps(shared, shared->prog_fd[i], &seen);
 			if (r < 0)
 				goto fail;
 		}

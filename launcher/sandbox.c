@@ -864,8 +864,6 @@ static int sandbox_limit_init(struct sandbox *sandbox)
 		if (r < 0)
 			sandbox_fail(sandbox, r, "cannot start the job: %s", strerror(-r));
 	}
-	while (ndirs > 0)
-		close(dir_fds[--ndirs]);
 	return r;
 }
 
@@ -1277,6 +1275,8 @@ int sandbox_begin(const struct sandbox_options *options, char *errbuf, size_t er
 	/* As CGLIMIT_INIT, field by field: a literal would zero its folders' paths on the stack. */
 	sandbox->limits.v2_fd = -1;
 	sandbox->limits.tmp_fd = -1;
+	for (int c = 0; c < CGLIMIT_NCTRLS; c++)
+		sandbox->limits.v1_fd[c] = -1;
 	sandbox->options = options;
 	sandbox->limits_timer_fd = sandbox->sync_fd = sandbox->lock_fd = -1;
 	sandbox->exit_status = EXIT_LAUNCH_FAILED;

@@ -47,6 +47,25 @@ test_signal_usr2() {
 	forward USR2
 }
 
+# A caller's SIG_IGN survives every exec (launch ignores SIGPIPE itself): the job starts with
+# every signal at its default all the same, ignored ones included.
+test_signal_job_defaults() {
+	local p ign=$T_DIR/ignoring
+
+	p=$(policy sig "$SIG_POLICY")
+	printf '#!/bin/sh\nexec env --ignore-signal=HUP,USR2,PIPE "$@"\n' >"$ign"
+	chmod +x "$ign"
+	# Outside: HUP (bit 0), USR2 (11) and PIPE (12) reach the command ignored.
+	expect_match "outside, a caller's SIG_IGN is inherited" 'SigIgn:[[:space:]]+0*1801$' \
+		"$("$ign" grep SigIgn /proc/self/status)" || return 1
+	printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$ign" "$IT_LAUNCH" >"$ign-launch"
+	chmod +x "$ign-launch"
+	IT_LAUNCH=$ign-launch launch_job --policy "$p" -- grep SigIgn /proc/self/status
+	expect_rc "the job reads its own status" 0 || return 1
+	expect_match "inside, nothing ignored" '^SigIgn:[[:space:]]+0+$' "$L_OUT" || return 1
+	audit_check
+}
+
 # sleeper: launch in the background with a job that handles no signal, once it is running.
 sleeper() {
 	local p
