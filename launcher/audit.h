@@ -174,6 +174,11 @@ int audit_prepare_writer(struct audit_log *log);
 /* Starts the writer thread; until then lines only queue. Call it after forking. */
 int audit_start_writer(struct audit_log *log);
 /*
+ * Tells the writer that nothing more will be queued: it writes what is queued and ends, while
+ * the caller goes on. audit_close waits for it. Appending after this is an error.
+ */
+void audit_close_begin(struct audit_log *log);
+/*
  * Stops the writer once the queue is written, waiting no longer than a stall allows; lines
  * it could not write are counted unwritten. Closes the file.
  */

@@ -848,6 +848,16 @@ static bool audit_join(struct audit_log *log, long long ms)
 	return false;
 }
 
+void audit_close_begin(struct audit_log *log)
+{
+	if (!log->writer_running)
+		return;
+	pthread_mutex_lock(&log->lock);
+	log->stop = true;
+	pthread_cond_signal(&log->wake);
+	pthread_mutex_unlock(&log->lock);
+}
+
 void audit_close(struct audit_log *log)
 {
 	bool joined = true;
