@@ -611,6 +611,23 @@ static uint64_t ignored_signals(void)
 }
 
 /*
+ * The kernel's own call: the C library refuses the signals it keeps for itself (32 and 33
+ * in glibc, 32 to 34 in musl), which a caller can still have set to SIG_IGN and the job
+ * would inherit. SIG_DFL needs no restorer; the mask is the kernel's 64 bits.
+ */
+static void signal_default(int sig)
+{
+	struct {
+		void (*handler)(int);
+		unsigned long flags;
+		void (*restorer)(void);
+		uint64_t mask;
+	} action = { .handler = SIG_DFL };
+
+	syscall(SYS_rt_sigaction, sig, &action, NULL, sizeof(action.mask));
+}
+
+/*
  * Runs in the job's process, forked by init. Never returns. Everything but the exec is done
  * before the launcher says the cgroup is confined: only the exec waits for it, and no code of
  * the job's runs before.
@@ -625,9 +642,9 @@ static _Noreturn void child_exec_job(const struct child_config *config, int exec
 
 	sigemptyset(&none);
 	ignored = ignored_signals();
-	for (int sig = 1; sig < NSIG && sig <= 64; sig++)
+	for (int sig = 1; sig <= 64; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP && (ignored & (1ULL << (sig - 1))))
-			signal(sig, SIG_DFL);
+			signal_default(sig);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
 		child_fail(exec_fd, CHILD_STAGE_SIGNALS, errno);
 	/* Init is the parent: when it goes, so does the job, without waiting for the kernel. */
