@@ -32,7 +32,12 @@ BUILT_INIT = os.path.join(ROOT, "build", "launch-init")
 # The binaries under test are copied first: others may rebuild build/ during the run. The
 # sandbox's init goes beside launch, where launch looks for it.
 LAUNCH = os.path.join(ROOT, "tests", "bench", "work", "bin", "launch")
-NETBENCH = os.path.join(ROOT, "build", "bench", "netbench")
+BUILT_NETBENCH = os.path.join(ROOT, "build", "bench", "netbench")
+# Jobs run as nobody, and the checkout may sit under a folder only root can enter (/root):
+# they run a copy of the load generator, in a folder open to all (not /tmp: the job's is its
+# own). main() makes it; cleanup() removes it.
+JOB_DIR = "/var/tmp/lbench-%d" % os.getpid()
+NETBENCH = os.path.join(JOB_DIR, "netbench")
 NFT_JOB = os.path.join(BENCH, "nft-job")
 REPORT = os.path.join(ROOT, "docs", "benchmarks.md")
 NODE_MODULES = os.path.join(BENCH, "node_modules")
@@ -216,6 +221,7 @@ def cleanup():
     if bpf_stats_saved is not None:
         write_sysctl("kernel.bpf_stats_enabled", bpf_stats_saved)
         bpf_stats_saved = None
+    shutil.rmtree(JOB_DIR, ignore_errors=True)
     # Cgroups of this run's sandboxes and nftables jobs that something failed to remove.
     for parent in (LAUNCH_PARENT, os.path.join(CGROUP2, RUN_ID)):
         if not os.path.isdir(parent):
@@ -2174,7 +2180,7 @@ def main():
         return report_only()
     if os.geteuid() != 0:
         sys.exit("bench: needs root")
-    for path in (BUILT_LAUNCH, BUILT_INIT, NETBENCH):
+    for path in (BUILT_LAUNCH, BUILT_INIT, BUILT_NETBENCH):
         if not os.access(path, os.X_OK):
             sys.exit("bench: %s is missing: run `make bench`" % path)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
@@ -2183,6 +2189,10 @@ def main():
                         (BUILT_LAUNCH, LAUNCH)):
         shutil.copy2(built, copy + ".tmp")
         os.replace(copy + ".tmp", copy)
+    os.makedirs(JOB_DIR, exist_ok=True)
+    os.chmod(JOB_DIR, 0o755)
+    shutil.copy2(BUILT_NETBENCH, NETBENCH)
+    os.chmod(NETBENCH, 0o755)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     env = environment()
     results = {}
