@@ -911,6 +911,21 @@ static int sandbox_make_maps(struct sandbox *sandbox, const struct rules *rules)
 	/* Written to the kernel with the rest of the settings, at attach. */
 	if (sandbox->options->audit_only)
 		sandbox->bpf.cfg.flags |= CFG_AUDIT_ONLY;
+	return 0;
+}
+
+/*
+ * The ring's reader, after `go`, while the job execs: libbpf maps the whole ring (512 KiB,
+ * twice over for its data) and the kernel fills every page table entry of it at once, 0.1 ms
+ * here (docs/design.md, cut 29). The ring itself is the slot's, there since
+ * sandbox_make_maps: what the job refuses meanwhile waits in it, and epoll reports it as
+ * soon as it is watched. A ring that cannot be mapped stops the job, confined all along, as
+ * a writer that cannot start does; its refusals are counted in the exit line.
+ */
+static int sandbox_open_events(struct sandbox *sandbox)
+{
+	int r;
+
 	sandbox->ringbuf = ring_buffer__new(loader_sandbox_events_fd(&sandbox->bpf),
 					    sandbox_on_event, sandbox, NULL);
 	r = sandbox->ringbuf ? sandbox_watch(sandbox, ring_buffer__epoll_fd(sandbox->ringbuf))
@@ -1108,7 +1123,8 @@ static void sandbox_log_exit(struct sandbox *sandbox)
 	int n;
 
 	/* The last refusals, made by processes now dead, are still in the ring. */
-	ring_buffer__consume(sandbox->ringbuf);
+	if (sandbox->ringbuf)
+		ring_buffer__consume(sandbox->ringbuf);
 	sandbox_report_lost(sandbox);
 	loader_sandbox_sum_counters(&sandbox->bpf, &kernel);
 	sandbox->denied = kernel.denied + sandbox->seccomp_denied;
@@ -1156,16 +1172,22 @@ static void sandbox_log_exit(struct sandbox *sandbox)
 }
 
 /*
- * What the kernel holds for the sandbox: the slot is emptied before rmdir, so the cgroup is
- * closed (refuses all) even if it cannot be removed. No memory is unmapped here: it runs
- * while the audit writer ends on the other core, and an unmapping would interrupt that core
- * to flush its TLB (sandbox_teardown).
+ * The sandbox's BPF slot, given up once its exit line has its counters: the cgroup's settings
+ * are closed (it refuses all) before the slot's lock goes, so whatever is still in the cgroup
+ * (init, exiting) is judged by no other sandbox's maps. It runs while init exits on the other
+ * core (docs/design.md, cut 30). No memory is unmapped here: an unmapping would interrupt the
+ * audit writer's core too, to flush its TLB (sandbox_teardown).
  */
-static void sandbox_release_kernel(struct sandbox *sandbox)
+static void sandbox_release_bpf(struct sandbox *sandbox)
 {
 	if (loader_sandbox_close(&sandbox->bpf) < 0)
 		sandbox_fail(sandbox, -EBUSY, "cannot empty the sandbox's BPF slot");
 	loader_shared_close(&sandbox->shared);
+}
+
+/* The cgroups, once no process is left in them. */
+static void sandbox_release_kernel(struct sandbox *sandbox)
+{
 	if (cgroup_destroy(&sandbox->cgroup) < 0)
 		sandbox_fail(sandbox, -EBUSY, "cannot remove cgroup %s", sandbox->cgroup.path);
 	if (cglimit_destroy(&sandbox->limits) < 0)
@@ -1243,6 +1265,7 @@ static void sandbox_teardown(struct sandbox *sandbox)
 	 * waited for (as long as a stall allows), and the rest released (docs/design.md, cut 28).
 	 */
 	audit_close_begin(log);
+	sandbox_release_bpf(sandbox);
 	if (sandbox_job_alone(sandbox))
 		sandbox_reap_alone(sandbox);
 	sandbox_release_kernel(sandbox);
@@ -1382,9 +1405,12 @@ int sandbox_run(const struct rules *rules, int *ret_exit_status)
 	if (r == 0)
 		r = sandbox_start_job(sandbox, rules);
 	/*
-	 * The writer starts while the job execs, off the way to it: its lines (the start line
-	 * first) wait in the queue until then, as they would for a busy writer.
+	 * The ring's reader and the writer start while the job execs, off the way to it: the
+	 * job's refusals wait in the ring, and the writer's lines (the start line first) in the
+	 * queue, as they would for a busy launcher.
 	 */
+	if (r == 0)
+		r = sandbox_open_events(sandbox);
 	if (r == 0)
 		r = sandbox_start_audit_writer(sandbox);
 	if (r == 0)
