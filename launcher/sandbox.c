@@ -1405,14 +1405,15 @@ int sandbox_run(const struct rules *rules, int *ret_exit_status)
 	if (r == 0)
 		r = sandbox_start_job(sandbox, rules);
 	/*
-	 * The ring's reader and the writer start while the job execs, off the way to it: the
-	 * job's refusals wait in the ring, and the writer's lines (the start line first) in the
-	 * queue, as they would for a busy launcher.
+	 * The writer and the ring's reader start while the job execs, off the way to it: the
+	 * writer's lines (the start line first) wait in the queue, and the job's refusals in the
+	 * ring, as they would for a busy launcher. The writer first: a ring that cannot be mapped
+	 * still leaves a log whose start and exit lines are written.
 	 */
 	if (r == 0)
-		r = sandbox_open_events(sandbox);
-	if (r == 0)
 		r = sandbox_start_audit_writer(sandbox);
+	if (r == 0)
+		r = sandbox_open_events(sandbox);
 	if (r == 0)
 		r = sandbox_wait_exec(sandbox);
 	timing->exec_us = sandbox_lap_us(&sandbox_stage_us);

@@ -335,3 +335,38 @@ test_audit_shared_sink_whole_lines() {
 	done
 	[ -z "$bad" ] || fail "$bad"
 }
+
+# The ring's reader is mapped after `go`, while the job execs (docs/design.md, cut 29): a
+# ring that cannot be mapped then (an LD_PRELOAD library in the launcher fails libbpf's
+# mapping of its data with ENOMEM) stops the job, which was confined all along, with 125
+# and the reason, and leaves the log whole, its sandbox_exit line last. The same launch
+# without the library runs the job.
+test_audit_ring_map_fails() {
+	local p job
+
+	p=$(policy fault "$FAULT_POLICY")
+	# shellcheck disable=SC2016
+	job='sleep 1; echo ran >"$0/ran"'
+	launch_job --policy "$p" -- /bin/sh -c "$job" "$T_DIR"
+	expect_rc "the job, its ring mapped" 0 || return 1
+	[ -e "$T_DIR/ran" ] || fail "the job did not run with its ring mapped" || return 1
+	rm -f "$T_DIR/ran"
+
+	printf '#!/bin/sh\nexec env LD_PRELOAD="%s" "%s" "$@"\n' "$IT_HELPERS/fail_ring_map.so" \
+		"$IT_LAUNCH" >"$T_DIR/launch-wrapped"
+	chmod 755 "$T_DIR/launch-wrapped"
+	IT_LAUNCH=$T_DIR/launch-wrapped launch_job --policy "$p" -- /bin/sh -c "$job" "$T_DIR"
+	expect_rc "the ring not mapped" 125 || return 1
+	expect_match "its message" \
+		'^launch: cannot open the event ring buffer: Cannot allocate memory$' "$L_ERR" ||
+		return 1
+	# Past the job's own sleep: a job left running would have written by then.
+	sleep 1.3
+	[ ! -e "$T_DIR/ran" ] || fail "the job ran on after launch gave up" || return 1
+	[ ! -e "$IT_CG2/launch/$L_NAME" ] || fail "cgroup $IT_CG2/launch/$L_NAME left behind" ||
+		return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_start || return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit || return 1
+	expect_eq "the log's last event" sandbox_exit "$(tail -n1 "$L_AUDIT" | "$IT_PY" -c \
+		'import json, sys; print(json.load(sys.stdin).get("event"))')"
+}
