@@ -90,6 +90,7 @@ struct sandbox {
 	int exit_status;	   /* launch's, until the job's replaces it */
 	unsigned long long denied; /* every refusal, for the exit line and main */
 	unsigned long long lost;   /* refusals the kernel's ring had no room for */
+	unsigned long long unread; /* refusals left in a ring that could not be mapped */
 	int error;		   /* the first failure, negative errno; 0: none */
 	char *errbuf;		   /* its one line, for main */
 	size_t errlen;
@@ -920,7 +921,7 @@ static int sandbox_make_maps(struct sandbox *sandbox, const struct rules *rules)
  * here (docs/design.md, cut 29). The ring itself is the slot's, there since
  * sandbox_make_maps: what the job refuses meanwhile waits in it, and epoll reports it as
  * soon as it is watched. A ring that cannot be mapped stops the job, confined all along, as
- * a writer that cannot start does; its refusals are counted in the exit line.
+ * a writer that cannot start does; what it holds is counted unwritten (sandbox_log_exit).
  */
 static int sandbox_open_events(struct sandbox *sandbox)
 {
@@ -1129,6 +1130,13 @@ static void sandbox_log_exit(struct sandbox *sandbox)
 	loader_sandbox_sum_counters(&sandbox->bpf, &kernel);
 	sandbox->denied = kernel.denied + sandbox->seccomp_denied;
 	sandbox->lost = kernel.lost;
+	/*
+	 * A ring that could not be mapped after `go` (sandbox_open_events) was never read: what
+	 * the job was refused in the moment before it was stopped is in the kernel's count, and
+	 * in no line, so it is unwritten.
+	 */
+	if (!sandbox->ringbuf)
+		sandbox->unread = kernel.denied - kernel.lost;
 	exit.packet_dropped = kernel.packet_dropped;
 	exit.would_deny = kernel.would_deny;
 	exit.would_deny_lost = kernel.would_deny_lost;
@@ -1164,7 +1172,8 @@ static void sandbox_log_exit(struct sandbox *sandbox)
 	audit_get_counts(log, &counts);
 	exit.denied = sandbox->denied;
 	exit.lost = sandbox->lost;
-	exit.unwritten = counts.unwritten_denied + (log->error ? counts.queued_denied : 0);
+	exit.unwritten =
+		counts.unwritten_denied + (log->error ? counts.queued_denied : 0) + sandbox->unread;
 	exit.log_failed = counts.unwritten_lines + (log->error ? counts.queued_lines : 0);
 	n = audit_format_exit(log, &exit, line, sizeof(line));
 	audit_append_formatted(log, AUDIT_KIND_OTHER, line, n);
@@ -1226,14 +1235,14 @@ static void sandbox_audit_result(struct sandbox *sandbox)
 	/* Last: the log and the DNS proxy pointed into the policies it took. */
 	update_server_free(sandbox->update);
 	audit_get_counts(log, &counts);
-	if (!result || (!counts.unwritten_lines && !log->error))
+	if (!result || (!counts.unwritten_lines && !log->error && !sandbox->unread))
 		return;
 	result->incomplete = true;
 	result->error = log->error;
 	result->denied = sandbox->denied;
 	result->lost = sandbox->lost;
 	result->written = counts.written_denied;
-	result->unwritten = counts.unwritten_denied;
+	result->unwritten = counts.unwritten_denied + sandbox->unread;
 	result->lines_failed = counts.unwritten_lines;
 }
 
