@@ -682,7 +682,7 @@ static void test_time_format(void)
 		static const long long edges[] = { 951782399, 951868800, 4107456000, 4107542399 };
 		long long t = secs < 0 ? edges[secs + 4] : secs;
 		time_t tt = (time_t)t;
-		char want[40];
+		char want[96]; /* room for any int in each field: -Wformat-truncation at -O2 */
 		struct tm tm;
 
 		gmtime_r(&tt, &tm);
