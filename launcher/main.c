@@ -1184,7 +1184,9 @@ static int cmd_run(int argc, char **argv)
 		fail("audit: sandbox %s: denied %llu, written %llu, lost %llu, unwritten %llu "
 		     "(audit log %s: %s; %llu line%s in all not written)",
 		     id, audit.denied, audit.written, audit.lost, audit.unwritten, arg.audit_path,
-		     audit.error ? audit_strerror(audit.error) : "lines not written",
+		     audit.error	 ? audit_strerror(audit.error)
+		     : audit.ring_unread ? "the event ring buffer could not be read"
+					 : "lines not written",
 		     audit.lines_failed, audit.lines_failed == 1 ? "" : "s");
 	return status;
 }

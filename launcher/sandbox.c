@@ -1244,6 +1244,7 @@ static void sandbox_audit_result(struct sandbox *sandbox)
 	result->written = counts.written_denied;
 	result->unwritten = counts.unwritten_denied + sandbox->unread;
 	result->lines_failed = counts.unwritten_lines;
+	result->ring_unread = !sandbox->ringbuf;
 }
 
 static void sandbox_teardown(struct sandbox *sandbox)

@@ -41,6 +41,7 @@ struct sandbox_audit_result {
 	unsigned long long lost;      /* refusals the kernel's ring had no room for */
 	unsigned long long unwritten; /* refusals whose deny line launch could not write */
 	unsigned long long lines_failed; /* lines of any kind launch could not write */
+	bool ring_unread; /* the kernel's ring could not be mapped: its refusals are unwritten */
 };
 
 struct sandbox_options {
