@@ -21,7 +21,8 @@ WARN := -Wall -Wextra -Werror
 # CFLAGS is the user's (optimisation, debug info, extra warnings): `make CFLAGS=-O0` replaces
 # it, and LAUNCH_CFLAGS, which the build cannot do without, still applies after it.
 CFLAGS ?= -O2 -g
-LAUNCH_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ilauncher -MMD -MP
+# -Ilauncher: the launcher's includes name their folder ("lib/util.h"); -I.: "bpf/launch.h".
+LAUNCH_CFLAGS := $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(BUILD) -Ilauncher -I. -MMD -MP
 # Evaluated once, when first used: after `deps` has installed pkg-config and the libraries.
 PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell $(PKG_CONFIG) --cflags $(LIBS_PKG) 2>/dev/null))$(PKG_CFLAGS)
 CJSON_LIBS = $(eval CJSON_LIBS := $$(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null))$(CJSON_LIBS)
@@ -44,13 +45,17 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(BUILD)/launch.skel.h $(BUILD)/bpf_version.h $(BUILD)/release.h
 
 # Modules without libbpf: unit-tested on their own, with ASan/UBSan.
-PURE_SRCS := launcher/policy.c launcher/allowlist.c launcher/resolve.c launcher/dns.c \
-	launcher/audit_writer.c launcher/audit_syslog.c launcher/sha256.c launcher/audit.c \
-	launcher/dnsproxy.c launcher/hashtable.c launcher/landlock.c launcher/limit.c launcher/cgplan.c \
-	launcher/rules.c launcher/jobenv.c launcher/refusal.c launcher/mcp.c launcher/syscalls.c \
-	launcher/inbound.c launcher/audit_schema.c launcher/image.c launcher/learn.c launcher/report.c \
-	launcher/seccomp.c launcher/util.c launcher/kbtf.c launcher/mounthide.c launcher/childmsg.c
-SRCS := $(filter-out launcher/init.c,$(wildcard launcher/*.c))
+PURE_SRCS := $(addprefix launcher/, \
+	lib/util.c lib/hashtable.c lib/sha256.c lib/dnswire.c lib/syscalls.c \
+	policy/policy.c policy/allowlist.c policy/resolve.c policy/limit.c policy/rules.c \
+	policy/inbound.c policy/image.c \
+	audit/audit.c audit/audit_writer.c audit/audit_syslog.c audit/audit_schema.c \
+	audit/refusal.c audit/learn.c audit/report.c \
+	dns/dnsproxy.c \
+	sandbox/landlock.c sandbox/cgplan.c sandbox/jobenv.c sandbox/seccomp.c sandbox/kbtf.c \
+	sandbox/mounthide.c sandbox/childmsg.c \
+	agent/mcp.c)
+SRCS := $(filter-out launcher/sandbox/init.c,$(wildcard launcher/*.c launcher/*/*.c))
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 # The sandbox's init, exec'd by the launcher: what it runs and nothing of the launcher's. Built
 # with musl where Debian's musl-tools is installed (make deps does): glibc's static start
@@ -61,7 +66,8 @@ OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 MUSL_GCC = $(eval MUSL_GCC := $$(shell command -v musl-gcc 2>/dev/null))$(MUSL_GCC)
 INIT_LIBC = $(if $(MUSL_GCC),musl,glibc)
 INIT_CC = $(if $(MUSL_GCC),$(MUSL_GCC),$(CC))
-INIT_SRCS := init childmsg mounthide mountinfo landlock seccomp inbound syscalls util
+INIT_SRCS := sandbox/init sandbox/childmsg sandbox/mounthide lib/mountinfo sandbox/landlock \
+	sandbox/seccomp policy/inbound lib/syscalls lib/util
 INIT_OBJS = $(patsubst %,$(BUILD)/init-$(INIT_LIBC)/%.o,$(INIT_SRCS))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -94,9 +100,8 @@ DEB_PKGS += bubblewrap
 DEB_PKGS += musl-tools
 
 # Compiler-made dependency files: editing any header rebuilds what includes it.
-DEPFILES := $(wildcard $(BUILD)/obj/*.d $(BUILD)/bpf/*.d $(BUILD)/unit/obj/*.d \
-	$(BUILD)/valgrind/obj/*.d $(BUILD)/helpers/*.d $(BUILD)/selftest/*.d \
-	$(BUILD)/init-glibc/*.d $(BUILD)/init-musl/*.d)
+DEPFILES := $(wildcard $(foreach d,obj bpf unit/obj valgrind/obj helpers selftest init-glibc \
+	init-musl,$(BUILD)/$(d)/*.d $(BUILD)/$(d)/*/*.d))
 
 .PHONY: all deps vmlinux install test unit integration valgrind demo demo-mini bench bench-summary soak clean format lint \
 	helpers man
@@ -157,7 +162,7 @@ $(BUILD)/syscall_names.h: Makefile | $(BUILD)
 	done > $@.tmp && mv $@.tmp $@
 
 # launch mcp's prepared runner, a JavaScript file, as a C string (MCP_RUN_WARM_RUNNER).
-$(BUILD)/mcp_runner.h: launcher/mcp_runner.mjs | $(BUILD)
+$(BUILD)/mcp_runner.h: launcher/agent/mcp_runner.mjs | $(BUILD)
 	{ echo 'static const char MCP_RUN_WARM_RUNNER[] ='; \
 		sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/\t"/' -e 's/$$/\\n"/' $<; \
 		echo '\t;'; } > $@.tmp && mv $@.tmp $@
@@ -165,6 +170,7 @@ $(BUILD)/mcp_runner.h: launcher/mcp_runner.mjs | $(BUILD)
 # The generated headers come first (order only: the .d files name who includes them).
 $(BUILD)/obj/%.o: launcher/%.c | $(BUILD)/obj $(SKELS) $(BUILD)/syscall_names.h \
 		$(BUILD)/mcp_runner.h
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
 # Every symbol bound at start and the GOT read-only after (full RELRO); relative relocations
@@ -201,12 +207,14 @@ INIT_DIR_glibc = $(BUILD)/init-glibc
 
 $(BUILD)/init-$(INIT_LIBC)/%.o: launcher/%.c | $(INIT_DIR_$(INIT_LIBC)) $(SKELS) \
 		$(BUILD)/syscall_names.h
+	@mkdir -p $(@D)
 	$(INIT_CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(INIT_CFLAGS_$(INIT_LIBC)) -c $< -o $@
 
 $(BUILD)/launch-init: $(INIT_OBJS)
 	$(INIT_CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $(INIT_LDFLAGS_$(INIT_LIBC)) $^ -o $@
 
 $(BUILD)/unit/obj/%.o: launcher/%.c | $(BUILD)/unit/obj $(BUILD)/syscall_names.h
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -O1 $(SAN) $(PKG_CFLAGS) -c $< -o $@
 
 $(BUILD)/unit/obj/%.o: tests/unit/%.c | $(BUILD)/unit/obj $(BUILD)/syscall_names.h
@@ -217,6 +225,7 @@ $(UNIT_BINS): $(BUILD)/unit/%: $(BUILD)/unit/obj/%.o $(UNIT_PURE_OBJS) | $(BUILD
 		$(CJSON_LIBS)
 
 $(BUILD)/valgrind/obj/%.o: launcher/%.c | $(BUILD)/valgrind/obj $(BUILD)/syscall_names.h
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
 $(BUILD)/valgrind/obj/%.o: tests/unit/%.c | $(BUILD)/valgrind/obj
@@ -318,7 +327,8 @@ bench: all
 bench-summary: all
 	@BENCH_SUMMARY=1 tests/bench/run
 
-C_FILES = $(wildcard bpf/*.c bpf/*.h launcher/*.c launcher/*.h tests/unit/*.c tests/unit/*.h \
+C_FILES = $(wildcard bpf/*.c bpf/*.h launcher/*.c launcher/*.h launcher/*/*.c launcher/*/*.h \
+	tests/unit/*.c tests/unit/*.h \
 	tests/helpers/*.c tests/helpers/*.h tests/helpers/preload/*.c tests/helpers/preload/*.h tests/selftest/*.c \
 	tests/bench/*.c)
 

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "auditcmd.h"
-#include "learn.h"
-#include "policy.h"
-#include "report.h"
+#include "audit/learn.h"
+#include "policy/policy.h"
+#include "audit/report.h"
 
 __attribute__((format(printf, 1, 2))) static void auditcmd_fail(const char *fmt, ...)
 {

@@ -20,22 +20,22 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
-#include "audit.h"
-#include "cgroup.h"
-#include "cglimit.h"
-#include "dnsproxy.h"
-#include "gc.h"
-#include "jobenv.h"
-#include "landlock.h"
-#include "limit.h"
-#include "loader.h"
-#include "mcp_run.h"
-#include "refusal.h"
+#include "audit/audit.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/cglimit.h"
+#include "dns/dnsproxy.h"
+#include "sandbox/gc.h"
+#include "sandbox/jobenv.h"
+#include "sandbox/landlock.h"
+#include "policy/limit.h"
+#include "sandbox/loader.h"
+#include "agent/mcp_run.h"
+#include "audit/refusal.h"
 #include "auditcmd.h"
 #include "release.h"
-#include "rules.h"
-#include "sandbox.h"
-#include "update.h"
+#include "policy/rules.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/update.h"
 
 #define MAX_POLICIES	 64
 #define SANDBOX_NAME_MAX 64

@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
-#include "../../launcher/util.h"
+#include "lib/util.h"
 
 /* Enough for every core of any machine the benchmark is meant for. */
 #define NETBENCH_MAX_THREADS 256

@@ -14,7 +14,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 
-#include "../../launcher/util.h"
+#include "lib/util.h"
 #include "helpers.h"
 
 /* The low 32 bits of mount()'s flags (its fourth argument), on a little-endian machine. */

@@ -11,7 +11,7 @@
 
 #include "helpers.h"
 
-#include "../../launcher/util.h"
+#include "lib/util.h"
 
 /* Distinct errno values reported; more than this many kinds would mean a broken test anyway. */
 #define FLOOD_MAX_KINDS 8

@@ -11,7 +11,7 @@
 
 #include "helpers.h"
 
-#include "../../launcher/util.h"
+#include "lib/util.h"
 
 /* Exit status for a malformed command line; every operation result exits 0. */
 #define IOURING_EXIT_USAGE  2

@@ -13,7 +13,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 
-#include "../../launcher/util.h"
+#include "lib/util.h"
 #include "helpers.h"
 
 #define NO_LANDLOCK_ERRNO(nr)                            \

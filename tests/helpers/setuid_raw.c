@@ -10,7 +10,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "../../launcher/util.h"
+#include "lib/util.h"
 
 #define SETUID_CAP_TEXT_MAX 32
 

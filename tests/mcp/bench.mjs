@@ -124,13 +124,13 @@ async function mcp(pool, between) {
 	return { ...stats(samples), ready, traces };
 }
 
-// The prepared sandbox's runner (launcher/mcp_runner.mjs) as launch mcp starts it, but bare,
+// The prepared sandbox's runner (launcher/agent/mcp_runner.mjs) as launch mcp starts it, but bare,
 // outside any sandbox: its standard input a socket, "ready" when loaded (the SDK imported,
 // the warm-ups done), the end of input its "go", "done" at the code's end. A pool of them as
 // the server's: each started when the server starts its replacement sandbox (after a call),
 // used as many calls later, so that it has settled as long; one fresh process per call.
 // Timed from the go (the snippet written) to the done.
-const RUNNER = new URL('../../launcher/mcp_runner.mjs', import.meta.url);
+const RUNNER = new URL('../../launcher/agent/mcp_runner.mjs', import.meta.url);
 
 // launch puts each job in a CPU group of its own (cgroup v2's cpu controller, else v1's),
 // where it competes as one task. The bare runner gets one too, so that only the sandbox's own

@@ -6,8 +6,8 @@
 #include <stdio.h>
 
 #include "test.h"
-#include "../../launcher/allowlist.h"
-#include "../../launcher/policy.h"
+#include "policy/allowlist.h"
+#include "policy/policy.h"
 
 /* The address in text (a CIDR's prefix length is ignored); a bad one fails the test. */
 static inline struct in6_addr addr_of(const char *text)

@@ -9,8 +9,8 @@
 
 #include "test.h"
 #include "test_addr.h"
-#include "../../launcher/allowlist.h"
-#include "../../launcher/policy.h"
+#include "policy/allowlist.h"
+#include "policy/policy.h"
 
 static const struct port_range PORT_80[] = { { 80, 80, PROTO_TCP } };
 static const struct port_range PORT_443[] = { { 443, 443, PROTO_TCP } };

@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../launcher/audit.h"
-#include "../../launcher/sha256.h"
+#include "audit/audit.h"
+#include "lib/sha256.h"
 #include "test.h"
 
 static struct audit_log test_log;

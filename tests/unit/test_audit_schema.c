@@ -18,9 +18,9 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "../../launcher/audit.h"
-#include "../../launcher/audit_schema.h"
-#include "../../launcher/util.h"
+#include "audit/audit.h"
+#include "audit/audit_schema.h"
+#include "lib/util.h"
 #include "test.h"
 
 #define GOLDEN_DIR  "tests/unit/golden"

@@ -2,7 +2,7 @@
 /* Which cgroup hierarchy enforces each limit: cgroup v2, a v1 hierarchy, or none. */
 #include <errno.h>
 
-#include "cgplan.h"
+#include "sandbox/cgplan.h"
 #include "test.h"
 
 static enum cgplan_choice choose(enum cglimit_ctrl ctrl, bool v2, bool v1, bool limited,

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "../../launcher/childmsg.h"
+#include "sandbox/childmsg.h"
 
 static const struct child_config *sample(void)
 {

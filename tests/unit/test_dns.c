@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for launcher/dns.c: hand-built packets, hostile ones, and random mutations. */
+/* Unit tests for launcher/lib/dnswire.c: hand-built packets, hostile ones, and random mutations. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "../../launcher/dns.h"
-#include "../../launcher/util.h"
+#include "lib/dnswire.h"
+#include "lib/util.h"
 #include "test.h"
 
 /* A packet under construction, with enough room for anything built here. */

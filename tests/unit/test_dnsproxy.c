@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../../launcher/dnsproxy.h"
+#include "dns/dnsproxy.h"
 #include "test.h"
 
 #define NOW_MS 1000000LL

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "test.h"
-#include "../../launcher/hashtable.h"
+#include "lib/hashtable.h"
 
 struct item {
 	struct hashtable_node node;

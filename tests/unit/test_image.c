@@ -12,10 +12,10 @@
 
 #include "test.h"
 #include "test_addr.h"
-#include "../../launcher/allowlist.h"
-#include "../../launcher/image.h"
-#include "../../launcher/policy.h"
-#include "../../launcher/rules.h"
+#include "policy/allowlist.h"
+#include "policy/image.h"
+#include "policy/policy.h"
+#include "policy/rules.h"
 
 /* xorshift64: deterministic, so a failure can be replayed (IMAGE_TEST_SEED picks another). */
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/un.h>
 
-#include "../../launcher/inbound.h"
+#include "policy/inbound.h"
 #include "test.h"
 
 static int judge4(const struct inbound_policy *policy, const char *ip, int port,

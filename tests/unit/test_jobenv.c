@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "jobenv.h"
+#include "sandbox/jobenv.h"
 #include "test.h"
 
 static char *FROM[] = { "PATH=/usr/bin", "HOME=/root", "SECRET=s3cr3t", "EMPTY=", "PATH=/second",

@@ -13,7 +13,7 @@
 #include <linux/btf.h>
 
 #include "test.h"
-#include "../../launcher/kbtf.h"
+#include "sandbox/kbtf.h"
 
 /* The search under test: kbtf_unix_find (a file here is mapped) or its streamed fallback. */
 static int (*find)(const char *path, struct kbtf_unix *ret, const char **ret_why);

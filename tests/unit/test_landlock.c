@@ -4,7 +4,7 @@
 
 #include "test.h"
 
-#include "../../launcher/landlock.h"
+#include "sandbox/landlock.h"
 
 #define RIGHT_TRUNCATE	(1ULL << 14)
 #define RIGHT_IOCTL_DEV (1ULL << 15)

@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "learn.h"
-#include "policy.h"
+#include "audit/learn.h"
+#include "policy/policy.h"
 #include "test.h"
 
 #define FIXTURE "tests/unit/fixtures/audit_learn.jsonl"

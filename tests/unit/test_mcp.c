@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <cjson/cJSON.h>
 
-#include "mcp.h"
+#include "agent/mcp.h"
 #include "test.h"
 
 /* What the stand-in runner saw and answers. */

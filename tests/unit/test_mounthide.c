@@ -6,8 +6,8 @@
 
 #include "test.h"
 
-#include "../../launcher/mounthide.h"
-#include "../../launcher/util.h"
+#include "sandbox/mounthide.h"
+#include "lib/util.h"
 
 struct line {
 	int id, parent_id;

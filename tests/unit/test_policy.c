@@ -13,7 +13,7 @@
 
 #include "test.h"
 #include "test_addr.h"
-#include "../../launcher/policy.h"
+#include "policy/policy.h"
 
 /* Parses `json` as "t.json" and expects failure with a message containing `needle`. */
 static void expect_error_at(int line, const char *json, const char *needle)

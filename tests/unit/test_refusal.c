@@ -2,8 +2,8 @@
 /* Refusals read from audit log lines, as --notify-denials and launch mcp show them. */
 #include <stdlib.h>
 
-#include "audit.h"
-#include "refusal.h"
+#include "audit/audit.h"
+#include "audit/refusal.h"
 #include "test.h"
 
 /* The notice for one line, or "" when the line is no refusal. */

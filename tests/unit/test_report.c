@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "report.h"
+#include "audit/report.h"
 #include "test.h"
 
 #define FIXTURE "tests/unit/fixtures/audit_learn.jsonl"

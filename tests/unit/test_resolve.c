@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for launcher/resolve.c, with a small DNS server thread on 127.0.0.1. */
+/* Unit tests for launcher/policy/resolve.c, with a small DNS server thread on 127.0.0.1. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -15,9 +15,9 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "../../launcher/dns.h"
-#include "../../launcher/resolve.h"
-#include "../../launcher/util.h"
+#include "lib/dnswire.h"
+#include "policy/resolve.h"
+#include "lib/util.h"
 #include "test.h"
 
 static const char *addr_text(const struct in6_addr *a, char *buf, size_t len)

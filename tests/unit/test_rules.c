@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "../../launcher/rules.h"
+#include "policy/rules.h"
 
 /*
  * The build links this test with --wrap for each allocator, so every allocation of the

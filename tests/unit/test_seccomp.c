@@ -15,7 +15,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
-#include "../../launcher/seccomp.h"
+#include "sandbox/seccomp.h"
 #include "test.h"
 
 #if defined(__x86_64__)

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "test.h"
-#include "../../launcher/util.h"
+#include "lib/util.h"
 
 static void test_line_buf_fits(void)
 {

@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* launcher/child.h's struct child_msg and the message this library looks for. */
+/* launcher/sandbox/child.h's struct child_msg and the message this library looks for. */
 struct join_msg {
 	int type, stage, error, status, flags;
 };

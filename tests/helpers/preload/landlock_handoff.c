@@ -15,7 +15,7 @@
 
 #include "preload.h"
 
-/* launcher/child.h's struct child_msg and the values this library looks for. */
+/* launcher/sandbox/child.h's struct child_msg and the values this library looks for. */
 struct handoff_msg {
 	int type, stage, error, status, flags;
 };

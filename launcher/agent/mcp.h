@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The Model Context Protocol over stdio (JSON-RPC 2.0): lifecycle, tools/list, tools/call. */
+#ifndef LAUNCH_MCP_H
+#define LAUNCH_MCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "audit/refusal.h"
+
+#define MCP_TOOL_NAME "run_typescript"
+/* The newest first: an initialize asking for another gets this one. */
+#define MCP_PROTOCOL_LATEST "2025-11-25"
+/* Largest message read; a longer line is answered with -32600 and skipped. */
+#define MCP_MESSAGE_MAX_BYTES (4 * 1024 * 1024)
+
+/* JSON-RPC 2.0 error codes. */
+#define MCP_PARSE_ERROR	     -32700
+#define MCP_INVALID_REQUEST  -32600
+#define MCP_METHOD_NOT_FOUND -32601
+#define MCP_INVALID_PARAMS   -32602
+#define MCP_INTERNAL_ERROR   -32603
+
+/* What one run_typescript call did. */
+struct mcp_result {
+	char *out; /* the job's standard output, at most the cap (NUL-terminated) */
+	size_t out_len;
+	bool out_truncated;
+	char *err;
+	size_t err_len;
+	bool err_truncated;
+	int exit_status; /* as launch exits: the job's code, 128+N, 124, 125 (launch failed) */
+	int signal;	 /* the signal that killed the job, or 0 */
+	bool timed_out;	 /* stopped after the call's timeout */
+	long long duration_ms;
+	struct refusal *refused; /* from the call's audit log, in order */
+	size_t nrefused;
+	bool refused_incomplete; /* launch did not confirm its log: refusals may be missing */
+};
+
+void mcp_result_free(struct mcp_result *result);
+
+/* How a tools/call is run: mcp_run.c in launch, a stand-in in the unit tests. */
+struct mcp_ops {
+	/* Runs code; returns 0 and fills ret_result, or a negative errno (an internal error). */
+	int (*run)(void *ctx, const char *code, struct mcp_result *ret_result);
+	/* Called after each reply is written (may be NULL): work the answer need not wait for. */
+	void (*idle)(void *ctx);
+	/*
+	 * Called before each read of input (may be NULL): background work until in_fd is
+	 * readable, or until there is none left.
+	 */
+	void (*wait)(void *ctx, int in_fd);
+	void *ctx;
+};
+
+struct mcp_server {
+	const struct mcp_ops *ops;
+	const char *policy;   /* the policies' names, for the tool's description */
+	double timeout_s;     /* each call's, for the description */
+	bool initialize_seen; /* an initialize request was answered */
+	bool initialized;     /* notifications/initialized came */
+	char protocol[16];    /* the version agreed on */
+};
+
+/*
+ * Handles one message (a line, without its newline). *ret_reply is the JSON text to send back
+ * (malloc'ed), or NULL when there is nothing to send (a notification, a response). Returns 0,
+ * or -ENOMEM.
+ */
+int mcp_handle(struct mcp_server *server, const char *message, size_t len, char **ret_reply);
+
+/*
+ * Serves newline-delimited messages from in_fd until end of file, one reply line each on
+ * out_fd. Returns 0 at end of input, a negative errno when reading or writing failed.
+ */
+int mcp_serve(struct mcp_server *server, int in_fd, int out_fd);
+
+#endif /* LAUNCH_MCP_H */
