@@ -28,7 +28,9 @@ PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell $(PKG_CONFIG) --cflags $(LIBS_PKG) 2>
 CJSON_LIBS = $(eval CJSON_LIBS := $$(shell $(PKG_CONFIG) --libs libcjson 2>/dev/null))$(CJSON_LIBS)
 # libbpf, libelf, zlib and libcap are linked in statically (Debian's -dev packages ship the
 # archives): the dynamic loader's work for them was a tenth of a millisecond per launch.
-STATIC_LIBS := -lbpf -lelf -lz -lcap
+# STATIC_LIBS= links them dynamically: the Debian package does, so that a security update of
+# zlib, libelf or libbpf reaches launch (Debian policy 4.13).
+STATIC_LIBS ?= -lbpf -lelf -lz -lcap
 LDLIBS += -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic \
 	$(filter-out $(STATIC_LIBS),$(shell $(PKG_CONFIG) --libs $(LIBS_PKG) 2>/dev/null))
 
@@ -98,12 +100,14 @@ DEB_PKGS += nodejs openssl $(if $(shell command -v npm),,npm)
 DEB_PKGS += bubblewrap
 # The libc the sandbox's init is linked with (INIT_OBJS).
 DEB_PKGS += musl-tools
+# make deb and its install test.
+DEB_PKGS += debhelper lintian dpkg-dev
 
 # Compiler-made dependency files: editing any header rebuilds what includes it.
 DEPFILES := $(wildcard $(foreach d,obj bpf unit/obj valgrind/obj helpers selftest init-glibc \
 	init-musl,$(BUILD)/$(d)/*.d $(BUILD)/$(d)/*/*.d))
 
-.PHONY: all deps vmlinux install test unit integration valgrind demo demo-mini bench bench-summary soak clean format lint \
+.PHONY: all deps vmlinux install deb test-deb test unit integration valgrind demo demo-mini bench bench-summary soak clean format lint \
 	helpers man
 # A recipe that fails leaves no half-written target that a later make would take as done.
 .DELETE_ON_ERROR:
@@ -251,16 +255,18 @@ $(BUILD)/helpers/%.so: tests/helpers/preload/%.c tests/helpers/preload/preload.h
 
 helpers: $(HELPER_BINS) $(PRELOAD_LIBS)
 
-# launch(1), from docs/launch.1.scd.
-$(BUILD)/launch.1: docs/launch.1.scd | $(BUILD)
+# launch(1) and launch-init(1), from docs/*.scd.
+$(BUILD)/%.1: docs/%.1.scd | $(BUILD)
 	$(SCDOC) < $< > $@
 
-man: $(BUILD)/launch.1
+man: $(BUILD)/launch.1 $(BUILD)/launch-init.1
 
 # Installs the Debian packages of DEB_PKGS that are missing, and says nothing when none is:
 # one dpkg-query for the lot. Every build and test target runs it first.
+# NO_DEPS=1 (the Debian package's build, whose Build-Depends did it) skips it.
 deps:
-	@if ! command -v dpkg-query >/dev/null; then \
+	@[ -z "$(NO_DEPS)" ] || exit 0; \
+	if ! command -v dpkg-query >/dev/null; then \
 		echo "make deps: no dpkg here; install by hand: $(DEB_PKGS)" >&2; exit 0; fi; \
 	installed=" $$(dpkg-query -W -f='$${db:Status-Abbrev}$${Package}\n' $(DEB_PKGS) \
 		2>/dev/null | sed -n 's/^ii *//p' | tr '\n' ' ')"; \
@@ -279,10 +285,11 @@ vmlinux: | deps
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h
 
 # The policies, for --policy NAME (after /etc/launch/policies), with the binary and the manual page.
-install: $(BUILD)/launch $(BUILD)/launch-init $(BUILD)/launch.1
+install: $(BUILD)/launch $(BUILD)/launch-init $(BUILD)/launch.1 $(BUILD)/launch-init.1
 	install -D -m 0755 $(BUILD)/launch $(DESTDIR)$(BINDIR)/launch
 	install -D -m 0755 $(BUILD)/launch-init $(DESTDIR)$(BINDIR)/launch-init
 	install -D -m 0644 $(BUILD)/launch.1 $(DESTDIR)$(MANDIR)/man1/launch.1
+	install -D -m 0644 $(BUILD)/launch-init.1 $(DESTDIR)$(MANDIR)/man1/launch-init.1
 	install -d $(DESTDIR)$(DATADIR)/launch/policies
 	install -m 0644 policies/*.json $(DESTDIR)$(DATADIR)/launch/policies/
 
@@ -319,6 +326,22 @@ demo-mini: all
 # launch gc loops (make test runs short forms of both).
 soak: all
 	@IT_GC_KILLS=200 IT_GC_LAUNCHES=500 IT_TEST_TIMEOUT_S=900 tests/integration/run '^gc_'
+
+# The Debian package, built from the tree's files (not the ignored ones) in a copy under
+# $(BUILD)/deb, and checked by lintian: no error, no warning (debian/ justifies any override).
+DEB_FILE := $(BUILD)/deb/launch_$(VERSION)_$(shell dpkg --print-architecture 2>/dev/null).deb
+deb: | deps
+	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
+	git ls-files -z --cached --others --exclude-standard | xargs -0 cp -P --parents -t $(BUILD)/deb/src
+	cd $(BUILD)/deb/src && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
+		{ tail -30 ../build.log; exit 1; }
+	lintian --fail-on error,warning --suppress-tags-from-file /dev/null $(DEB_FILE)
+	@echo "make deb: $(DEB_FILE)"
+
+# Installs the package on this machine, runs a confined job from the installed paths, purges
+# it and checks that nothing is left. Root; refuses to replace a launch installed otherwise.
+test-deb: deb
+	@DEB=$(DEB_FILE) BUILD=$(BUILD) tests/deb/run
 
 bench: all
 	@tests/bench/run
