@@ -107,6 +107,67 @@ test_mcp_bad_options() {
 	expect_match "message" '^launch: --audit-format: launch mcp' "$L_ERR"
 }
 
+# launch mcp --help describes launch mcp: its own options and the defaults a call gets.
+test_mcp_help() {
+	launch_raw mcp --help
+	expect_rc "mcp --help" 0 || return 1
+	expect_match "synopsis" '^Usage: launch mcp ' "$L_OUT" || return 1
+	for option in '--modules DIR' '--pool N' '--max-output BYTES' '--pass-env NAME' \
+		'--runtime node|PATH'; do
+		grep -qF -- "$option" "$L_OUT_FILE" || fail "mcp --help has no $option" || return 1
+	done
+	expect_match "--timeout's default" '--timeout SECONDS +end a call.*default 30' "$L_OUT" ||
+		return 1
+	expect_match "--pool's default" 'default 2' "$L_OUT" || return 1
+	expect_match "--max-output's default" 'default 65536' "$L_OUT" || return 1
+	! grep -q 'Runs COMMAND in its own cgroup' "$L_OUT_FILE" ||
+		fail "mcp --help prints launch's generic help" || return 1
+	launch_raw gc --help
+	expect_rc "gc --help" 0 || return 1
+	grep -qE '^ +--unload ' "$L_OUT_FILE" || fail "gc --help does not list --unload"
+}
+
+# --modules takes a node_modules folder or the npm project folder that holds one: a call
+# imports the SDK either way.
+test_mcp_modules_project_folder() {
+	local project=$IT_TMP/mcp-project-$BASHPID
+
+	mkdir -p "$project" && ln -s "$MCP_MODULES" "$project/node_modules" &&
+		chmod 755 "$project" || fail "cannot make $project" || return 1
+	launch_raw mcp --policy "$IT_ROOT/policies/stripe.json" --modules "$project/nothing"
+	expect_rc "a folder that is not there" 125 || return 1
+	for modules in "$project" "$MCP_MODULES"; do
+		python3 - "$IT_LAUNCH" "$modules" "$IT_ROOT/policies/stripe.json" \
+			>"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+			import json, subprocess, sys
+			launch, modules, policy = sys.argv[1:4]
+			code = "import Stripe from 'stripe';\nconsole.log('sdk ' + typeof Stripe);\n"
+			msgs = [
+			    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+			        "protocolVersion": "2025-06-18", "capabilities": {},
+			        "clientInfo": {"name": "t", "version": "1"}}},
+			    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+			    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+			     "params": {"name": "run_typescript", "arguments": {"code": code}}},
+			]
+			p = subprocess.run([launch, "mcp", "--policy", policy, "--modules", modules,
+			                    "--pool", "0", "--timeout", "60"], cwd="/",
+			                   input="".join(json.dumps(m) + "\n" for m in msgs),
+			                   capture_output=True, text=True, timeout=80)
+			sys.stderr.write(p.stderr)
+			print("rc", p.returncode)
+			for line in p.stdout.splitlines():
+			    msg = json.loads(line)
+			    if msg.get("id") == 2:
+			        print(json.dumps(msg))
+		PY
+		grep -q 'sdk function' "$T_DIR/call.out" ||
+			fail "--modules $modules: the call did not import the SDK: $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")" ||
+			return 1
+	done
+	rm -rf "$project"
+}
+
 # A call's code runs in the call's own folder, never the server's: a server started in a
 # folder its calls' user may write leaves nothing there for the next call to find. The
 # server's policy is given by a path relative to that folder, which each call still finds.
