@@ -245,3 +245,53 @@ void job_limits_of(const struct rules *rules, struct job_limits *ret, uint64_t *
 	limit_apply_defaults(ret, ram, pid_max, cpus > 0 ? (unsigned int)cpus : 1, nofile.rlim_max);
 	*ret_ram = ram;
 }
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(FILE *, fclose)
+
+/*
+ * Feeds every line of path ("-": standard input) to take(ctx, line, len). Returns the lines
+ * taken (take's 1s), or -errno; *ret_bad counts lines that are not audit lines.
+ */
+long read_audit_log(const char *path, int (*take)(void *ctx, const char *line, size_t len),
+		    void *ctx, size_t *ret_bad)
+{
+	_cleanup_(fclosep) FILE *file = NULL;
+	_cleanup_free_ char *line = NULL;
+	FILE *in = stdin;
+	size_t cap = 0;
+	ssize_t n;
+	long taken = 0;
+	int r;
+
+	*ret_bad = 0;
+	if (strcmp(path, "-") != 0) {
+		file = fopen(path, "re");
+		if (!file)
+			return -errno;
+		in = file;
+	}
+	errno = 0;
+	while ((n = getline(&line, &cap, in)) >= 0) {
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		if (n == 0)
+			continue;
+		r = take(ctx, line, (size_t)n);
+		if (r == -EBADMSG)
+			(*ret_bad)++;
+		else if (r < 0)
+			return r;
+		else
+			taken += r;
+	}
+	return ferror(in) ? -(errno ?: EIO) : taken;
+}
+
+void warn_bad_audit_lines(const char *path, size_t bad)
+{
+	if (bad)
+		fprintf(stderr,
+			"launch: warning: %s: %zu line%s not audit lines (not JSON objects "
+			"with an \"event\"), skipped\n",
+			path, bad, bad == 1 ? " is" : "s are");
+}

@@ -65,4 +65,14 @@ int cgroup_parent_dir(char *parent, size_t len, int *ret_v1_error);
 /* The job's limits: the options, else the strictest policy's, else this host's defaults. */
 void job_limits_of(const struct rules *rules, struct job_limits *ret, uint64_t *ret_ram);
 
+/*
+ * Feeds every line of path ("-": standard input) to take(ctx, line, len). Returns the lines
+ * taken (take's 1s), or -errno; *ret_bad counts lines that are not audit lines.
+ */
+long read_audit_log(const char *path, int (*take)(void *ctx, const char *line, size_t len),
+		    void *ctx, size_t *ret_bad);
+
+/* A warning naming the lines of path that are not audit lines, when there are any. */
+void warn_bad_audit_lines(const char *path, size_t bad);
+
 #endif /* LAUNCH_COMMANDS_H */

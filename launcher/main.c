@@ -8,7 +8,6 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
-#include "auditcmd.h"
 #include "commands.h"
 #include "lib/util.h"
 
@@ -17,9 +16,8 @@ static const struct {
 	const char *name;
 	int (*run)(int argc, char **argv);
 } commands[] = {
-	{ "check", cmd_check },	     { "gc", cmd_gc },
-	{ "mcp", cmd_mcp },	     { "update", cmd_update },
-	{ "learn", auditcmd_learn }, { "report", auditcmd_report },
+	{ "check", cmd_check },	  { "gc", cmd_gc },	  { "mcp", cmd_mcp },
+	{ "update", cmd_update }, { "learn", cmd_learn }, { "report", cmd_report },
 };
 
 /* libbpf's messages: only with --verbose. */

@@ -320,7 +320,7 @@ static int set_dns_deny(const char *value)
 	return 0;
 }
 
-static int show_help(const char *value __attribute__((unused)))
+int options_show_help(const char *value __attribute__((unused)))
 {
 	options_print_help(stdout, help_of_command);
 	exit(EXIT_SUCCESS);
@@ -466,7 +466,8 @@ const struct opt options_common[] = {
 	  "log every allowed look-up (dns_allow) with the addresses\n"
 	  "it opened; refused look-ups are always logged",
 	  .flag = &arg.dns.audit_allowed, .commands = RUNNING },
-	{ "help", 'h', NULL, "show this help", .parse = show_help, .commands = ALL, .heading = "" },
+	{ "help", 'h', NULL, "show this help", .parse = options_show_help, .commands = ALL,
+	  .heading = "" },
 	{ "version", 0, NULL, "show the release and the BPF programs' version",
 	  .parse = show_version, .commands = ALL },
 };
@@ -503,6 +504,8 @@ static int options_apply(const struct opt *row, const char *value)
 
 static const struct opt *row_of(const struct command_help *help, int index)
 {
+	if (help->own_only)
+		return &help->own[index];
 	if ((size_t)index < options_ncommon)
 		return &options_common[index];
 	return &help->own[(size_t)index - options_ncommon];
@@ -512,7 +515,7 @@ int options_parse(int argc, char **argv, const struct command_help *help, bool n
 {
 	struct option longopts[OPTS_MAX + 1] = { 0 };
 	char shortopts[2 * OPTS_MAX + 3] = "+:";
-	size_t n = options_ncommon + help->nown, s = 2;
+	size_t n = (help->own_only ? 0 : options_ncommon) + help->nown, s = 2;
 	int c;
 
 	if (n > OPTS_MAX) {
@@ -533,6 +536,9 @@ int options_parse(int argc, char **argv, const struct command_help *help, bool n
 	}
 	shortopts[s] = '\0';
 	help_of_command = help;
+	/* Without the job's options to keep apart, operands and options may mix. */
+	if (help->own_only)
+		memmove(shortopts, shortopts + 1, s);
 	/*
 	 * '+': stop at the first operand, so the job's own options stay its own; ':': a missing
 	 * value is told from an unknown option.
@@ -609,11 +615,13 @@ void options_print_help(FILE *out, const struct command_help *help)
 		fputs("\nOptions:\n", out);
 		options_print_rows(out, help->own, help->nown, 0);
 	}
-	if (help->command != CMD_RUN)
-		fputs(help->nown ? "\nCommon options:\n" : "\nOptions:\n", out);
-	else
-		fputc('\n', out);
-	options_print_rows(out, options_common, options_ncommon, help->command);
+	if (!help->own_only) {
+		if (help->command != CMD_RUN)
+			fputs(help->nown ? "\nCommon options:\n" : "\nOptions:\n", out);
+		else
+			fputc('\n', out);
+		options_print_rows(out, options_common, options_ncommon, help->command);
+	}
 	if (help->epilogue)
 		fprintf(out, "\n%s", help->epilogue);
 }

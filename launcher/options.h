@@ -52,6 +52,7 @@ struct command_help {
 	size_t nown;
 	unsigned int command;
 	const char *epilogue;
+	bool own_only; /* the common rows do not apply; operands and options may mix */
 };
 
 /* What the options set, read by every command. */
@@ -91,6 +92,9 @@ void options_init(void);
  * operand, or -1 after one line on stderr.
  */
 int options_parse(int argc, char **argv, const struct command_help *help, bool need_policy);
+
+/* A row's parse for --help: prints the command's help and exits 0. */
+int options_show_help(const char *value);
 
 /* Prints a command's --help: synopsis, its own rows, the common rows it lists, epilogue. */
 void options_print_help(FILE *out, const struct command_help *help);
