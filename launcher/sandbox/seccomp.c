@@ -266,14 +266,32 @@ const struct sock_filter *seccomp_program(size_t *ret_len)
 	return SECCOMP_FILTER;
 }
 
-int seccomp_install(void)
+const struct sock_filter *seccomp_program_for(unsigned int flags, size_t *ret_len)
 {
-	struct sock_fprog prog = {
-		.len = ARRAY_SIZE(SECCOMP_FILTER),
-		.filter = (struct sock_filter *)SECCOMP_FILTER,
-	};
+	static struct sock_filter program[SF_COUNT];
+
+	memcpy(program, SECCOMP_FILTER, sizeof(program));
+	/*
+	 * Without the AF_UNIX cgroup hooks (before 6.7) nothing judges an AF_UNIX connect, and a
+	 * filter cannot tell an AF_UNIX socket's connect from an inet one's: no AF_UNIX socket is
+	 * made at all, each attempt refused by the launcher and logged (socketpair stays).
+	 */
+	if (flags & SECCOMP_REFUSE_UNIX)
+		program[SF_SOCKET_UNIX] =
+			(struct sock_filter)JUMP(BPF_JEQ, AF_UNIX, TO(SF_SOCKET_UNIX, SF_NOTIFY),
+						 TO(SF_SOCKET_UNIX, SF_SOCKET_INET));
+	*ret_len = ARRAY_SIZE(program);
+	return program;
+}
+
+int seccomp_install(unsigned int flags)
+{
+	struct sock_fprog prog;
+	size_t len;
 	int fd;
 
+	prog.filter = (struct sock_filter *)seccomp_program_for(flags, &len);
+	prog.len = (unsigned short)len;
 	/*
 	 * SPEC_ALLOW: a filter would otherwise also turn on, where the host's mitigation mode
 	 * says "seccomp", the job's protection against its own speculative execution (SSBD,

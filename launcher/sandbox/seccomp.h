@@ -16,15 +16,20 @@
  * (whose IORING_OP_SOCKET would bypass a socket() filter) are sent to the launcher, which
  * refuses them with EPERM and logs them; so is listen(), which it judges by the socket's
  * address; clone3, whose flags a filter cannot read, fails
- * with ENOSYS so that libc falls back to clone. Returns the listener fd.
+ * with ENOSYS so that libc falls back to clone. With SECCOMP_REFUSE_UNIX, AF_UNIX sockets
+ * are sent to the launcher too (a kernel without the AF_UNIX cgroup hooks). Returns the
+ * listener fd.
  */
-int seccomp_install(void);
+#define SECCOMP_REFUSE_UNIX (1u << 0)
+int seccomp_install(unsigned int flags);
 
 /*
  * The filter seccomp_install installs, for the unit tests: its instructions, and their
  * number in *ret_len.
  */
 const struct sock_filter *seccomp_program(size_t *ret_len);
+/* The filter seccomp_install(flags) installs (a static copy, overwritten by the next call). */
+const struct sock_filter *seccomp_program_for(unsigned int flags, size_t *ret_len);
 
 /*
  * Answers one pending notification on listener_fd with EPERM and describes it in

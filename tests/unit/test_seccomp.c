@@ -103,13 +103,15 @@ static bool kernel_const_allow(const struct sock_filter *prog, size_t len, uint3
  * and the AND the filter uses. Returns the filter's answer; 0xdead on an instruction it
  * does not know or a jump out of the program, which no answer of the filter's can equal.
  */
+static unsigned int filter_flags; /* the seccomp_install flags run_data's filter has */
+
 static uint32_t run_data(const struct seccomp_data *data)
 {
 	const struct sock_filter *prog;
 	uint32_t acc = 0;
 	size_t len;
 
-	prog = seccomp_program(&len);
+	prog = filter_flags ? seccomp_program_for(filter_flags, &len) : seccomp_program(&len);
 	for (size_t pc = 0; pc < len; pc++) {
 		const struct sock_filter *insn = &prog[pc];
 		bool taken;
@@ -316,11 +318,35 @@ static void test_decisions(void)
 	CHECK_EQ_INT(run_sockopt(SOL_IPV6, IPV6_TCLASS, 4), allow);
 }
 
+/*
+ * On a kernel without the AF_UNIX hooks (SECCOMP_REFUSE_UNIX) an AF_UNIX socket goes to the
+ * launcher, which refuses it; inet, netlink and socketpair are judged as always, and the
+ * default filter lets AF_UNIX sockets be made (the cgroup hooks judge their connects).
+ */
+static void test_refuse_unix(void)
+{
+	const struct sock_filter *prog;
+	size_t len;
+
+	CHECK_EQ_INT(run_native(__NR_socket, AF_UNIX, SOCK_STREAM, 0), SECCOMP_RET_ALLOW);
+	filter_flags = SECCOMP_REFUSE_UNIX;
+	prog = seccomp_program_for(filter_flags, &len);
+	CHECK_EQ_INT(prog[len - 1].code, BPF_RET | BPF_K);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_UNIX, SOCK_STREAM, 0), SECCOMP_RET_USER_NOTIF);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_UNIX, SOCK_DGRAM, 0), SECCOMP_RET_USER_NOTIF);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET, SOCK_STREAM, 0), SECCOMP_RET_ALLOW);
+	CHECK_EQ_INT(run_native(__NR_socket, AF_INET6, SOCK_DGRAM, 0), SECCOMP_RET_ALLOW);
+	CHECK_EQ_INT(run_native(__NR_socketpair, AF_UNIX, SOCK_STREAM, 0), SECCOMP_RET_ALLOW);
+	CHECK_EQ_INT(run_native(__NR_getppid, 0, 0, 0), SECCOMP_RET_ALLOW);
+	filter_flags = 0;
+}
+
 int main(void)
 {
 	RUN(test_program_complete);
 	RUN(test_cache_covers_native);
 	RUN(test_foreign_abi_refused);
 	RUN(test_decisions);
+	RUN(test_refuse_unix);
 	return test_failures ? 1 : 0;
 }
