@@ -3,6 +3,7 @@
  * The BPF programs: verified once per host and shared by every sandbox, and each sandbox's
  * own maps, slot and attachment (docs/design.md).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -400,6 +401,38 @@ int loader_shared_get(const char *cgroup_parent, struct loader_shared *ret, char
 	if (r == 0)
 		ret->loaded_now = true;
 	return r;
+}
+
+int loader_remove_holders(const char *cgroup_parent, const char *keep)
+{
+	_cleanup_close_ int lock_fd = -1;
+	struct dirent *de;
+	int removed = 0;
+	DIR *d;
+
+	/*
+	 * Under the loader's lock: a launcher that is loading the programs finds its holder
+	 * still there when it looks for what it attached.
+	 */
+	lock_fd = open(GC_LOCK_DIR "/" LOADER_LOAD_LOCK, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (lock_fd >= 0 && flock(lock_fd, LOCK_EX) < 0)
+		return -errno;
+	d = opendir(cgroup_parent);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, LOADER_HOLDER_PREFIX, strlen(LOADER_HOLDER_PREFIX)) != 0 ||
+		    (keep && strcmp(de->d_name + strlen(LOADER_HOLDER_PREFIX), keep) == 0))
+			continue;
+		/*
+		 * A holder has no process. Sandboxes still running on its programs keep them:
+		 * each has its own attachment.
+		 */
+		if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)
+			removed++;
+	}
+	closedir(d);
+	return removed;
 }
 
 /*
