@@ -66,7 +66,7 @@ int cmd_gc(int argc, char **argv)
 		slots = loader_trim_idle_slots(&shared);
 		loader_shared_close(&shared);
 	}
-	holders = gc_remove_holders(parent, gc_unload ? NULL : loader_version());
+	holders = loader_remove_holders(parent, gc_unload ? NULL : loader_version());
 	printf("removed %d sandbox%s left behind, freed the maps of %d idle slot%s, unloaded %d "
 	       "program set%s\n",
 	       r, r == 1 ? "" : "es", slots > 0 ? slots : 0, slots == 1 ? "" : "s",

@@ -85,7 +85,7 @@ static bool spec_is_keyed(const struct image_map_spec *spec)
 /*
  * The room a map is made with: a fixed size, or the entries. A hash or trie gets a power of
  * two of at least IMAGE_MIN_HASH_ENTRIES, so that a slightly bigger policy later finds room
- * in the slot's map (loader.c reuses it); an array exactly its entries, and at least one.
+ * in the slot's map (loader_slots.c reuses it); an array exactly its entries, and at least one.
  */
 static __u32 map_room(const struct image_map_spec *spec, size_t n)
 {

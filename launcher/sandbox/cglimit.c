@@ -20,7 +20,6 @@
 
 #include "cgroup.h"
 #include "cglimit.h"
-#include "gc.h"
 #include "lib/mountinfo.h"
 #include "lib/util.h"
 
@@ -171,7 +170,8 @@ static int v1_create(struct cglimit *cl, const struct cgroup_mounts *mounts, enu
 	if (r == 0) {
 		/* Kept: the limits, init's move and the counters all go through it. */
 		cl->v1_fd[ctrl] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		r = cl->v1_fd[ctrl] < 0 ? -errno : gc_mark(cl->v1_fd[ctrl], strrchr(path, '/') + 1);
+		r = cl->v1_fd[ctrl] < 0 ? -errno
+					: cgroup_mark(cl->v1_fd[ctrl], strrchr(path, '/') + 1);
 	}
 	if (r < 0)
 		path[0] = '\0';

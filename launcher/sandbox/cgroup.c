@@ -10,11 +10,11 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "gc.h"
 #include "lib/mountinfo.h"
 #include "lib/util.h"
 
@@ -75,7 +75,7 @@ int cgroup_create(const char *parent, const char *name, struct sandbox_cgroup *r
 	ret_cgroup->dir_fd = open(ret_cgroup->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	/* Marked as a sandbox's, for a gc that finds it without its lock file. */
 	if (ret_cgroup->dir_fd < 0 || fstat(ret_cgroup->dir_fd, &st) < 0 ||
-	    gc_mark(ret_cgroup->dir_fd, name) < 0) {
+	    cgroup_mark(ret_cgroup->dir_fd, name) < 0) {
 		int r = -errno;
 
 		cgroup_destroy(ret_cgroup);
@@ -83,6 +83,11 @@ int cgroup_create(const char *parent, const char *name, struct sandbox_cgroup *r
 	}
 	ret_cgroup->id = st.st_ino;
 	return 0;
+}
+
+int cgroup_mark(int dir_fd, const char *id)
+{
+	return fsetxattr(dir_fd, CGROUP_MARK_XATTR, id, strlen(id), 0) < 0 ? -errno : 0;
 }
 
 int cgroup_read_text(int dir_fd, const char *file, char *buf, size_t len)

@@ -49,6 +49,13 @@ int cgroup_empty_by_id(uint64_t id, int timeout_ms);
 /* True when no process is left in the cgroup (cgroup.events: populated 0). */
 bool cgroup_is_empty(const struct sandbox_cgroup *cgroup);
 
+/*
+ * Marks a sandbox's cgroup (v2, and its v1 mirrors) as launch's, for gc_sweep_parent: an
+ * extended attribute holding the sandbox id.
+ */
+#define CGROUP_MARK_XATTR "trusted.launch.sandbox"
+int cgroup_mark(int dir_fd, const char *id);
+
 /* Reads a small file of the cgroup directory dir_fd into buf, NUL-terminated. */
 int cgroup_read_text(int dir_fd, const char *file, char *buf, size_t len);
 

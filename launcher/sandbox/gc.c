@@ -15,7 +15,6 @@
 #include "cglimit.h"
 #include "cgroup.h"
 #include "gc.h"
-#include "loader.h"
 #include "lib/util.h"
 
 static int gc_lock_path(const char *id, char *path, size_t len)
@@ -217,11 +216,6 @@ int gc_sweep(void)
 	return removed;
 }
 
-int gc_mark(int dir_fd, const char *id)
-{
-	return fsetxattr(dir_fd, GC_MARK_XATTR, id, strlen(id), 0) < 0 ? -errno : 0;
-}
-
 /* Whether the cgroup dir `name` under dir_fd was made by launch for sandbox `name`. */
 static bool gc_is_marked(int dir_fd, const char *name)
 {
@@ -231,7 +225,7 @@ static bool gc_is_marked(int dir_fd, const char *name)
 
 	if (fd < 0)
 		return false;
-	n = fgetxattr(fd, GC_MARK_XATTR, value, sizeof(value) - 1);
+	n = fgetxattr(fd, CGROUP_MARK_XATTR, value, sizeof(value) - 1);
 	if (n <= 0)
 		return false;
 	value[n] = '\0';
@@ -376,37 +370,5 @@ int gc_sweep_registered(void)
 	if (ftruncate(fd, 0) == 0)
 		(void)!write(fd, kept, kept_len);
 	free(kept);
-	return removed;
-}
-
-int gc_remove_holders(const char *cgroup_parent, const char *keep)
-{
-	_cleanup_close_ int lock_fd = -1;
-	struct dirent *de;
-	int removed = 0;
-	DIR *d;
-
-	/*
-	 * Under the loader's lock: a launcher that is loading the programs finds its holder
-	 * still there when it looks for what it attached.
-	 */
-	lock_fd = open(GC_LOCK_DIR "/" LOADER_LOAD_LOCK, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (lock_fd >= 0 && flock(lock_fd, LOCK_EX) < 0)
-		return -errno;
-	d = opendir(cgroup_parent);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, LOADER_HOLDER_PREFIX, strlen(LOADER_HOLDER_PREFIX)) != 0 ||
-		    (keep && strcmp(de->d_name + strlen(LOADER_HOLDER_PREFIX), keep) == 0))
-			continue;
-		/*
-		 * A holder has no process. Sandboxes still running on its programs keep them:
-		 * each has its own attachment.
-		 */
-		if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) == 0)
-			removed++;
-	}
-	closedir(d);
 	return removed;
 }

@@ -31,14 +31,8 @@ void gc_unlock(const char *id, int fd);
  */
 int gc_sweep(void);
 /*
- * Marks a sandbox's cgroup (v2, and its v1 mirrors) as launch's, for gc_sweep_parent: an
- * extended attribute holding the sandbox id.
- */
-#define GC_MARK_XATTR "trusted.launch.sandbox"
-int gc_mark(int dir_fd, const char *id);
-/*
  * Removes every dead sandbox's cgroup under cgroup_parent and under its cgroup v1 mirrors,
- * whether or not it has a lock file: those marked by gc_mark, or (owned: a parent only launch
+ * whether or not it has a lock file: those marked by cgroup_mark, or (owned: a parent only launch
  * uses, its default) every one. A cgroup whose lock is held is never touched. Returns how
  * many were removed, or -errno.
  */
@@ -47,10 +41,4 @@ int gc_sweep_parent(const char *cgroup_parent, bool owned);
 int gc_register_parent(const char *cgroup_parent);
 /* gc_sweep_parent on every registered parent; forgets those that exist no more. */
 int gc_sweep_registered(void);
-/*
- * Removes the holder cgroups of the shared programs under cgroup_parent (docs/design.md),
- * but the one of version `keep` (NULL: all of them). Returns how many.
- */
-int gc_remove_holders(const char *cgroup_parent, const char *keep);
-
 #endif /* LAUNCH_GC_H */

@@ -135,6 +135,12 @@ int loader_sandbox_close(struct loader_sandbox *sb);
  */
 int loader_trim_idle_slots(const struct loader_shared *shared);
 
+/*
+ * Removes the holder cgroups of the shared programs under cgroup_parent (docs/design.md),
+ * but the one of version `keep` (NULL: all of them). Returns how many.
+ */
+int loader_remove_holders(const char *cgroup_parent, const char *keep);
+
 /* Whether the kernel has the AF_UNIX cgroup hooks (6.7+). */
 bool loader_kernel_has_unix_hooks(void);
 
