@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -19,6 +20,8 @@
 #include "lib/util.h"
 #include "sandbox/gc.h"
 #include "sandbox/landlock.h"
+#include "sandbox/loader.h"
+#include "sandbox/seccomp.h"
 #include "sandbox/sandbox.h"
 
 const struct command_help cmd_run_help = {
@@ -206,6 +209,35 @@ static int plan_fs(const struct rules *rules, struct child_config *child, const 
 }
 
 /*
+ * What this kernel lacks, found by probing, never by its version. Without the AF_UNIX cgroup
+ * hooks (Linux 6.7) nothing can judge an AF_UNIX connect: the job then makes no AF_UNIX
+ * socket (seccomp sends each socket() to the launcher, which refuses and logs it), unless
+ * --allow-unix-unfiltered leaves them unfiltered. A policy that allows AF_UNIX paths needs
+ * the hooks: it starts only with --allow-degraded, and gets none of them.
+ */
+static int plan_kernel(const struct rules *rules, struct sandbox_options *options)
+{
+	struct utsname uts = { 0 };
+
+	if (loader_kernel_has_unix_hooks() || arg.allow_unix_unfiltered)
+		return 0;
+	uname(&uts);
+	if (rules->nunix && !arg.allow_degraded) {
+		fail("a policy allows AF_UNIX paths, and this kernel (Linux %s) has no AF_UNIX "
+		     "cgroup hooks to judge them (Linux 6.7 has them): refusing to start "
+		     "(--allow-degraded runs the job with every AF_UNIX socket refused)",
+		     uts.release);
+		return -EOPNOTSUPP;
+	}
+	fprintf(stderr,
+		"launch: warning: this kernel (Linux %s) has no AF_UNIX cgroup hooks (Linux 6.7): "
+		"the job may make no AF_UNIX socket, each attempt refused and logged\n",
+		uts.release);
+	options->child.seccomp_flags |= SECCOMP_REFUSE_UNIX;
+	return 0;
+}
+
+/*
  * The part of cmd_run after the sandbox's start: the user, the policies, the limits and the
  * job's environment, read while init sets up the job's namespaces. Returns 0, or
  * EXIT_LAUNCH_FAILED after one line on stderr.
@@ -234,7 +266,8 @@ static int plan_job(char **argv, int first, struct sandbox_options *options,
 	if (compile_rules(ret_rules) < 0)
 		return EXIT_LAUNCH_FAILED;
 	*ret_policy_us = monotonic_now_us() - policy_us;
-	if (plan_fs(*ret_rules, &options->child, ret_fs_write) < 0)
+	if (plan_fs(*ret_rules, &options->child, ret_fs_write) < 0 ||
+	    plan_kernel(*ret_rules, options) < 0)
 		return EXIT_LAUNCH_FAILED;
 	job_limits_of(*ret_rules, &options->limits, &ram);
 	if (fail_v1_mount(v1_mount_error, limit_wants_cgroup(&options->limits)) < 0)

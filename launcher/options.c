@@ -375,6 +375,11 @@ const struct opt options_common[] = {
 	  "connects, run anyway (the job can then reach any local\n"
 	  "socket it has permission for)",
 	  .flag = &arg.allow_unix_unfiltered, .commands = RUNNING },
+	{ "allow-degraded", 0, NULL,
+	  "run a policy that needs what this kernel lacks, without\n"
+	  "it (before 6.7, a policy's \"unix\" paths: the job then\n"
+	  "makes no AF_UNIX socket at all)",
+	  .flag = &arg.allow_degraded, .commands = RUNNING },
 	{ "allow-no-landlock", 0, NULL,
 	  "on a kernel without Landlock, run anyway when a policy has\n"
 	  "\"fs\" (the job can then write every file its user may)",

@@ -71,6 +71,7 @@ struct launch_args {
 	enum audit_schema audit_format; /* --audit-format */
 	bool allow_unix_unfiltered;
 	bool allow_no_landlock;
+	bool allow_degraded;
 	bool verbose;
 	bool no_dns_proxy;
 	struct dnsproxy_config dns; /* defaults set by options_init */

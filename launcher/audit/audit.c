@@ -768,6 +768,14 @@ int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
 			json_mark_truncated(&j, "fs_write");
 	}
 	json_key_u64(&j, "rules", rules);
+	/* unix_connect is one of a fixed few words: no escaping needed. */
+	line_buf_printf(&j.out, ",\"features\":{\"unix_connect\":\"%s\"",
+			job->unix_connect ?: "bpf");
+	json_key_u64(&j, "landlock_abi",
+		     (unsigned int)(job->landlock_abi > 0 ? job->landlock_abi : 0));
+	if (job->kernel)
+		json_key_str(&j, "kernel", job->kernel);
+	line_buf_printf(&j.out, "}");
 	if (log->audit_only)
 		line_buf_printf(&j.out, ",\"audit_only\":true");
 	json_key_str(&j, "hostname", hostname);

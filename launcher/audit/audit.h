@@ -220,6 +220,13 @@ struct audit_job {
 	unsigned int gid;
 	int landlock_abi;      /* 0: file writes are not confined by Landlock */
 	char *const *fs_write; /* what the job may write, NULL-terminated; NULL: all it may */
+	/*
+	 * The kernel's features as probed at start ("features" in sandbox_start): how AF_UNIX
+	 * connects are judged ("bpf": the cgroup hooks; "refused": no AF_UNIX socket, as the
+	 * kernel has no hooks; "unfiltered": --allow-unix-unfiltered), and the release.
+	 */
+	const char *unix_connect;
+	const char *kernel;
 };
 int audit_format_start(const struct audit_log *log, char *const *argv, int pid,
 		       const struct audit_job *job, size_t rules, const char *hostname, char *buf,

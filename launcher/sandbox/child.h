@@ -32,6 +32,7 @@ struct child_config {
 	const char *const *fs_write;
 	bool fs_write_cwd; /* fs_write[0] is the working directory, opened as "." */
 	int landlock_abi;
+	unsigned int seccomp_flags;	   /* seccomp_install's: SECCOMP_REFUSE_UNIX */
 	unsigned long long tmp_size_bytes; /* --tmp-size: the private /tmp's; 0: half the RAM */
 	/*
 	 * The launcher's /proc/self/mountinfo, opened before it was read (child_watch_mounts),

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "childmsg.h"
+#include "seccomp.h"
 #include "lib/util.h"
 
 const char *child_stage_name(int stage)
@@ -146,6 +147,7 @@ struct child_config_wire {
 	uint32_t magic;
 	uint32_t set_user, uid, gid, fs_write_cwd;
 	int32_t landlock_abi, ngroups;
+	uint32_t seccomp_flags;
 	uint64_t tmp_size_bytes;
 	uint64_t size; /* of the whole blob */
 	uint32_t nargv, nenvp, nfs_write;
@@ -206,6 +208,7 @@ int child_config_write(const struct child_config *config, int *ret_fd)
 		.gid = config->gid,
 		.fs_write_cwd = config->fs_write_cwd,
 		.landlock_abi = config->landlock_abi,
+		.seccomp_flags = config->seccomp_flags,
 		.ngroups = config->ngroups,
 		.tmp_size_bytes = config->tmp_size_bytes,
 		.nargv = child_list_len((const char *const *)config->argv),
@@ -302,6 +305,7 @@ int child_config_read(int fd, struct child_config *ret)
 		  wire->magic != CHILD_CONFIG_MAGIC || wire->size != (uint64_t)st.st_size ||
 		  wire->set_user > 1 || wire->fs_write_cwd > 1 || wire->has_user_name > 1 ||
 		  wire->has_audit_path > 1 || wire->ngroups < 0 ||
+		  (wire->seccomp_flags & ~SECCOMP_REFUSE_UNIX) ||
 		  wire->ngroups > CHILD_MAX_GROUPS || wire->nargv == 0 ||
 		  wire->nargv == CHILD_CONFIG_NO_LIST || wire->nenvp == CHILD_CONFIG_NO_LIST ||
 		  (wire->fs_write_cwd &&
@@ -332,6 +336,7 @@ int child_config_read(int fd, struct child_config *ret)
 		.fs_write = (const char *const *)fs_write,
 		.fs_write_cwd = wire->fs_write_cwd,
 		.landlock_abi = wire->landlock_abi,
+		.seccomp_flags = wire->seccomp_flags,
 		.tmp_size_bytes = wire->tmp_size_bytes,
 		.cgroup_fd = -1,
 		.mounts_fd = -1,

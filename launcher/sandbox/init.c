@@ -688,7 +688,7 @@ static _Noreturn void child_exec_job(const struct child_config *config, int exec
 		close(ruleset_fd);
 	}
 	/* Last before exec: the filter would refuse nothing above, but it stays for good. */
-	listener = seccomp_install(0);
+	listener = seccomp_install(config->seccomp_flags);
 	if (listener < 0)
 		child_fail(exec_fd, CHILD_STAGE_SECCOMP, -listener);
 	if (child_send_fds(INIT_STATUS_FD, &seccomp_msg, &listener, 1) < 0)

@@ -13,6 +13,7 @@
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -695,7 +696,8 @@ static int sandbox_find_programs(struct sandbox *sandbox)
 				    "verifier's log)",
 				    strerror(-r));
 	/* Before 6.7 nothing can see AF_UNIX connects: a way out unless accepted. */
-	if (!sandbox->shared.unix_hooks && !sandbox->options->allow_unix_unfiltered)
+	if (!sandbox->shared.unix_hooks && !sandbox->options->allow_unix_unfiltered &&
+	    !(sandbox->options->child.seccomp_flags & SECCOMP_REFUSE_UNIX))
 		return sandbox_fail(sandbox, -EOPNOTSUPP,
 				    "this kernel has no AF_UNIX cgroup hooks (6.7+), so the job "
 				    "could reach any local socket: refusing to start "
@@ -1001,10 +1003,18 @@ static int sandbox_start_job(struct sandbox *sandbox, const struct rules *rules)
 		.gid = config->set_user ? config->gid : getgid(),
 		.landlock_abi = config->landlock_abi,
 		.fs_write = (char *const *)config->fs_write,
+		.unix_connect =
+			sandbox->options->allow_unix_unfiltered && !sandbox->shared.unix_hooks
+				? "unfiltered"
+			: config->seccomp_flags & SECCOMP_REFUSE_UNIX ? "refused"
+								      : "bpf",
 	};
+	struct utsname uts;
 	char hostname[256] = "", line[AUDIT_LINE_MAX];
 	int r, n;
 
+	if (uname(&uts) == 0)
+		job.kernel = uts.release;
 	/* The start line pairs with the exit line the teardown writes from here on. */
 	sandbox->started = true;
 	gethostname(hostname, sizeof(hostname) - 1);
