@@ -11,28 +11,19 @@
 #include <cjson/cJSON.h>
 
 #include "policy.h"
+#include "policy_internal.h"
 
 /* A policy is a list of hosts; anything near this size is a mistake (or /dev/zero). */
 #define POLICY_MAX_FILE_BYTES (16u * 1024 * 1024)
 #define POLICY_NAME_MAX_LEN   64
 #define DNS_NAME_MAX_LEN      253
 #define DNS_LABEL_MAX_LEN     63
-/* Bytes of an offending value repeated in a message; the rest is cut to keep one line. */
-#define ERR_VALUE_SHOWN_LEN 64
-/* Longest JSON path we name in messages: "allow[99999].ports[31]" and friends. */
-#define KEY_PATH_LEN 128
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete)
 
-struct parse_ctx {
-	const char *path;
-	char *errbuf;
-	size_t errlen;
-};
-
 /* Writes "PATH: KEY: message" (or "PATH: message" without a key) and returns -EINVAL. */
-__attribute__((format(printf, 3, 4))) static int parse_fail(const struct parse_ctx *ctx,
-							    const char *key, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) int policy_fail(const struct parse_ctx *ctx, const char *key,
+						      const char *fmt, ...)
 {
 	char msg[POLICY_ERR_LEN];
 	va_list ap;
@@ -53,7 +44,7 @@ __attribute__((format(printf, 3, 4))) static int parse_fail(const struct parse_c
  * Copies a user-supplied string for a message: control and non-ASCII bytes become '?' so
  * the message stays one printable line, and long values are cut.
  */
-static const char *shown(const char *s, char *buf, size_t len)
+const char *policy_shown(const char *s, char *buf, size_t len)
 {
 	size_t i, n = strlen(s);
 	bool cut = n > len - 1;
@@ -73,7 +64,7 @@ static const char *shown(const char *s, char *buf, size_t len)
 	return buf;
 }
 
-static const char *json_type_name(const cJSON *item)
+const char *policy_json_type(const cJSON *item)
 {
 	if (cJSON_IsBool(item))
 		return "a boolean";
@@ -94,7 +85,7 @@ static const char *json_type_name(const cJSON *item)
  * Refuses keys outside `known` and keys given twice: cJSON keeps both copies of a duplicate
  * and lookups return the first, so a second "ports" would otherwise be ignored silently.
  */
-static int check_keys(const struct parse_ctx *ctx, const cJSON *obj, const char *where,
+int policy_check_keys(const struct parse_ctx *ctx, const cJSON *obj, const char *where,
 		      const char *const *known, size_t nknown)
 {
 	bool seen[16] = { false };
@@ -110,10 +101,10 @@ static int check_keys(const struct parse_ctx *ctx, const cJSON *obj, const char 
 			if (strcmp(child->string, known[i]) == 0)
 				break;
 		if (i == nknown)
-			return parse_fail(ctx, where, "unknown key \"%s\"",
-					  shown(child->string, vbuf, sizeof(vbuf)));
+			return policy_fail(ctx, where, "unknown key \"%s\"",
+					   policy_shown(child->string, vbuf, sizeof(vbuf)));
 		if (seen[i])
-			return parse_fail(ctx, where, "duplicate key \"%s\"", known[i]);
+			return policy_fail(ctx, where, "duplicate key \"%s\"", known[i]);
 		seen[i] = true;
 	}
 	return 0;
@@ -273,7 +264,7 @@ int policy_parse_port_range(const char *text, struct port_range *ret_range)
 	return 0;
 }
 
-static int parse_ports(const struct parse_ctx *ctx, const cJSON *ports, const char *key,
+int policy_parse_ports(const struct parse_ctx *ctx, const cJSON *ports, const char *key,
 		       struct policy_entry *entry)
 {
 	char ekey[KEY_PATH_LEN * 2], vbuf[ERR_VALUE_SHOWN_LEN];
@@ -287,14 +278,14 @@ static int parse_ports(const struct parse_ctx *ctx, const cJSON *ports, const ch
 		return 0;
 	}
 	if (!cJSON_IsArray(ports))
-		return parse_fail(ctx, key, "must be an array, not %s", json_type_name(ports));
+		return policy_fail(ctx, key, "must be an array, not %s", policy_json_type(ports));
 	count = cJSON_GetArraySize(ports);
 	if (count == 0)
-		return parse_fail(ctx, key,
-				  "must not be empty (omit \"ports\" to allow every port)");
+		return policy_fail(ctx, key,
+				   "must not be empty (omit \"ports\" to allow every port)");
 	if (count > MAX_PORT_RANGES)
-		return parse_fail(ctx, key, "%d elements, at most %d (MAX_PORT_RANGES)", count,
-				  MAX_PORT_RANGES);
+		return policy_fail(ctx, key, "%d elements, at most %d (MAX_PORT_RANGES)", count,
+				   MAX_PORT_RANGES);
 
 	cJSON_ArrayForEach (item, ports) {
 		struct port_range *range = &entry->ports[n];
@@ -309,18 +300,19 @@ static int parse_ports(const struct parse_ctx *ctx, const cJSON *ports, const ch
 			 * floor(), which would pull in libm for this one line.
 			 */
 			if (!(v >= 1 && v <= 65535) || v != (double)(unsigned int)v)
-				return parse_fail(ctx, ekey, "%g is not a port (1-65535)", v);
+				return policy_fail(ctx, ekey, "%g is not a port (1-65535)", v);
 			range->lo = range->hi = (__u16)v;
 		} else if (cJSON_IsString(item)) {
 			if (policy_parse_port_range(item->valuestring, range) < 0)
-				return parse_fail(ctx, ekey,
-						  "\"%s\" is not a port or a range \"lo-hi\" "
-						  "(1-65535, lo <= hi)",
-						  shown(item->valuestring, vbuf, sizeof(vbuf)));
+				return policy_fail(
+					ctx, ekey,
+					"\"%s\" is not a port or a range \"lo-hi\" "
+					"(1-65535, lo <= hi)",
+					policy_shown(item->valuestring, vbuf, sizeof(vbuf)));
 		} else {
-			return parse_fail(ctx, ekey,
-					  "must be a port number or a \"lo-hi\" string, not %s",
-					  json_type_name(item));
+			return policy_fail(ctx, ekey,
+					   "must be a port number or a \"lo-hi\" string, not %s",
+					   policy_json_type(item));
 		}
 		n++;
 	}
@@ -391,16 +383,16 @@ static int parse_host(const struct parse_ctx *ctx, const cJSON *item, const char
 	size_t len, i;
 
 	if (!cJSON_IsString(item))
-		return parse_fail(ctx, key, "must be a string, not %s", json_type_name(item));
-	shown(item->valuestring, vbuf, sizeof(vbuf));
+		return policy_fail(ctx, key, "must be a string, not %s", policy_json_type(item));
+	policy_shown(item->valuestring, vbuf, sizeof(vbuf));
 	/* inet_aton too: it is what getaddrinfo uses, and it reads "0x7f000001" as 127.0.0.1. */
 	if (inet_pton(AF_INET6, item->valuestring, &addr6) == 1 ||
 	    inet_aton(item->valuestring, &addr4) != 0)
-		return parse_fail(ctx, key, "\"%s\" is an IP address; use \"cidr\" for addresses",
-				  vbuf);
+		return policy_fail(ctx, key, "\"%s\" is an IP address; use \"cidr\" for addresses",
+				   vbuf);
 	len = strlen(item->valuestring);
 	if (len > DNS_NAME_MAX_LEN + 1)
-		return parse_fail(ctx, key, "\"%s\" is longer than 253 characters", vbuf);
+		return policy_fail(ctx, key, "\"%s\" is longer than 253 characters", vbuf);
 	host = strdup(item->valuestring);
 	if (!host)
 		return -ENOMEM;
@@ -411,18 +403,18 @@ static int parse_host(const struct parse_ctx *ctx, const cJSON *item, const char
 	if (len > 1 && host[len - 1] == '.')
 		host[--len] = '\0';
 	if (len > DNS_NAME_MAX_LEN)
-		return parse_fail(ctx, key, "\"%s\" is longer than 253 characters", vbuf);
+		return policy_fail(ctx, key, "\"%s\" is longer than 253 characters", vbuf);
 	name = host;
 	if (strncmp(host, "*.", 2) == 0)
 		name = host + 2;
 	else if (strcmp(host, "*") == 0)
-		return parse_fail(ctx, key,
-				  "\"*\" alone is not allowed; name a domain "
-				  "(\"*.example.com\")");
+		return policy_fail(ctx, key,
+				   "\"*\" alone is not allowed; name a domain "
+				   "(\"*.example.com\")");
 	problem = policy_host_problem(name);
 	if (problem)
-		return parse_fail(ctx, key, "\"%s\" is not a valid host name: it %s", vbuf,
-				  problem);
+		return policy_fail(ctx, key, "\"%s\" is not a valid host name: it %s", vbuf,
+				   problem);
 	*ret_host = TAKE_PTR(host);
 	return 0;
 }
@@ -435,20 +427,20 @@ static int parse_cidr(const struct parse_ctx *ctx, const cJSON *item, const char
 	unsigned int prefixlen = 0;
 
 	if (!cJSON_IsString(item))
-		return parse_fail(ctx, key, "must be a string, not %s", json_type_name(item));
-	shown(item->valuestring, vbuf, sizeof(vbuf));
+		return policy_fail(ctx, key, "must be a string, not %s", policy_json_type(item));
+	policy_shown(item->valuestring, vbuf, sizeof(vbuf));
 	switch (cidr_parse(item->valuestring, &addr, &prefixlen)) {
 	case CIDR_OK:
 		break;
 	case CIDR_BAD_ADDR:
-		return parse_fail(ctx, key,
-				  "\"%s\" is not an IPv4 or IPv6 address (\"192.0.2.0/24\", "
-				  "\"2001:db8::/32\")",
-				  vbuf);
+		return policy_fail(ctx, key,
+				   "\"%s\" is not an IPv4 or IPv6 address (\"192.0.2.0/24\", "
+				   "\"2001:db8::/32\")",
+				   vbuf);
 	case CIDR_BAD_PREFIXLEN:
-		return parse_fail(ctx, key,
-				  "\"%s\" has a bad prefix length (0-32 for IPv4, 0-128 for IPv6)",
-				  vbuf);
+		return policy_fail(ctx, key,
+				   "\"%s\" has a bad prefix length (0-32 for IPv4, 0-128 for IPv6)",
+				   vbuf);
 	case CIDR_HOST_BITS: {
 		/* Suggest the prefix in the notation of the file: "/8" for IPv4, not "/104". */
 		bool v6 = strchr(item->valuestring, ':') != NULL;
@@ -459,9 +451,9 @@ static int parse_cidr(const struct parse_ctx *ctx, const cJSON *item, const char
 			inet_ntop(AF_INET6, &addr, abuf, sizeof(abuf));
 		else
 			policy_format_addr(&addr, abuf, sizeof(abuf));
-		return parse_fail(ctx, key,
-				  "\"%s\" has host bits set beyond /%u (did you mean %s/%u?)", vbuf,
-				  user_len, abuf, user_len);
+		return policy_fail(ctx, key,
+				   "\"%s\" has host bits set beyond /%u (did you mean %s/%u?)",
+				   vbuf, user_len, abuf, user_len);
 	}
 	}
 	entry->addr = addr;
@@ -469,7 +461,7 @@ static int parse_cidr(const struct parse_ctx *ctx, const cJSON *item, const char
 	return 0;
 }
 
-static int parse_protocol(const struct parse_ctx *ctx, const cJSON *item, const char *key,
+int policy_parse_protocol(const struct parse_ctx *ctx, const cJSON *item, const char *key,
 			  unsigned int *ret_protos)
 {
 	char vbuf[ERR_VALUE_SHOWN_LEN];
@@ -479,7 +471,7 @@ static int parse_protocol(const struct parse_ctx *ctx, const cJSON *item, const 
 		return 0;
 	}
 	if (!cJSON_IsString(item))
-		return parse_fail(ctx, key, "must be a string, not %s", json_type_name(item));
+		return policy_fail(ctx, key, "must be a string, not %s", policy_json_type(item));
 	if (strcmp(item->valuestring, "tcp") == 0)
 		*ret_protos = PROTO_TCP;
 	else if (strcmp(item->valuestring, "udp") == 0)
@@ -487,8 +479,8 @@ static int parse_protocol(const struct parse_ctx *ctx, const cJSON *item, const 
 	else if (strcmp(item->valuestring, "any") == 0)
 		*ret_protos = PROTO_ANY;
 	else
-		return parse_fail(ctx, key, "\"%s\" is not \"tcp\", \"udp\" or \"any\"",
-				  shown(item->valuestring, vbuf, sizeof(vbuf)));
+		return policy_fail(ctx, key, "\"%s\" is not \"tcp\", \"udp\" or \"any\"",
+				   policy_shown(item->valuestring, vbuf, sizeof(vbuf)));
 	return 0;
 }
 
@@ -502,22 +494,22 @@ static int parse_entry(const struct parse_ctx *ctx, const cJSON *obj, size_t ind
 
 	snprintf(key, sizeof(key), "allow[%zu]", index);
 	if (!cJSON_IsObject(obj))
-		return parse_fail(ctx, key, "must be an object, not %s", json_type_name(obj));
-	r = check_keys(ctx, obj, key, known, ARRAY_SIZE(known));
+		return policy_fail(ctx, key, "must be an object, not %s", policy_json_type(obj));
+	r = policy_check_keys(ctx, obj, key, known, ARRAY_SIZE(known));
 	if (r < 0)
 		return r;
 	host = cJSON_GetObjectItemCaseSensitive(obj, "host");
 	cidr = cJSON_GetObjectItemCaseSensitive(obj, "cidr");
 	if (!host == !cidr)
-		return parse_fail(ctx, key, "needs exactly one of \"host\" or \"cidr\"");
+		return policy_fail(ctx, key, "needs exactly one of \"host\" or \"cidr\"");
 
 	snprintf(subkey, sizeof(subkey), "%s.protocol", key);
-	r = parse_protocol(ctx, cJSON_GetObjectItemCaseSensitive(obj, "protocol"), subkey,
-			   &entry->protos);
+	r = policy_parse_protocol(ctx, cJSON_GetObjectItemCaseSensitive(obj, "protocol"), subkey,
+				  &entry->protos);
 	if (r < 0)
 		return r;
 	snprintf(subkey, sizeof(subkey), "%s.ports", key);
-	r = parse_ports(ctx, cJSON_GetObjectItemCaseSensitive(obj, "ports"), subkey, entry);
+	r = policy_parse_ports(ctx, cJSON_GetObjectItemCaseSensitive(obj, "ports"), subkey, entry);
 	if (r < 0)
 		return r;
 	/* Each range carries the entry's protocols too, so a range read alone is complete. */
@@ -538,13 +530,14 @@ static int parse_allow(const struct parse_ctx *ctx, const cJSON *allow, struct p
 	int count, r;
 
 	if (!allow)
-		return parse_fail(ctx, "allow", "missing (use [] to deny every destination)");
+		return policy_fail(ctx, "allow", "missing (use [] to deny every destination)");
 	if (!cJSON_IsArray(allow))
-		return parse_fail(ctx, "allow", "must be an array, not %s", json_type_name(allow));
+		return policy_fail(ctx, "allow", "must be an array, not %s",
+				   policy_json_type(allow));
 	count = cJSON_GetArraySize(allow);
 	if (count > MAX_ALLOW_ENTRIES)
-		return parse_fail(ctx, "allow", "%d entries, at most %d (MAX_ALLOW_ENTRIES)", count,
-				  MAX_ALLOW_ENTRIES);
+		return policy_fail(ctx, "allow", "%d entries, at most %d (MAX_ALLOW_ENTRIES)",
+				   count, MAX_ALLOW_ENTRIES);
 	if (count == 0)
 		return 0;
 	policy->entries = calloc((size_t)count, sizeof(*policy->entries));
@@ -561,401 +554,28 @@ static int parse_allow(const struct parse_ctx *ctx, const cJSON *allow, struct p
 	return 0;
 }
 
-static int parse_unix(const struct parse_ctx *ctx, const cJSON *unix_paths, struct policy *policy)
-{
-	char key[KEY_PATH_LEN], vbuf[ERR_VALUE_SHOWN_LEN];
-	const cJSON *item;
-	int count;
-
-	if (!unix_paths)
-		return 0;
-	if (!cJSON_IsArray(unix_paths))
-		return parse_fail(ctx, "unix", "must be an array, not %s",
-				  json_type_name(unix_paths));
-	count = cJSON_GetArraySize(unix_paths);
-	if (count > MAX_UNIX_PATHS)
-		return parse_fail(ctx, "unix", "%d entries, at most %d (MAX_UNIX_PATHS)", count,
-				  MAX_UNIX_PATHS);
-	if (count == 0)
-		return 0;
-	policy->unix_paths = calloc((size_t)count, sizeof(*policy->unix_paths));
-	if (!policy->unix_paths)
-		return -ENOMEM;
-	cJSON_ArrayForEach (item, unix_paths) {
-		const char *path;
-		size_t len;
-
-		snprintf(key, sizeof(key), "unix[%zu]", policy->nunix);
-		if (!cJSON_IsString(item))
-			return parse_fail(ctx, key, "must be a string, not %s",
-					  json_type_name(item));
-		path = item->valuestring;
-		len = strlen(path);
-		shown(path, vbuf, sizeof(vbuf));
-		if (path[0] != '/' && path[0] != '@')
-			return parse_fail(ctx, key,
-					  "\"%s\" must be an absolute path or \"@name\" for an "
-					  "abstract socket",
-					  vbuf);
-		if (path[0] == '@' && len == 1)
-			return parse_fail(ctx, key, "\"@\" needs a name after it");
-		/* "@name" becomes sun_path "\0name": the same number of bytes. */
-		if (len > UNIX_PATH_LEN - 1)
-			return parse_fail(ctx, key, "\"%s\" is %zu bytes, at most %d", vbuf, len,
-					  UNIX_PATH_LEN - 1);
-		policy->unix_paths[policy->nunix] = strdup(path);
-		if (!policy->unix_paths[policy->nunix])
-			return -ENOMEM;
-		policy->nunix++;
-	}
-	return 0;
-}
-
-/* An absolute path without "." or ".." components: what Landlock is given is what was meant. */
-static const char *fs_path_problem(const char *path)
-{
-	const char *p = path;
-
-	if (path[0] != '/')
-		return "must be an absolute path";
-	if (strcmp(path, "/") == 0)
-		return "would make every file writable (use \"read_only\": false to say so)";
-	if (strlen(path) >= PATH_MAX)
-		return "is longer than PATH_MAX";
-	while (*p) {
-		size_t len;
-
-		p += strspn(p, "/");
-		len = strcspn(p, "/");
-		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
-			return "must not contain \".\" or \"..\" components";
-		p += len;
-	}
-	return NULL;
-}
-
-static int parse_fs_write(const struct parse_ctx *ctx, const cJSON *write, struct policy *policy)
-{
-	char key[KEY_PATH_LEN], vbuf[ERR_VALUE_SHOWN_LEN];
-	const cJSON *item;
-	int count;
-
-	if (!cJSON_IsArray(write))
-		return parse_fail(ctx, "fs.write", "must be an array, not %s",
-				  json_type_name(write));
-	count = cJSON_GetArraySize(write);
-	if (count > POLICY_MAX_FS_WRITE)
-		return parse_fail(ctx, "fs.write", "%d entries, at most %d", count,
-				  POLICY_MAX_FS_WRITE);
-	if (count == 0)
-		return 0;
-	policy->fs_write = calloc((size_t)count, sizeof(*policy->fs_write));
-	if (!policy->fs_write)
-		return -ENOMEM;
-	cJSON_ArrayForEach (item, write) {
-		const char *problem;
-
-		snprintf(key, sizeof(key), "fs.write[%zu]", policy->nfs_write);
-		if (!cJSON_IsString(item))
-			return parse_fail(ctx, key, "must be a string, not %s",
-					  json_type_name(item));
-		problem = fs_path_problem(item->valuestring);
-		if (problem)
-			return parse_fail(ctx, key, "\"%s\" %s",
-					  shown(item->valuestring, vbuf, sizeof(vbuf)), problem);
-		policy->fs_write[policy->nfs_write] = strdup(item->valuestring);
-		if (!policy->fs_write[policy->nfs_write])
-			return -ENOMEM;
-		policy->nfs_write++;
-	}
-	return 0;
-}
-
-/*
- * One "limits" value as text for the limit_parse_* functions, which the command-line
- * options share: a string as is, a number in decimal (integers only, unless fractions are
- * allowed, as CPUs are).
- */
-static int limit_text(const struct parse_ctx *ctx, const cJSON *item, const char *key,
-		      bool fractions, char *buf, size_t len)
-{
-	if (cJSON_IsString(item)) {
-		snprintf(buf, len, "%s", item->valuestring);
-		return 0;
-	}
-	if (!cJSON_IsNumber(item))
-		return parse_fail(ctx, key, "must be a number or a string, not %s",
-				  json_type_name(item));
-	if (item->valuedouble < 0 || item->valuedouble > 1e18 ||
-	    (!fractions && item->valuedouble != (double)(long long)item->valuedouble))
-		return parse_fail(ctx, key, "%g is not a %s", item->valuedouble,
-				  fractions ? "positive number" : "positive integer");
-	if (fractions)
-		snprintf(buf, len, "%.6f", item->valuedouble);
-	else
-		snprintf(buf, len, "%lld", (long long)item->valuedouble);
-	/* "1.500000": trailing zeros (and a trailing dot) go, so the parser takes it. */
-	if (fractions && strchr(buf, '.')) {
-		size_t n = strlen(buf);
-
-		while (buf[n - 1] == '0')
-			buf[--n] = '\0';
-		if (buf[n - 1] == '.')
-			buf[--n] = '\0';
-	}
-	return 0;
-}
-
-/* One "listen" entry: {"port": N or "lo-hi", "protocol": ...} or {"unix": "@name"}. */
-static int parse_listen_entry(const struct parse_ctx *ctx, const cJSON *obj, size_t index,
-			      struct policy *policy)
-{
-	static const char *const known[] = { "port", "protocol", "unix" };
-	char key[KEY_PATH_LEN / 2], subkey[KEY_PATH_LEN + 16], vbuf[ERR_VALUE_SHOWN_LEN];
-	const cJSON *port, *unix_name, *protocol;
-	struct port_range range;
-	unsigned int protos;
-	int r;
-
-	snprintf(key, sizeof(key), "listen[%zu]", index);
-	if (!cJSON_IsObject(obj))
-		return parse_fail(ctx, key, "must be an object, not %s", json_type_name(obj));
-	r = check_keys(ctx, obj, key, known, ARRAY_SIZE(known));
-	if (r < 0)
-		return r;
-	port = cJSON_GetObjectItemCaseSensitive(obj, "port");
-	unix_name = cJSON_GetObjectItemCaseSensitive(obj, "unix");
-	protocol = cJSON_GetObjectItemCaseSensitive(obj, "protocol");
-	if (!port == !unix_name)
-		return parse_fail(ctx, key, "needs exactly one of \"port\" or \"unix\"");
-	if (unix_name) {
-		const char *name;
-		size_t len;
-
-		snprintf(subkey, sizeof(subkey), "%s.unix", key);
-		if (protocol)
-			return parse_fail(ctx, key,
-					  "\"protocol\" goes with \"port\", not \"unix\"");
-		if (!cJSON_IsString(unix_name))
-			return parse_fail(ctx, subkey, "must be a string, not %s",
-					  json_type_name(unix_name));
-		name = unix_name->valuestring;
-		len = strlen(name);
-		shown(name, vbuf, sizeof(vbuf));
-		/* A path socket is a file: where the job may make one is the file system's say. */
-		if (name[0] != '@' || len == 1)
-			return parse_fail(ctx, subkey,
-					  "\"%s\" must be \"@name\", an abstract socket name",
-					  vbuf);
-		if (len > UNIX_PATH_LEN - 1)
-			return parse_fail(ctx, subkey, "\"%s\" is %zu bytes, at most %d", vbuf, len,
-					  UNIX_PATH_LEN - 1);
-		if (policy->nlisten_unix >= MAX_UNIX_PATHS)
-			return parse_fail(ctx, subkey, "more than %d names (MAX_UNIX_PATHS)",
-					  MAX_UNIX_PATHS);
-		policy->listen_unix[policy->nlisten_unix] = strdup(name);
-		if (!policy->listen_unix[policy->nlisten_unix])
-			return -ENOMEM;
-		policy->nlisten_unix++;
-		return 0;
-	}
-
-	snprintf(subkey, sizeof(subkey), "%s.protocol", key);
-	r = parse_protocol(ctx, protocol, subkey, &protos);
-	if (r < 0)
-		return r;
-	snprintf(subkey, sizeof(subkey), "%s.port", key);
-	if (cJSON_IsNumber(port)) {
-		double v = port->valuedouble;
-
-		/* As in "ports": the range test first, so that the cast is defined. */
-		if (!(v >= 1 && v <= 65535) || v != (double)(unsigned int)v)
-			return parse_fail(ctx, subkey, "%g is not a port (1-65535)", v);
-		range.lo = range.hi = (__u16)v;
-	} else if (cJSON_IsString(port)) {
-		if (policy_parse_port_range(port->valuestring, &range) < 0)
-			return parse_fail(ctx, subkey,
-					  "\"%s\" is not a port or a range \"lo-hi\" (1-65535, "
-					  "lo <= hi)",
-					  shown(port->valuestring, vbuf, sizeof(vbuf)));
-	} else {
-		return parse_fail(ctx, subkey,
-				  "must be a port number or a \"lo-hi\" string, not %s",
-				  json_type_name(port));
-	}
-	if (policy->nlisten_ports >= MAX_LISTEN_PORTS)
-		return parse_fail(ctx, subkey, "more than %d ports (MAX_LISTEN_PORTS)",
-				  MAX_LISTEN_PORTS);
-	range.protos = protos;
-	policy->listen_ports[policy->nlisten_ports++] = range;
-	return 0;
-}
-
-static int parse_listen(const struct parse_ctx *ctx, const cJSON *listen, struct policy *policy)
-{
-	const cJSON *item;
-	size_t i = 0;
-	int count, r;
-
-	if (!listen)
-		return 0;
-	if (!cJSON_IsArray(listen))
-		return parse_fail(ctx, "listen", "must be an array, not %s",
-				  json_type_name(listen));
-	count = cJSON_GetArraySize(listen);
-	if (count > MAX_LISTEN_PORTS + MAX_UNIX_PATHS)
-		return parse_fail(ctx, "listen", "%d entries, at most %d", count,
-				  MAX_LISTEN_PORTS + MAX_UNIX_PATHS);
-	if (count == 0)
-		return 0;
-	policy->listen_unix = calloc((size_t)count, sizeof(*policy->listen_unix));
-	if (!policy->listen_unix)
-		return -ENOMEM;
-	cJSON_ArrayForEach (item, listen) {
-		r = parse_listen_entry(ctx, item, i++, policy);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-/* "fs": {"write": [...], "read_only": true}; without it, the defaults (read-only but for the
- * working directory and the private /tmp). */
-static int parse_fs(const struct parse_ctx *ctx, const cJSON *fs, struct policy *policy)
-{
-	static const char *const known[] = { "write", "read_only" };
-	const cJSON *read_only, *write;
-	int r;
-
-	policy->fs_read_only = true;
-	if (!fs)
-		return 0;
-	if (!cJSON_IsObject(fs))
-		return parse_fail(ctx, "fs", "must be an object, not %s", json_type_name(fs));
-	r = check_keys(ctx, fs, "fs", known, ARRAY_SIZE(known));
-	if (r < 0)
-		return r;
-	policy->fs_set = true;
-	read_only = cJSON_GetObjectItemCaseSensitive(fs, "read_only");
-	if (read_only) {
-		if (!cJSON_IsBool(read_only))
-			return parse_fail(ctx, "fs.read_only", "must be true or false, not %s",
-					  json_type_name(read_only));
-		policy->fs_read_only = cJSON_IsTrue(read_only);
-	}
-	write = cJSON_GetObjectItemCaseSensitive(fs, "write");
-	if (!write)
-		return 0;
-	if (!policy->fs_read_only)
-		return parse_fail(ctx, "fs.write",
-				  "has no effect with \"read_only\": false, which lets the job "
-				  "write every file its user may");
-	return parse_fs_write(ctx, write, policy);
-}
-
-/*
- * "limits": the job's resources, as the --pids-max, --memory-max, --cpu-max, --tmp-size and
- * --nofile options (which take precedence); each key also with a '-' for the '_'.
- */
-static int parse_limits(const struct parse_ctx *ctx, const cJSON *limits, struct policy *policy)
-{
-	static const char *const known[] = { "pids_max",   "memory_max", "cpu_max",
-					     "tmp_size",   "nofile",	 "pids-max",
-					     "memory-max", "cpu-max",	 "tmp-size" };
-	struct job_limits *l = &policy->limits;
-	char key[KEY_PATH_LEN], text[128], vbuf[ERR_VALUE_SHOWN_LEN];
-	const cJSON *item;
-	int r;
-
-	if (!limits)
-		return 0;
-	if (!cJSON_IsObject(limits))
-		return parse_fail(ctx, "limits", "must be an object, not %s",
-				  json_type_name(limits));
-	r = check_keys(ctx, limits, "limits", known, ARRAY_SIZE(known));
-	if (r < 0)
-		return r;
-	cJSON_ArrayForEach (item, limits) {
-		char name[16];
-		bool cpu;
-
-		snprintf(name, sizeof(name), "%s", item->string);
-		for (char *c = name; *c; c++)
-			if (*c == '-')
-				*c = '_';
-		for (size_t i = 0; i < ARRAY_SIZE(known); i++) {
-			/* Both spellings of one key are one key. */
-			if (i < 5 && strcmp(name, known[i]) == 0 &&
-			    strcmp(item->string, known[i]) != 0 &&
-			    cJSON_GetObjectItemCaseSensitive(limits, known[i]))
-				return parse_fail(ctx, "limits", "duplicate key \"%s\"", known[i]);
-		}
-		snprintf(key, sizeof(key), "limits.%s", item->string);
-		cpu = strcmp(name, "cpu_max") == 0;
-		r = limit_text(ctx, item, key, cpu, text, sizeof(text));
-		if (r < 0)
-			return r;
-		if (strcmp(name, "pids_max") == 0)
-			r = limit_parse_pids(text, &l->pids_max);
-		else if (strcmp(name, "memory_max") == 0)
-			r = limit_parse_memory(text, &l->memory_max);
-		else if (cpu)
-			r = limit_parse_cpu(text, &l->cpu_quota_us, &l->cpu_period_us);
-		else if (strcmp(name, "tmp_size") == 0)
-			r = limit_parse_tmp(text, &l->tmp_bytes, &l->tmp_percent);
-		else
-			r = limit_parse_nofile(text, &l->nofile);
-		if (r == 0)
-			continue;
-		shown(text, vbuf, sizeof(vbuf));
-		if (strcmp(name, "pids_max") == 0)
-			return parse_fail(ctx, key,
-					  "\"%s\" is not a number of tasks (1-%u) or \"max\"", vbuf,
-					  LIMIT_PIDS_CEILING);
-		if (strcmp(name, "memory_max") == 0)
-			return parse_fail(ctx, key,
-					  "\"%s\" is not a size of at least 4M (bytes, or with K, "
-					  "M, G, T) or \"max\"",
-					  vbuf);
-		if (cpu)
-			return parse_fail(ctx, key,
-					  "\"%s\" is not a number of CPUs (\"1.5\"), a percentage "
-					  "of one (\"150%%\"), \"QUOTA PERIOD\" in microseconds or "
-					  "\"max\"",
-					  vbuf);
-		if (strcmp(name, "tmp_size") == 0)
-			return parse_fail(ctx, key,
-					  "\"%s\" is not a size (bytes, or with K, M, G, T) or a "
-					  "percentage of the RAM (1-100%%)",
-					  vbuf);
-		return parse_fail(ctx, key, "\"%s\" is not a number of descriptors (3-%u)", vbuf,
-				  LIMIT_NOFILE_CEILING);
-	}
-	return 0;
-}
-
 static int parse_name(const struct parse_ctx *ctx, const cJSON *name, struct policy *policy)
 {
 	char vbuf[ERR_VALUE_SHOWN_LEN];
 	const char *p;
 
 	if (!name)
-		return parse_fail(ctx, "name", "missing");
+		return policy_fail(ctx, "name", "missing");
 	if (!cJSON_IsString(name))
-		return parse_fail(ctx, "name", "must be a string, not %s", json_type_name(name));
-	shown(name->valuestring, vbuf, sizeof(vbuf));
+		return policy_fail(ctx, "name", "must be a string, not %s", policy_json_type(name));
+	policy_shown(name->valuestring, vbuf, sizeof(vbuf));
 	if (name->valuestring[0] == '\0')
-		return parse_fail(ctx, "name", "must not be empty");
+		return policy_fail(ctx, "name", "must not be empty");
 	if (strlen(name->valuestring) > POLICY_NAME_MAX_LEN)
-		return parse_fail(ctx, "name", "\"%s\" is longer than %d characters", vbuf,
-				  POLICY_NAME_MAX_LEN);
+		return policy_fail(ctx, "name", "\"%s\" is longer than %d characters", vbuf,
+				   POLICY_NAME_MAX_LEN);
 	for (p = name->valuestring; *p; p++)
 		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || is_digit(*p) ||
 		      *p == '.' || *p == '_' || *p == '-'))
-			return parse_fail(ctx, "name",
-					  "\"%s\" may contain only letters, digits, '.', '_' "
-					  "and '-'",
-					  vbuf);
+			return policy_fail(ctx, "name",
+					   "\"%s\" may contain only letters, digits, '.', '_' "
+					   "and '-'",
+					   vbuf);
 	policy->name = strdup(name->valuestring);
 	return policy->name ? 0 : -ENOMEM;
 }
@@ -1011,16 +631,16 @@ int policy_parse(const char *path, const char *json, struct policy **ret_policy,
 	/* The length includes the NUL: cJSON wants to see it to accept the text as complete. */
 	root = cJSON_ParseWithLengthOpts(json, strlen(json) + 1, &end, true);
 	if (!root)
-		return parse_fail(&ctx, NULL, "not valid JSON near line %u",
-				  line_of(json, end ? end : json));
+		return policy_fail(&ctx, NULL, "not valid JSON near line %u",
+				   line_of(json, end ? end : json));
 	nul = find_escaped_nul(json);
 	if (nul)
-		return parse_fail(&ctx, NULL, "line %u: \"\\u0000\" in a string is not allowed",
-				  line_of(json, nul));
+		return policy_fail(&ctx, NULL, "line %u: \"\\u0000\" in a string is not allowed",
+				   line_of(json, nul));
 	if (!cJSON_IsObject(root))
-		return parse_fail(&ctx, NULL, "top level must be a JSON object, not %s",
-				  json_type_name(root));
-	r = check_keys(&ctx, root, NULL, known, ARRAY_SIZE(known));
+		return policy_fail(&ctx, NULL, "top level must be a JSON object, not %s",
+				   policy_json_type(root));
+	r = policy_check_keys(&ctx, root, NULL, known, ARRAY_SIZE(known));
 	if (r < 0)
 		return r;
 
@@ -1036,8 +656,8 @@ int policy_parse(const char *path, const char *json, struct policy **ret_policy,
 	description = cJSON_GetObjectItemCaseSensitive(root, "description");
 	if (description) {
 		if (!cJSON_IsString(description))
-			return parse_fail(&ctx, "description", "must be a string, not %s",
-					  json_type_name(description));
+			return policy_fail(&ctx, "description", "must be a string, not %s",
+					   policy_json_type(description));
 		policy->description = strdup(description->valuestring);
 		if (!policy->description)
 			return -ENOMEM;
@@ -1045,16 +665,16 @@ int policy_parse(const char *path, const char *json, struct policy **ret_policy,
 	r = parse_allow(&ctx, cJSON_GetObjectItemCaseSensitive(root, "allow"), policy);
 	if (r < 0)
 		return r;
-	r = parse_unix(&ctx, cJSON_GetObjectItemCaseSensitive(root, "unix"), policy);
+	r = policy_parse_unix(&ctx, cJSON_GetObjectItemCaseSensitive(root, "unix"), policy);
 	if (r < 0)
 		return r;
-	r = parse_fs(&ctx, cJSON_GetObjectItemCaseSensitive(root, "fs"), policy);
+	r = policy_parse_fs(&ctx, cJSON_GetObjectItemCaseSensitive(root, "fs"), policy);
 	if (r < 0)
 		return r;
-	r = parse_limits(&ctx, cJSON_GetObjectItemCaseSensitive(root, "limits"), policy);
+	r = policy_parse_limits(&ctx, cJSON_GetObjectItemCaseSensitive(root, "limits"), policy);
 	if (r < 0)
 		return r;
-	r = parse_listen(&ctx, cJSON_GetObjectItemCaseSensitive(root, "listen"), policy);
+	r = policy_parse_listen(&ctx, cJSON_GetObjectItemCaseSensitive(root, "listen"), policy);
 	if (r < 0)
 		return r;
 	*ret_policy = TAKE_PTR(policy);
@@ -1131,16 +751,16 @@ int policy_load(const char *path, struct policy **ret_policy, char *errbuf, size
 		return -EINVAL;
 	r = read_policy_file(path, &text, &len);
 	if (r == -EFBIG) {
-		parse_fail(&ctx, NULL, "larger than %u MiB, refusing to read it",
-			   POLICY_MAX_FILE_BYTES / (1024 * 1024));
+		policy_fail(&ctx, NULL, "larger than %u MiB, refusing to read it",
+			    POLICY_MAX_FILE_BYTES / (1024 * 1024));
 		return r;
 	}
 	if (r < 0) {
-		parse_fail(&ctx, NULL, "cannot read: %s", strerror(-r));
+		policy_fail(&ctx, NULL, "cannot read: %s", strerror(-r));
 		return r;
 	}
 	if (memchr(text, '\0', len))
-		return parse_fail(&ctx, NULL, "contains a NUL byte; not a JSON text file");
+		return policy_fail(&ctx, NULL, "contains a NUL byte; not a JSON text file");
 	r = policy_parse(path, text, ret_policy, errbuf, errlen);
 	if (r < 0)
 		return r;
