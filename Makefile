@@ -49,11 +49,11 @@ SKELS := $(BUILD)/launch.skel.h $(BUILD)/bpf_version.h $(BUILD)/release.h
 # Modules without libbpf: unit-tested on their own, with ASan/UBSan.
 PURE_SRCS := $(addprefix launcher/, \
 	lib/util.c lib/hashtable.c lib/sha256.c lib/dnswire.c lib/syscalls.c \
-	policy/policy.c policy/policy_sections.c policy/allowlist.c policy/resolve.c policy/limit.c policy/rules.c \
-	policy/inbound.c policy/image.c \
+	policy/policy.c policy/policy_sections.c policy/allowlist.c policy/resolve.c \
+	policy/limit.c policy/rules.c policy/inbound.c policy/image.c \
 	audit/audit.c audit/audit_writer.c audit/audit_syslog.c audit/audit_schema.c \
 	audit/refusal.c audit/learn.c audit/report.c \
-	dns/dnsproxy.c \
+	dns/dnsproxy.c dns/dnsproxy_names.c dns/dnsproxy_audit.c \
 	sandbox/landlock.c sandbox/cgplan.c sandbox/jobenv.c sandbox/seccomp.c sandbox/kbtf.c \
 	sandbox/mounthide.c sandbox/childmsg.c \
 	agent/mcp.c)

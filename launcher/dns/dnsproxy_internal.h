@@ -169,4 +169,30 @@ long long dnsproxy_next_flush_ms(const struct dnsproxy *p);
 /* Unpredictable 16 bits: upstream query ids and the choice of upstream socket. */
 uint16_t dnsproxy_random16(struct dnsproxy *p);
 
+/* What dnsproxy.c (queries, set-up), dnsproxy_names.c and dnsproxy_audit.c share. */
+static inline const char *dnsproxy_transport_name(enum dnsproxy_transport transport)
+{
+	return transport == DNSPROXY_TCP ? "tcp" : "udp";
+}
+
+static inline uint8_t dnsproxy_ascii_lower(uint8_t c)
+{
+	return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
+/* Whether a policy host (exact, or a wildcard above it) allows the look-up of name. */
+bool dnsproxy_name_allowed(const struct dnsproxy *p, const char *name);
+/* The address's entry, or NULL. */
+struct dnsproxy_addr *dnsproxy_addr_find(const struct dnsproxy *p, const struct in6_addr *addr);
+/* The name the job last looked up for addr, or NULL. */
+struct dnsproxy_seen *dnsproxy_seen_find(const struct dnsproxy *p, const struct in6_addr *addr);
+/* Remembers that addr answers name (for audit lines' dst_name); 0 or -errno. */
+int dnsproxy_remember(struct dnsproxy *p, const struct in6_addr *addr, const char *name,
+		      bool from_policy);
+/* Opens the n addresses of an allowed answer for qname until their time is over. */
+void dnsproxy_open(struct dnsproxy *p, const char *qname, const struct dns_answer_addr *addrs,
+		   size_t n, long long now_ms, struct audit_dns *ret_audit);
+/* The look-up's audit line: allowed (with --audit-dns-allowed) or refused, counted. */
+void dnsproxy_audit(struct dnsproxy *p, bool allow, struct audit_dns *dns);
+
 #endif /* LAUNCH_DNSPROXY_INTERNAL_H */

@@ -415,6 +415,37 @@ static void dns_add_addr(struct dns_answer_addr *addrs, size_t max, size_t *n,
 	(*n)++;
 }
 
+/*
+ * Reads each of the ancount answer records from off once: an A or AAAA record of the wrong
+ * size, a CNAME whose target does not read, or a record that runs past the end is -EBADMSG
+ * (or dns_read_rr's error), so that later passes over them cannot fail.
+ */
+static int dns_check_answers(const uint8_t *pkt, size_t len, size_t off, unsigned int ancount)
+{
+	uint8_t wire[DNS_NAME_WIRE_MAX];
+	size_t wire_len;
+	int r;
+
+	for (unsigned int i = 0; i < ancount; i++) {
+		struct dns_rr rr;
+
+		r = dns_read_rr(pkt, len, &off, &rr);
+		if (r < 0)
+			return r;
+		if (rr.class != DNS_CLASS_IN)
+			continue;
+		if ((rr.type == DNS_TYPE_A && rr.rdlen != 4) ||
+		    (rr.type == DNS_TYPE_AAAA && rr.rdlen != 16))
+			return -EBADMSG;
+		if (rr.type == DNS_TYPE_CNAME) {
+			r = dns_read_cname(pkt, len, &rr, wire, &wire_len);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
 int dns_parse_response(const uint8_t *pkt, size_t len, uint16_t expect_id, const char *qname,
 		       struct dns_answer_addr *ret_addrs, size_t max, size_t *ret_n,
 		       uint8_t *ret_rcode, bool *ret_truncated)
@@ -471,23 +502,9 @@ int dns_parse_response(const uint8_t *pkt, size_t len, uint16_t expect_id, const
 
 	/* Check every answer record once, so later passes can read them without failing. */
 	answers_off = off;
-	for (unsigned int i = 0; i < h.ancount; i++) {
-		struct dns_rr rr;
-
-		r = dns_read_rr(pkt, len, &off, &rr);
-		if (r < 0)
-			return r;
-		if (rr.class != DNS_CLASS_IN)
-			continue;
-		if ((rr.type == DNS_TYPE_A && rr.rdlen != 4) ||
-		    (rr.type == DNS_TYPE_AAAA && rr.rdlen != 16))
-			return -EBADMSG;
-		if (rr.type == DNS_TYPE_CNAME) {
-			r = dns_read_cname(pkt, len, &rr, wire, &wire_len);
-			if (r < 0)
-				return r;
-		}
-	}
+	r = dns_check_answers(pkt, len, off, h.ancount);
+	if (r < 0)
+		return r;
 
 	/*
 	 * Follow the chain from the question name, one pass over the answers per hop: at most
