@@ -77,16 +77,13 @@ static void ecs_network(struct schema_out *o, struct schema_line *line, bool inb
 	schema_out_close(o, '}');
 }
 
-void ecs_translate(struct schema_out *o, struct schema_line *line,
-		   const struct audit_schema_ctx *ctx, const struct schema_event *e)
+/* ECS's event.category, event.type (one or two) and event.outcome for the line's kind. */
+static const char *ecs_kind(const struct schema_event *e, struct schema_line *line,
+			    const char **ret_type1, const char **ret_type2,
+			    const char **ret_outcome)
 {
-	struct schema_field *seq = schema_take(line, "seq"), *host = schema_take(line, "host"),
-			    *ts = schema_take(line, "ts"), *event = schema_find(line, "event"),
-			    *reason = schema_take(line, "reason");
 	const char *category = "network", *type1 = NULL, *type2 = NULL, *outcome = "success";
 	bool denied = e->verdict == SCHEMA_VERDICT_DENIED;
-	const char *body;
-	size_t len;
 
 	switch (e->kind) {
 	case SCHEMA_KIND_NET:
@@ -130,6 +127,121 @@ void ecs_translate(struct schema_out *o, struct schema_line *line,
 		outcome = "unknown";
 		break;
 	}
+	*ret_type1 = type1;
+	*ret_type2 = type2;
+	*ret_outcome = outcome;
+	return category;
+}
+
+/* A look-up: the job's process, dns.question and the answer, the network. */
+static void ecs_dns(struct schema_out *o, struct schema_line *line)
+{
+	struct schema_field *qname = schema_take(line, "qname"),
+			    *qtype = schema_take(line, "qtype"),
+			    *rcode = schema_take(line, "rcode"),
+			    *addrs = schema_take(line, "addrs");
+
+	ecs_process(o, line);
+	schema_out_open(o, "dns", '{');
+	schema_out_str(o, "type", rcode ? "answer" : "query");
+	if (schema_is_string(qname) || schema_is_string(qtype)) {
+		schema_out_open(o, "question", '{');
+		if (schema_is_string(qname))
+			schema_out_value(o, "name", qname);
+		if (schema_is_string(qtype))
+			schema_out_value(o, "type", qtype);
+		schema_out_str(o, "class", "IN");
+		schema_out_close(o, '}');
+	}
+	if (schema_is_string(rcode))
+		schema_out_value(o, "response_code", rcode);
+	if (addrs && addrs->value_len > 2)
+		schema_out_value(o, "resolved_ip", addrs);
+	schema_out_close(o, '}');
+	ecs_network(o, line, false, true);
+}
+
+/* policy_update: the process of the event is the `launch update` that asked. */
+static void ecs_update(struct schema_out *o, struct schema_line *line)
+{
+	struct schema_field *pid = schema_take(line, "requester_pid"),
+			    *uid = schema_take(line, "requester_uid");
+
+	if (!schema_is_number(pid))
+		return;
+	schema_out_open(o, "process", '{');
+	schema_out_value(o, "pid", pid);
+	schema_out_str(o, "name", "launch");
+	if (schema_is_number(uid)) {
+		schema_out_open(o, "user", '{');
+		schema_out_number_string(o, "id", uid);
+		schema_out_close(o, '}');
+	}
+	schema_out_close(o, '}');
+}
+
+/* sandbox_start: the job's process, its command line, launch as its parent. */
+static void ecs_start(struct schema_out *o, struct schema_line *line,
+		      const struct audit_schema_ctx *ctx)
+{
+	struct schema_field *argv = schema_take(line, "argv"), *pid = schema_take(line, "pid"),
+			    *uid = schema_take(line, "uid"), *argc = schema_take(line, "argc");
+
+	schema_out_open(o, "process", '{');
+	if (schema_is_number(pid))
+		schema_out_value(o, "pid", pid);
+	if (argv && argv->value[0] == '[') {
+		if (argv->value_len <= o->value_max) {
+			schema_out_value(o, "args", argv);
+			/* A second copy only while there is room for everything. */
+			if (o->value_max == (size_t)-1)
+				schema_out_joined(o, "command_line", argv, (size_t)-1);
+		} else {
+			schema_out_omitted(o, argv);
+		}
+	}
+	if (schema_is_number(argc))
+		schema_out_value(o, "args_count", argc);
+	if (schema_is_number(uid)) {
+		schema_out_open(o, "user", '{');
+		schema_out_number_string(o, "id", uid);
+		schema_out_close(o, '}');
+	}
+	schema_out_open(o, "parent", '{');
+	schema_out_int(o, "pid", ctx->launcher_pid);
+	schema_out_str(o, "name", "launch");
+	schema_out_close(o, '}');
+	schema_out_close(o, '}');
+}
+
+/* sandbox_exit and limit: the job's pid and exit code. */
+static void ecs_exit(struct schema_out *o, struct schema_line *line,
+		     const struct audit_schema_ctx *ctx)
+{
+	struct schema_field *code = schema_take(line, "exit_code");
+
+	if (!ctx->job_pid && !schema_is_number(code))
+		return;
+	schema_out_open(o, "process", '{');
+	if (ctx->job_pid)
+		schema_out_int(o, "pid", (long long)ctx->job_pid);
+	if (schema_is_number(code))
+		schema_out_value(o, "exit_code", code);
+	schema_out_close(o, '}');
+}
+
+void ecs_translate(struct schema_out *o, struct schema_line *line,
+		   const struct audit_schema_ctx *ctx, const struct schema_event *e)
+{
+	struct schema_field *seq = schema_take(line, "seq"), *host = schema_take(line, "host"),
+			    *ts = schema_take(line, "ts"), *event = schema_find(line, "event"),
+			    *reason = schema_take(line, "reason");
+	const char *category, *type1, *type2, *outcome;
+	bool denied = e->verdict == SCHEMA_VERDICT_DENIED;
+	const char *body;
+	size_t len;
+
+	category = ecs_kind(e, line, &type1, &type2, &outcome);
 	/* From the job's side: what it tried failed; audit-only, it went through. */
 	if (denied || e->kind == SCHEMA_KIND_LOST)
 		outcome = "failure";
@@ -212,100 +324,22 @@ void ecs_translate(struct schema_out *o, struct schema_line *line,
 		}
 		ecs_network(o, line, e->inbound || e->listening, false);
 		break;
-	case SCHEMA_KIND_DNS: {
-		struct schema_field *qname = schema_take(line, "qname"),
-				    *qtype = schema_take(line, "qtype"),
-				    *rcode = schema_take(line, "rcode"),
-				    *addrs = schema_take(line, "addrs");
-
-		ecs_process(o, line);
-		schema_out_open(o, "dns", '{');
-		schema_out_str(o, "type", rcode ? "answer" : "query");
-		if (schema_is_string(qname) || schema_is_string(qtype)) {
-			schema_out_open(o, "question", '{');
-			if (schema_is_string(qname))
-				schema_out_value(o, "name", qname);
-			if (schema_is_string(qtype))
-				schema_out_value(o, "type", qtype);
-			schema_out_str(o, "class", "IN");
-			schema_out_close(o, '}');
-		}
-		if (schema_is_string(rcode))
-			schema_out_value(o, "response_code", rcode);
-		if (addrs && addrs->value_len > 2)
-			schema_out_value(o, "resolved_ip", addrs);
-		schema_out_close(o, '}');
-		ecs_network(o, line, false, true);
+	case SCHEMA_KIND_DNS:
+		ecs_dns(o, line);
 		break;
-	}
 	case SCHEMA_KIND_SYSCALL:
 		ecs_process(o, line);
 		break;
-	case SCHEMA_KIND_UPDATE: {
-		/* The process of the event: the `launch update` that asked. */
-		struct schema_field *pid = schema_take(line, "requester_pid"),
-				    *uid = schema_take(line, "requester_uid");
-
-		if (!schema_is_number(pid))
-			break;
-		schema_out_open(o, "process", '{');
-		schema_out_value(o, "pid", pid);
-		schema_out_str(o, "name", "launch");
-		if (schema_is_number(uid)) {
-			schema_out_open(o, "user", '{');
-			schema_out_number_string(o, "id", uid);
-			schema_out_close(o, '}');
-		}
-		schema_out_close(o, '}');
+	case SCHEMA_KIND_UPDATE:
+		ecs_update(o, line);
 		break;
-	}
-	case SCHEMA_KIND_START: {
-		struct schema_field *argv = schema_take(line, "argv"),
-				    *pid = schema_take(line, "pid"),
-				    *uid = schema_take(line, "uid"),
-				    *argc = schema_take(line, "argc");
-
-		schema_out_open(o, "process", '{');
-		if (schema_is_number(pid))
-			schema_out_value(o, "pid", pid);
-		if (argv && argv->value[0] == '[') {
-			if (argv->value_len <= o->value_max) {
-				schema_out_value(o, "args", argv);
-				/* A second copy only while there is room for everything. */
-				if (o->value_max == (size_t)-1)
-					schema_out_joined(o, "command_line", argv, (size_t)-1);
-			} else {
-				schema_out_omitted(o, argv);
-			}
-		}
-		if (schema_is_number(argc))
-			schema_out_value(o, "args_count", argc);
-		if (schema_is_number(uid)) {
-			schema_out_open(o, "user", '{');
-			schema_out_number_string(o, "id", uid);
-			schema_out_close(o, '}');
-		}
-		schema_out_open(o, "parent", '{');
-		schema_out_int(o, "pid", ctx->launcher_pid);
-		schema_out_str(o, "name", "launch");
-		schema_out_close(o, '}');
-		schema_out_close(o, '}');
+	case SCHEMA_KIND_START:
+		ecs_start(o, line, ctx);
 		break;
-	}
 	case SCHEMA_KIND_EXIT:
-	case SCHEMA_KIND_LIMIT: {
-		struct schema_field *code = schema_take(line, "exit_code");
-
-		if (!ctx->job_pid && !schema_is_number(code))
-			break;
-		schema_out_open(o, "process", '{');
-		if (ctx->job_pid)
-			schema_out_int(o, "pid", (long long)ctx->job_pid);
-		if (schema_is_number(code))
-			schema_out_value(o, "exit_code", code);
-		schema_out_close(o, '}');
+	case SCHEMA_KIND_LIMIT:
+		ecs_exit(o, line, ctx);
 		break;
-	}
 	default:
 		break;
 	}

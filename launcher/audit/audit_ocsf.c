@@ -400,6 +400,26 @@ static void ocsf_process(struct schema_out *o, struct schema_line *line,
 	}
 }
 
+/* OCSF 1.3.0's security_control profile: the action, and what came of it. */
+static void ocsf_security_control(struct schema_out *o, const struct schema_event *e)
+{
+	bool allowed = e->verdict != SCHEMA_VERDICT_DENIED;
+	bool dropped = schema_is(e->op, "packet");
+
+	schema_out_int(o, "action_id", allowed ? 1 : 2);
+	schema_out_str(o, "action", allowed ? "Allowed" : "Denied");
+	schema_out_int(o, "disposition_id",
+		       e->verdict == SCHEMA_VERDICT_ALLOWED	 ? 1
+		       : e->verdict == SCHEMA_VERDICT_WOULD_DENY ? 15
+		       : dropped				 ? 6
+								 : 2);
+	schema_out_str(o, "disposition",
+		       e->verdict == SCHEMA_VERDICT_ALLOWED	 ? "Allowed"
+		       : e->verdict == SCHEMA_VERDICT_WOULD_DENY ? "Detected"
+		       : dropped				 ? "Dropped"
+								 : "Blocked");
+}
+
 void ocsf_translate(struct schema_out *o, struct schema_line *line,
 		    const struct audit_schema_ctx *ctx, const struct schema_event *e)
 {
@@ -429,24 +449,8 @@ void ocsf_translate(struct schema_out *o, struct schema_line *line,
 		ts->used = true;
 		schema_out_value(o, "time_dt", ts);
 	}
-	if (control) {
-		/* OCSF 1.3.0 security_control profile: the action and what came of it. */
-		bool allowed = e->verdict != SCHEMA_VERDICT_DENIED;
-		bool dropped = schema_is(e->op, "packet");
-
-		schema_out_int(o, "action_id", allowed ? 1 : 2);
-		schema_out_str(o, "action", allowed ? "Allowed" : "Denied");
-		schema_out_int(o, "disposition_id",
-			       e->verdict == SCHEMA_VERDICT_ALLOWED	 ? 1
-			       : e->verdict == SCHEMA_VERDICT_WOULD_DENY ? 15
-			       : dropped				 ? 6
-									 : 2);
-		schema_out_str(o, "disposition",
-			       e->verdict == SCHEMA_VERDICT_ALLOWED	 ? "Allowed"
-			       : e->verdict == SCHEMA_VERDICT_WOULD_DENY ? "Detected"
-			       : dropped				 ? "Dropped"
-									 : "Blocked");
-	}
+	if (control)
+		ocsf_security_control(o, e);
 	/* Whether what the job (or launch, for the start) tried succeeded. */
 	if (control || e->kind == SCHEMA_KIND_START || e->kind == SCHEMA_KIND_EXIT) {
 		const struct schema_field *code = schema_find(line, "exit_code");
