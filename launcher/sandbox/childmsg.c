@@ -19,44 +19,6 @@
 #include "seccomp.h"
 #include "lib/util.h"
 
-const char *child_stage_name(int stage)
-{
-	switch (stage) {
-	case CHILD_STAGE_SIGNALS:
-		return "cannot set up signals";
-	case CHILD_STAGE_PDEATHSIG:
-		return "cannot tie the sandbox to the launcher's life";
-	case CHILD_STAGE_MOUNTS:
-		return "cannot set up the job's mounts";
-	case CHILD_STAGE_CGROUPNS:
-		return "cannot enter a cgroup namespace";
-	case CHILD_STAGE_FORK:
-		return "cannot fork the job";
-	case CHILD_STAGE_SECUREBITS:
-		return "cannot lock securebits";
-	case CHILD_STAGE_USER:
-		return "cannot switch user";
-	case CHILD_STAGE_CAPS:
-		return "cannot drop capabilities";
-	case CHILD_STAGE_NO_NEW_PRIVS:
-		return "cannot set no_new_privs";
-	case CHILD_STAGE_FDS:
-		return "cannot close inherited descriptors";
-	case CHILD_STAGE_SECCOMP:
-		return "cannot install the seccomp filter";
-	case CHILD_STAGE_EXEC:
-		return "cannot execute";
-	case CHILD_STAGE_LANDLOCK:
-		return "cannot confine the job's file writes with Landlock";
-	case CHILD_STAGE_GO:
-		return "the launcher went away before the sandbox was confined";
-	case CHILD_STAGE_CONFIG:
-		return "cannot read the job's configuration";
-	default:
-		return "cannot start the job";
-	}
-}
-
 int child_send_fds(int fd, const struct child_msg *msg, const int *fds, int nfds)
 {
 	union {

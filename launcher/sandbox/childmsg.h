@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "child.h"
+#include "childproto.h"
 
 /* Sends one message on the status socket, with nfds descriptors (SCM_RIGHTS). */
 int child_send_fds(int fd, const struct child_msg *msg, const int *fds, int nfds);
