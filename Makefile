@@ -56,7 +56,7 @@ PURE_SRCS := $(addprefix launcher/, \
 	audit/refusal.c audit/learn.c audit/report.c \
 	dns/dnsproxy.c dns/dnsproxy_names.c dns/dnsproxy_audit.c \
 	sandbox/landlock.c sandbox/cgplan.c sandbox/jobenv.c sandbox/seccomp.c sandbox/kbtf.c \
-	sandbox/mounthide.c sandbox/childmsg.c \
+	sandbox/mounthide.c sandbox/childmsg.c sandbox/reach.c \
 	agent/mcp.c)
 SRCS := $(filter-out launcher/sandbox/init.c launcher/sandbox/init_mount.c,$(wildcard launcher/*.c launcher/*/*.c))
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
@@ -69,7 +69,7 @@ OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 MUSL_GCC = $(eval MUSL_GCC := $$(shell command -v musl-gcc 2>/dev/null))$(MUSL_GCC)
 INIT_LIBC = $(if $(MUSL_GCC),musl,glibc)
 INIT_CC = $(if $(MUSL_GCC),$(MUSL_GCC),$(CC))
-INIT_SRCS := sandbox/init sandbox/init_mount sandbox/childmsg sandbox/mounthide lib/mountinfo sandbox/landlock \
+INIT_SRCS := sandbox/init sandbox/init_mount sandbox/reach sandbox/childmsg sandbox/mounthide lib/mountinfo sandbox/landlock \
 	sandbox/seccomp policy/inbound lib/syscalls lib/util
 INIT_OBJS = $(patsubst %,$(BUILD)/init-$(INIT_LIBC)/%.o,$(INIT_SRCS))
 

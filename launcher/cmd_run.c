@@ -21,6 +21,7 @@
 #include "sandbox/gc.h"
 #include "sandbox/landlock.h"
 #include "sandbox/loader.h"
+#include "sandbox/reach.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/sandbox.h"
 
@@ -238,6 +239,24 @@ static int plan_kernel(const struct rules *rules, struct sandbox_options *option
 }
 
 /*
+ * No configuration lets the job write its own audit trail: a log file, or a folder where
+ * launch would make one (at the start, or when it reopens the path after a rotation), that
+ * the job may write is refused before anything runs.
+ */
+static int plan_audit_reach(const struct child_config *child)
+{
+	char why[2 * PATH_MAX + 256];
+	int r = reach_job_may_write(child, child->audit_path, why, sizeof(why));
+
+	if (r <= 0)
+		return 0; /* a folder that does not resolve fails where the log is opened */
+	fail("--audit-log %s: %s; refusing to start: put the log in a folder of its own, outside "
+	     "what the job may write, or pass it as fd:N",
+	     child->audit_path, why);
+	return -EPERM;
+}
+
+/*
  * The part of cmd_run after the sandbox's start: the user, the policies, the limits and the
  * job's environment, read while init sets up the job's namespaces. Returns 0, or
  * EXIT_LAUNCH_FAILED after one line on stderr.
@@ -287,6 +306,8 @@ static int plan_job(char **argv, int first, struct sandbox_options *options,
 			"would refuse is logged as would_deny\n");
 	options->child.argv = argv + first;
 	options->child.audit_path = audit_path_is_file(arg.audit_path) ? arg.audit_path : NULL;
+	if (options->child.audit_path && plan_audit_reach(&options->child) < 0)
+		return EXIT_LAUNCH_FAILED;
 	options->child.tmp_size_bytes = limit_tmp_bytes(&options->limits, ram);
 	if (arg.notify_denials)
 		options->audit_observer = notify_denial;

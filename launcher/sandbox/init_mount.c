@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <libgen.h>
 #include <limits.h>
 #include <poll.h>
 #include <pwd.h>
@@ -58,6 +59,7 @@ static int mount_setattr(int dfd, const char *path, unsigned int flags, struct m
 #include "init_internal.h"
 #include "lib/mountinfo.h"
 #include "mounthide.h"
+#include "reach.h"
 #include "lib/util.h"
 
 /*
@@ -128,12 +130,19 @@ static int child_hide_mount(const struct mount_entry *entry, void *userdata)
 static int child_hide_log(const struct child_config *config)
 {
 	const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	char copy[PATH_MAX], folder[PATH_MAX];
 
 	if (!config->audit_path)
 		return 0;
-	if (strncmp(config->audit_path, AUDIT_DEFAULT_DIR "/", strlen(AUDIT_DEFAULT_DIR) + 1) ==
-	    0) {
-		if (mount("tmpfs", AUDIT_DEFAULT_DIR, "tmpfs", ro, "size=4k,mode=0") < 0)
+	/*
+	 * Its whole folder where that hides nothing the job works in (reach_folder_hidden, as
+	 * the launcher decided): no file launch makes there, after a rotation too, is in sight.
+	 */
+	if (strlen(config->audit_path) >= sizeof(copy))
+		return -ENAMETOOLONG;
+	strcpy(copy, config->audit_path);
+	if (realpath(dirname(copy), folder) && reach_folder_hidden(config, folder)) {
+		if (mount("tmpfs", folder, "tmpfs", ro, "size=4k,mode=0") < 0)
 			return -errno;
 		return 0;
 	}

@@ -150,14 +150,19 @@ launch_raw() {
 # Next sandbox name and audit log path; run checks that no cgroup of these names survives.
 launch_next_names() {
 	L_NAME=it$IT_RUNID-$BASHPID-$((L_N + 1))
-	L_AUDIT=$T_DIR/audit$((L_N + 1)).jsonl
+	L_AUDIT=$T_LOGS/audit$((L_N + 1)).jsonl
 	echo "$L_NAME" >>"$IT_TMP/sandboxes"
 }
 
 # As launch_raw, with a known sandbox name (L_NAME) and an audit log of its own (L_AUDIT).
 launch_job() {
 	launch_next_names
-	launch_raw --audit-log "$L_AUDIT" --name "$L_NAME" "$@"
+	if [ -n "${L_AUDIT_FD:-}" ]; then
+		# The log opened here and passed as a descriptor: launch never opens its path.
+		launch_raw --audit-log fd:9 --name "$L_NAME" "$@" 9>>"$L_AUDIT"
+	else
+		launch_raw --audit-log "$L_AUDIT" --name "$L_NAME" "$@"
+	fi
 }
 
 # Starts launch in the background (L_PID is launch itself, for signals) with the signals
@@ -392,6 +397,10 @@ it_run_test() {
 	mkdir -p "$T_DIR"
 	# Jobs run as nobody unless a test says --user root, and write their files here.
 	chmod 0777 "$T_DIR"
+	# Audit logs out of the job's reach: launch refuses a log the job could write
+	# (its working directory is T_DIR, which every user may write).
+	T_LOGS=$IT_TMP/logs/$T_NAME
+	mkdir -p "$T_LOGS" && chmod 0755 "$IT_TMP/logs" "$T_LOGS"
 	: >"$T_REASON"
 	cd "$T_DIR" || return 1
 	"test_$T_NAME" >>"$T_DIR/log" 2>&1

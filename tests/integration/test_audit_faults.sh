@@ -239,10 +239,10 @@ while not os.path.exists(sys.argv[3]):
 time.sleep(0.5)
 with open(sys.argv[2], "wb") as out:
     out.write(f.read())
-' "$T_DIR/fifo" "$T_DIR/drained.jsonl" "$T_DIR/flooded" &
+' "$T_DIR/fifo" "$T_LOGS/drained.jsonl" "$T_DIR/flooded" &
 	track_pid $!
 	launch_next_names
-	L_AUDIT=$T_DIR/drained.jsonl
+	L_AUDIT=$T_LOGS/drained.jsonl
 	# shellcheck disable=SC2016
 	launch_raw --audit-log "$T_DIR/fifo" --audit-failure=continue --audit-stall-timeout 1 \
 		--name "$L_NAME" --policy "$p" -- /bin/sh -c \
@@ -250,7 +250,7 @@ with open(sys.argv[2], "wb") as out:
 		sh "$IT_HELPERS/flood" "$T_DIR/flooded"
 	expect_rc "stalled, then drained log" 0 || return 1
 	expect_accounting || return 1
-	wait_for_file "$T_DIR/drained.jsonl" 5 || fail "the reader wrote nothing" || return 1
+	wait_for_file "$T_LOGS/drained.jsonl" 5 || fail "the reader wrote nothing" || return 1
 	sleep 0.2
 	expect_audit 1 "$L_AUDIT" event=sandbox_exit unwritten:int lost:int || return 1
 	deny=$(audit_count "$L_AUDIT" event=deny)
@@ -298,14 +298,14 @@ test_audit_shared_sink_whole_lines() {
 	for sink in file fifo; do
 		pids=()
 		names=()
-		: >"$T_DIR/shared.$sink.jsonl"
+		: >"$T_LOGS/shared.$sink.jsonl"
 		if [ "$sink" = fifo ]; then
-			cat "$T_DIR/shared.fifo" >"$T_DIR/shared.$sink.jsonl" &
+			cat "$T_DIR/shared.fifo" >"$T_LOGS/shared.$sink.jsonl" &
 			reader=$!
 			track_pid "$reader"
 			log=$T_DIR/shared.fifo
 		else
-			log=$T_DIR/shared.$sink.jsonl
+			log=$T_LOGS/shared.$sink.jsonl
 		fi
 		for i in 1 2 3 4; do
 			launch_next_names
@@ -322,7 +322,7 @@ test_audit_shared_sink_whole_lines() {
 		done
 		[ "$sink" = file ] || wait "$reader"
 		[ -z "$bad" ] || fail "$bad" || return 1
-		L_AUDIT=$T_DIR/shared.$sink.jsonl
+		L_AUDIT=$T_LOGS/shared.$sink.jsonl
 		"$IT_PY" "$IT_FIX/audit.py" check "$L_AUDIT" ||
 			fail "$sink shared by 4 launchers: a line is not whole JSON" || return 1
 		for i in 0 1 2 3; do

@@ -129,16 +129,16 @@ test_audit_syslog_rsyslog() {
 			"$IT_PROBE" "é-arg"
 		expect_rc "syslog:$target" 0 || return 1
 		wait_lines "$file" 5 || return 1
-		ship_check syslog "$file" >"$T_DIR/received.jsonl" || return 1
-		ship_check account "$T_DIR/received.jsonl" --sandboxes 1 --denied 3 || return 1
-		expect_audit 1 "$T_DIR/received.jsonl" event=sandbox_start "sandbox=$L_NAME" \
+		ship_check syslog "$file" >"$T_LOGS/received.jsonl" || return 1
+		ship_check account "$T_LOGS/received.jsonl" --sandboxes 1 --denied 3 || return 1
+		expect_audit 1 "$T_LOGS/received.jsonl" event=sandbox_start "sandbox=$L_NAME" \
 			argv:list version? host? policies:list || return 1
-		grep -q '"é-arg"' "$T_DIR/received.jsonl" || fail "UTF-8 argv did not arrive" ||
+		grep -q '"é-arg"' "$T_LOGS/received.jsonl" || fail "UTF-8 argv did not arrive" ||
 			return 1
-		expect_audit 3 "$T_DIR/received.jsonl" event=deny "sandbox=$L_NAME" pid:int host? \
+		expect_audit 3 "$T_LOGS/received.jsonl" event=deny "sandbox=$L_NAME" pid:int host? \
 			seq:int || return 1
 		# exe is exact for seccomp's refusals (the process waits for launch's answer).
-		expect_audit 1 "$T_DIR/received.jsonl" event=deny op=userns "exe=$IT_PROBE" ||
+		expect_audit 1 "$T_LOGS/received.jsonl" event=deny op=userns "exe=$IT_PROBE" ||
 			return 1
 	done
 	# The receiver is gone: the launch fails closed before the job runs.
@@ -173,8 +173,8 @@ test_audit_syslog_dev_log() {
 	L_ERR=$(cat "$T_DIR/err")
 	expect_rc "--audit-log syslog (/dev/log)" 0 || return 1
 	wait_lines "$T_DIR/unix.log" 3 || return 1
-	ship_check syslog "$T_DIR/unix.log" >"$T_DIR/received.jsonl" || return 1
-	expect_audit 1 "$T_DIR/received.jsonl" event=deny op=connect dst_port=80 "sandbox=$L_NAME"
+	ship_check syslog "$T_DIR/unix.log" >"$T_LOGS/received.jsonl" || return 1
+	expect_audit 1 "$T_LOGS/received.jsonl" event=deny op=connect dst_port=80 "sandbox=$L_NAME"
 }
 
 # fd:N: launch writes to the caller's descriptor; the job, though N is open in launch, has no

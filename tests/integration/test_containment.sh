@@ -716,7 +716,7 @@ c_fail_closed_audit() {
 	launch_raw --audit-log "$log" --name "$name" --policy "$p" -- /bin/sh -c \
 		'"$2/flood" udp 127.0.0.3 8181 20000 >"$3/flood.stop"; exec sleep "$1"' sh "$secs" \
 		"$IT_HELPERS" "$T_DIR"
-	cp "$log" "$T_DIR/stop.jsonl"
+	cp "$log" "$T_LOGS/stop.jsonl"
 	expect_rc "audit log full, --audit-failure=stop" 125 || return 1
 	[[ $L_ERR == *"audit log"*"No space left on device"* ]] ||
 		fail "launch's message does not say the audit log is full: $(brief "$L_ERR")" ||
@@ -753,7 +753,7 @@ c_fail_closed_audit() {
 	: >"$T_DIR/go.cont"
 	launch_bg_wait 15 || return 1
 	# Kept for the log: the tmpfs goes when the test ends.
-	cp "$log" "$T_DIR/continue.jsonl"
+	cp "$log" "$T_LOGS/continue.jsonl"
 	expect_rc "audit log full, --audit-failure=continue, job exits 7" 7 || return 1
 	tail -n1 "$log" >"$T_DIR/continue.last"
 	"$IT_PY" -c 'import json, sys; json.loads(open(sys.argv[1]).read())' "$T_DIR/continue.last" \
@@ -828,7 +828,7 @@ echo "after $("$probe" cgroup-mounts)"
 SCRIPT
 	out=$(unshare -m --propagation private bash "$T_DIR/late.sh" "$IT_PROBE" "$T_DIR/late" \
 		"$IT_HELPERS/mount_at_clone.so" "$name1" "$name2" "$IT_LAUNCH" \
-		--audit-log "$T_DIR/late.jsonl" --policy "$p")
+		--audit-log "$T_LOGS/late.jsonl" --policy "$p")
 	echo "$out"
 	# Outside: writable cgroup mounts, and no bpffs until the one mounted at the clone.
 	expect_match "outside, before" $'(^|\n)before [1-9][0-9]* 0(\n|$)' "$out" || return 1
@@ -888,7 +888,7 @@ echo "outside $(stat -f -c %T "$d")"
 echo "inside $("$@" -- stat -f -c %T "$d" 2>&1)"
 SCRIPT
 	out=$(unshare -m --propagation private bash "$T_DIR/cover.sh" "$d" "$IT_LAUNCH" \
-		--audit-log "$T_DIR/cover.jsonl" --policy "$p" --user root)
+		--audit-log "$T_LOGS/cover.jsonl" --policy "$p" --user root)
 	rmdir "$d"
 	echo "$out"
 	expect_match "outside, the bpffs" $'(^|\n)bare bpf_fs(\n|$)' "$out" || return 1

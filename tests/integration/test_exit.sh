@@ -149,7 +149,7 @@ test_early_failure_keeps_stdin() {
 	local p c i=0 trace rc
 	local -a cases=(
 		"--audit-log $T_DIR/stdin/audit.jsonl"
-		"--audit-log $T_DIR/audit-cg.jsonl --cgroup-parent $T_DIR/not-a-cgroup"
+		"--audit-log $T_LOGS/audit-cg.jsonl --cgroup-parent $T_DIR/not-a-cgroup"
 	)
 
 	command -v strace >/dev/null || fail "strace not found (make deps installs it)" || return 1

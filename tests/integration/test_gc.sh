@@ -39,7 +39,7 @@ test_gc_concurrent_launches() {
 	for ((i = 0; i < n; i++)); do
 		# shellcheck disable=SC2016
 		timeout -k 3 60 "$IT_LAUNCH" --cgroup-parent "$parent" --policy "$p" \
-			--audit-log "$T_DIR/audit$i.jsonl" --name "it$IT_RUNID-gc-$i" -- \
+			--audit-log "$T_LOGS/audit$i.jsonl" --name "it$IT_RUNID-gc-$i" -- \
 			/bin/sh -c '"$0" tcp 127.0.0.3 8383; "$0" tcp 127.0.0.2 8383' "$IT_PROBE" \
 			>"$T_DIR/job$i.out" 2>"$T_DIR/job$i.err" &
 		echo "$!" >"$T_DIR/job$i.pid"
@@ -123,7 +123,7 @@ test_gc_killed_launchers() {
 		names+=("$name")
 		echo "$name" >>"$IT_TMP/sandboxes"
 		# shellcheck disable=SC2016
-		"$IT_LAUNCH" --cgroup-parent "$parent" --policy "$p" --audit-log "$T_DIR/audit.jsonl" \
+		"$IT_LAUNCH" --cgroup-parent "$parent" --policy "$p" --audit-log "$T_LOGS/audit.jsonl" \
 			--name "$name" -- /bin/sh -c '"$0" udp 127.0.0.3 5300 $(($1 % 3 * 2000)) >/dev/null' \
 			"$IT_HELPERS/flood" "$i" >/dev/null 2>&1 &
 		pid=$!
@@ -138,7 +138,7 @@ test_gc_killed_launchers() {
 	name=it$IT_RUNID-kill-nolock
 	names+=("$name")
 	echo "$name" >>"$IT_TMP/sandboxes"
-	"$IT_LAUNCH" --cgroup-parent "$parent" --policy "$p" --audit-log "$T_DIR/audit.jsonl" \
+	"$IT_LAUNCH" --cgroup-parent "$parent" --policy "$p" --audit-log "$T_LOGS/audit.jsonl" \
 		--name "$name" -- /bin/sh -c "echo ready >$T_DIR/ready; exec sleep 60" >/dev/null 2>&1 &
 	pid=$!
 	track_pid "$pid"

@@ -173,11 +173,11 @@ test_learn_round_trip() {
 	audit_log=$L_AUDIT
 	sandbox=$L_NAME
 	# Another sandbox's lines in the same log are not learned (--sandbox).
-	cat "$audit_log" >"$T_DIR/both.jsonl"
+	cat "$audit_log" >"$T_LOGS/both.jsonl"
 	learn_launch --audit-only --policy "$p" -- "$IT_PY" "$LEARN_JOB" "tcp 127.0.9.4 9000"
-	cat "$L_AUDIT" >>"$T_DIR/both.jsonl"
+	cat "$L_AUDIT" >>"$T_LOGS/both.jsonl"
 
-	learn_tool learn "$T_DIR/both.jsonl" --sandbox "$sandbox" --name learned
+	learn_tool learn "$T_LOGS/both.jsonl" --sandbox "$sandbox" --name learned
 	expect_rc "launch learn" 0 || return 1
 	learned=$T_DIR/learned.json
 	printf '%s\n' "$L_OUT" >"$learned"
@@ -194,7 +194,7 @@ assert allow == want, allow
 # glibc tries nscd's socket before DNS: that is what the job did, so it is learned too.
 assert p.get("unix", []) in ([], ["/var/run/nscd/socket"]), p.get("unix")
 EOF
-	learn_tool learn "$T_DIR/both.jsonl" --sandbox nosuchsandbox
+	learn_tool learn "$T_LOGS/both.jsonl" --sandbox nosuchsandbox
 	expect_rc "launch learn of no sandbox" 125 || return 1
 	expect_match "its error" "no line of sandbox \"nosuchsandbox\"" "$L_ERR" || return 1
 

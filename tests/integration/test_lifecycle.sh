@@ -139,11 +139,11 @@ test_audit_log_stderr() {
 	launch_raw --audit-log - --name "$L_NAME" --policy "$p" -- "$IT_PROBE" tcp 127.0.0.3 8080
 	expect_rc "--audit-log -" 0 || return 1
 	expect_eq "job stdout" EPERM "$L_OUT" || return 1
-	grep '^{' "$L_ERR_FILE" >"$T_DIR/stderr.jsonl"
-	audit_check "$T_DIR/stderr.jsonl" || return 1
-	expect_audit 1 "$T_DIR/stderr.jsonl" event=sandbox_start sandbox="$L_NAME" || return 1
-	expect_audit 1 "$T_DIR/stderr.jsonl" event=deny dst_ip=127.0.0.3 dst_port=8080 || return 1
-	expect_audit 1 "$T_DIR/stderr.jsonl" event=sandbox_exit denied=1 || return 1
+	grep '^{' "$L_ERR_FILE" >"$T_LOGS/stderr.jsonl"
+	audit_check "$T_LOGS/stderr.jsonl" || return 1
+	expect_audit 1 "$T_LOGS/stderr.jsonl" event=sandbox_start sandbox="$L_NAME" || return 1
+	expect_audit 1 "$T_LOGS/stderr.jsonl" event=deny dst_ip=127.0.0.3 dst_port=8080 || return 1
+	expect_audit 1 "$T_LOGS/stderr.jsonl" event=sandbox_exit denied=1 || return 1
 	[ ! -e "$T_DIR/-" ] || fail "--audit-log - created a file named '-'" || return 1
 }
 
@@ -152,12 +152,12 @@ test_default_name() {
 	local p a b
 
 	p=$(policy life "$LIFE_POLICY")
-	launch_raw --audit-log "$T_DIR/a.jsonl" --policy "$p" -- /bin/true
+	launch_raw --audit-log "$T_LOGS/a.jsonl" --policy "$p" -- /bin/true
 	expect_rc "first run" 0 || return 1
-	launch_raw --audit-log "$T_DIR/b.jsonl" --policy "$p" -- /bin/true
+	launch_raw --audit-log "$T_LOGS/b.jsonl" --policy "$p" -- /bin/true
 	expect_rc "second run" 0 || return 1
-	a=$(audit_get "$T_DIR/a.jsonl" event=sandbox_start -- sandbox)
-	b=$(audit_get "$T_DIR/b.jsonl" event=sandbox_start -- sandbox)
+	a=$(audit_get "$T_LOGS/a.jsonl" event=sandbox_start -- sandbox)
+	b=$(audit_get "$T_LOGS/b.jsonl" event=sandbox_start -- sandbox)
 	expect_match "default sandbox id" '^[0-9a-f]{8,}$' "$a" || return 1
 	[ "$a" != "$b" ] || fail "two runs got the same sandbox id $a" || return 1
 }
