@@ -143,7 +143,7 @@ test_fs_audit_log_hidden() {
 	expect_rc "job" 0 || return 1
 	# Its folder is an empty read-only tmpfs in the job's view.
 	expect_eq "the job's append, and the files of the log's folder in its view" \
-		"refused 0" "$(echo $L_OUT)" || return 1
+		"refused 0" "$(tr "\n" " " <"$L_OUT_FILE" | sed "s/ $//")" || return 1
 	audit_check || return 1
 	! grep -q forged "$log" || fail "the job's line is in the audit log" || return 1
 }
