@@ -140,7 +140,12 @@ int dnsproxy_query_begin(struct dnsproxy *p, const uint8_t *pkt, size_t len,
 		return dnsproxy_error_reply(pkt, len, rcode, reply, reply_cap, ret_reply_len);
 	}
 	if (p->npending == DNSPROXY_MAX_PENDING) {
+		/* As many look-ups wait upstream as the proxy keeps: refused, and on record. */
 		p->stats.upstream_failed++;
+		p->stats.denied++;
+		audit.reason = "busy";
+		audit.rcode = dns_rcode_name(DNS_RCODE_SERVFAIL);
+		dnsproxy_audit(p, false, &audit);
 		return dnsproxy_error_reply(pkt, len, DNS_RCODE_SERVFAIL, reply, reply_cap,
 					    ret_reply_len);
 	}
@@ -241,10 +246,25 @@ static void dnsproxy_restore_case(uint8_t *reply, size_t rlen, const uint8_t *qu
 	memcpy(reply + DNS_HEADER_LEN, query + DNS_HEADER_LEN, a);
 }
 
-int dnsproxy_query_fail(struct dnsproxy *p, struct dnsproxy_query *query, uint8_t *reply,
-			size_t reply_cap, size_t *ret_reply_len)
+int dnsproxy_query_fail(struct dnsproxy *p, struct dnsproxy_query *query, const char *reason,
+			uint8_t *reply, size_t reply_cap, size_t *ret_reply_len)
 {
+	struct audit_dns audit = {
+		.protocol = dnsproxy_transport_name(query->transport),
+		.qname = query->q.name_original,
+		.reason = reason,
+		.rcode = dns_rcode_name(DNS_RCODE_SERVFAIL),
+	};
+	char qtype[16];
+
+	snprintf(qtype, sizeof(qtype), "%s", dns_type_name(query->q.qtype));
+	audit.qtype = qtype;
+	/* The deny line's pid is the asker's, as at the query. */
+	memcpy(&p->peer, &query->peer, query->peerlen);
+	p->peerlen = query->peerlen;
 	p->stats.upstream_failed++;
+	p->stats.denied++;
+	dnsproxy_audit(p, false, &audit);
 	return dnsproxy_error_reply(query->client_pkt, query->client_len, DNS_RCODE_SERVFAIL, reply,
 				    reply_cap, ret_reply_len);
 }
@@ -323,7 +343,8 @@ int dnsproxy_query_answer(struct dnsproxy *p, struct dnsproxy_query *query, cons
 	if (action != -EAGAIN)
 		return action;
 	if (r < 0 || len > reply_cap)
-		return dnsproxy_query_fail(p, query, reply, reply_cap, ret_reply_len);
+		return dnsproxy_query_fail(p, query, "upstream_error", reply, reply_cap,
+					   ret_reply_len);
 	if (truncated && !query->upstream_tcp) {
 		/* The full answer may name more addresses: they are all opened before replying. */
 		query->upstream_tcp = true;

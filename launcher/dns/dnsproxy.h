@@ -198,9 +198,13 @@ int dnsproxy_query_answer(struct dnsproxy *proxy, struct dnsproxy_query *query,
  */
 int dnsproxy_query_rejudge(struct dnsproxy *proxy, struct dnsproxy_query *query, long long now_ms,
 			   uint8_t *reply, size_t reply_cap, size_t *ret_reply_len);
-/* The reply when the upstream did not answer in time or failed: SERVFAIL. */
-int dnsproxy_query_fail(struct dnsproxy *proxy, struct dnsproxy_query *query, uint8_t *reply,
-			size_t reply_cap, size_t *ret_reply_len);
+/*
+ * The reply when the upstream did not answer in time or failed: SERVFAIL, and a deny line
+ * with reason ("upstream_timeout" or "upstream_error"), counted in denied like any refusal:
+ * the job's look-up got no answer, and the log says so.
+ */
+int dnsproxy_query_fail(struct dnsproxy *proxy, struct dnsproxy_query *query, const char *reason,
+			uint8_t *reply, size_t reply_cap, size_t *ret_reply_len);
 void dnsproxy_query_free(struct dnsproxy *proxy, struct dnsproxy_query *query);
 /*
  * Writes the deny lines of refused look-ups whose window closed at now_ms (all of them with

@@ -281,12 +281,19 @@ static void dnsproxy_deliver(struct dnsproxy *p, struct dnsproxy_query *q, int a
 	dnsproxy_query_free(p, q);
 }
 
-static void dnsproxy_fail(struct dnsproxy *p, struct dnsproxy_query *q)
+/* reason: the deny line's, "upstream_timeout" or "upstream_error". */
+static void dnsproxy_fail_why(struct dnsproxy *p, struct dnsproxy_query *q, const char *reason)
 {
 	size_t len;
-	int action = dnsproxy_query_fail(p, q, p->loop->tx + 2, sizeof(p->loop->tx) - 2, &len);
+	int action =
+		dnsproxy_query_fail(p, q, reason, p->loop->tx + 2, sizeof(p->loop->tx) - 2, &len);
 
 	dnsproxy_deliver(p, q, action, len);
+}
+
+static void dnsproxy_fail(struct dnsproxy *p, struct dnsproxy_query *q)
+{
+	dnsproxy_fail_why(p, q, "upstream_error");
 }
 
 static int dnsproxy_upstream_udp(struct dnsproxy *p, unsigned int index)
@@ -609,7 +616,7 @@ static void dnsproxy_on_timer(struct dnsproxy *p, long long now_ms)
 		if (!q)
 			continue;
 		if (now_ms >= q->deadline_ms) {
-			dnsproxy_fail(p, q);
+			dnsproxy_fail_why(p, q, "upstream_timeout");
 		} else if (!q->upstream_tcp && !q->retried && now_ms >= q->retry_ms) {
 			size_t len;
 			int action = dnsproxy_query_rejudge(p, q, now_ms, p->loop->tx + 2,

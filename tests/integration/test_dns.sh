@@ -646,3 +646,28 @@ dns_held_refused() {
 	expect_audit 0 "$L_AUDIT" event=dns_allow || return 1
 	expect_audit 1 "$L_AUDIT" event=deny op=connect dst_ip=127.0.3.7 policy=drop
 }
+
+# A look-up the upstream never answers over TCP (its UDP answer truncated, its TCP connection
+# silent) ends in SERVFAIL at the proxy's deadline, with a deny line that says why and the
+# exit line counting it: no look-up the job made is missing from the log.
+test_dns_upstream_tcp_unanswered() {
+	local p
+
+	p=$(policy stall '{"name": "stall", "allow": [{"host": "*.cdn.provider.test", "ports": [8443]}]}')
+	mkdir -p "$T_DIR/held"
+	"$IT_PY" "$IT_FIX/dns/held_upstream.py" 127.0.0.53 5355 127.0.3.7 "$T_DIR/held" \
+		2>"$T_DIR/held.err" &
+	track_pid $!
+	wait_for_file "$T_DIR/held/ready" 10 || [ -e "$T_DIR/held/ready" ] ||
+		fail "the upstream did not start: $(brief "$(cat "$T_DIR/held.err")")" || return 1
+	IT_LAUNCH=$IT_FIX/dns/launch-ns launch_job --resolver 127.0.0.53:5355 --policy "$p" -- \
+		"$IT_PY" "$DNS_JOB" "q udp 192.0.2.53 stall.cdn.provider.test A"
+	expect_rc "job" 0 || return 1
+	expect_lines "job" "q udp stall.cdn.provider.test A rcode=2 from=192.0.2.53 addrs=-" ||
+		return 1
+	[ -s "$T_DIR/held/tcp" ] || fail "the proxy never asked the upstream over TCP" || return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=dns protocol=udp qname=stall.cdn.provider.test \
+		qtype=A reason=upstream_timeout rcode=SERVFAIL pid:int || return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit denied=1
+}

@@ -707,6 +707,7 @@ static void test_answer_not_ours(void)
 	uint8_t resp[1024];
 	const uint8_t *up;
 	size_t len, up_len, n;
+	struct dnsproxy_stats stats;
 
 	if (!f)
 		return;
@@ -728,9 +729,14 @@ static void test_answer_not_ours(void)
 	CHECK_EQ_INT(rcode_of(reply), DNS_RCODE_SERVFAIL);
 	CHECK_EQ_INT(id_of(reply), 0x4242);
 	CHECK_EQ_INT(kernel.opens, 0);
-	/* A timeout: SERVFAIL too. */
-	CHECK_EQ_INT(dnsproxy_query_fail(f->proxy, q, reply, sizeof(reply), &len), DNSPROXY_REPLY);
+	/* A timeout: SERVFAIL too. Each failure is a refusal the job met, counted. */
+	CHECK_EQ_INT(
+		dnsproxy_query_fail(f->proxy, q, "upstream_timeout", reply, sizeof(reply), &len),
+		DNSPROXY_REPLY);
 	CHECK_EQ_INT(rcode_of(reply), DNS_RCODE_SERVFAIL);
+	dnsproxy_get_stats(f->proxy, &stats);
+	CHECK_EQ_INT(stats.denied, 2);
+	CHECK_EQ_INT(stats.upstream_failed, 2);
 	dnsproxy_query_free(f->proxy, q);
 	fixture_free(f);
 }
