@@ -64,7 +64,7 @@ OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 # with musl where Debian's musl-tools is installed (make deps does): glibc's static start
 # discovers the CPU's caches with some fifty cpuid instructions, each a VM exit on a guest (4.6 us
 # on a Firecracker one), 0.25 ms of init's start; musl does no such discovery (docs/design.md,
-# cut 24). Without musl-gcc, glibc as before. Each in its own folder: a build never mixes them.
+# "Starting the job"). Without musl-gcc, glibc. Each in its own folder: a build never mixes them.
 # Looked up once, when first used: after `deps` has installed it.
 MUSL_GCC = $(eval MUSL_GCC := $$(shell command -v musl-gcc 2>/dev/null))$(MUSL_GCC)
 INIT_LIBC = $(if $(MUSL_GCC),musl,glibc)
@@ -180,7 +180,7 @@ $(BUILD)/obj/%.o: launcher/%.c | $(BUILD)/obj $(SKELS) $(BUILD)/syscall_names.h 
 
 # Every symbol bound at start and the GOT read-only after (full RELRO); relative relocations
 # packed (DT_RELR, glibc 2.36): 1,895 of them took 45 KiB the loader read at every start, 392
-# bytes now. Both together: 0.4-0.5 ms less per launch here (docs/design.md, cut 18).
+# bytes now. Both together: 0.4-0.5 ms less per launch here (docs/design.md, "Start-up cost").
 LAUNCH_LDFLAGS := -Wl,-z,relro,-z,now -Wl,-z,pack-relative-relocs
 
 $(BUILD)/launch: $(OBJS)

@@ -263,7 +263,7 @@ int child_init_open(void)
  *
  * The detach waits for an RCU grace period (namespace_unlock), which the kernel ends in tens
  * of microseconds on a quiet machine and in up to 1.4 ms here while the launcher works on the
- * other core (docs/design.md, cut 22): here the launcher is suspended, so it is quiet. Its
+ * other core (docs/design.md, "Start-up cost"): here the launcher is suspended, so it is quiet. Its
  * result is left to init, which finds the home no longer a mount point (child_setup_mounts_
  * early). Nothing is detached before "/" is private, so nothing propagates to the host's
  * mounts: if that fails, its error (negative) is stored at *exec_error and the child exits.

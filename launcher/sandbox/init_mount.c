@@ -30,7 +30,7 @@
 #include <linux/securebits.h>
 #ifndef __GLIBC__
 /*
- * Linked with musl where it is installed (Makefile, docs/design.md cut 24), whose 1.2.3 has
+ * Linked with musl where it is installed (Makefile, docs/design.md, "Starting the job"), whose 1.2.3 has
  * neither the new mount API's structures nor its wrappers.
  */
 #include <linux/mount.h>

@@ -414,7 +414,7 @@ static int sandbox_make_maps(struct sandbox *sandbox, const struct rules *rules)
 /*
  * The ring's reader, after `go`, while the job execs: libbpf maps the whole ring (512 KiB,
  * twice over for its data) and the kernel fills every page table entry of it at once, 0.1 ms
- * here (docs/design.md, cut 29). The ring itself is the slot's, there since
+ * here (docs/design.md, "Start-up cost"). The ring itself is the slot's, there since
  * sandbox_make_maps: what the job refuses meanwhile waits in it, and epoll reports it as
  * soon as it is watched. A ring that cannot be mapped stops the job, confined all along, as
  * a writer that cannot start does; what it holds is counted unwritten (sandbox_log_exit).

@@ -113,7 +113,7 @@ WHAT_WOULD_FIX = [
     "  audit log whose start and exit lines account for every refusal. The launcher and init",
     "  work side by side up to `go` and end within about 0.1 ms of each other; after the job",
     "  come the exit line, init's exit and the releases, then the launcher's own exit.",
-    "  docs/design.md (\"Where start-up time goes\", round 6) gives every step its time and",
+    "  docs/design.md (\"Start-up cost\") gives every step its time and",
     "  measures the candidates: programs attached once to a parent would save at most",
     "  0.09 ms; a cgroup that held a job cannot serve the next (a socket keeps its cgroup for",
     "  life, so a socket left behind would be judged by the next policy), and a fresh one",

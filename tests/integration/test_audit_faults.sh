@@ -336,7 +336,7 @@ test_audit_shared_sink_whole_lines() {
 	[ -z "$bad" ] || fail "$bad"
 }
 
-# The ring's reader is mapped after `go`, while the job execs (docs/design.md, cut 29): a
+# The ring's reader is mapped after `go`, while the job execs (docs/design.md, "Start-up cost"): a
 # ring that cannot be mapped then (an LD_PRELOAD library in the launcher fails libbpf's
 # mapping of its data with ENOMEM) stops the job, which was confined all along, with 125
 # and the reason, and leaves the log whole, its sandbox_exit line last. The same launch
