@@ -30,8 +30,8 @@
 #include <linux/securebits.h>
 #ifndef __GLIBC__
 /*
- * Linked with musl where it is installed (Makefile, docs/design.md, "Starting the job"), whose 1.2.3 has
- * neither the new mount API's structures nor its wrappers.
+ * Linked with musl where it is installed (Makefile, docs/design.md, "Starting the job"),
+ * whose 1.2.3 has neither the new mount API's structures nor its wrappers.
  */
 #include <linux/mount.h>
 

@@ -136,8 +136,8 @@ static void sandbox_log_exit(struct sandbox *sandbox)
  * The sandbox's BPF slot, given up once its exit line has its counters: the cgroup's settings
  * are closed (it refuses all) before the slot's lock goes, so whatever is still in the cgroup
  * (init, exiting) is judged by no other sandbox's maps. It runs while init exits on the other
- * core (docs/design.md, "Start-up cost"). No memory is unmapped here: an unmapping would interrupt the
- * audit writer's core too, to flush its TLB (sandbox_teardown).
+ * core (docs/design.md, "Start-up cost"). No memory is unmapped here: an unmapping would interrupt
+ * the audit writer's core too, to flush its TLB (sandbox_teardown).
  */
 static void sandbox_release_bpf(struct sandbox *sandbox)
 {
@@ -161,8 +161,8 @@ static void sandbox_release(struct sandbox *sandbox)
 	/*
 	 * The ring's mappings and the DNS proxy's tables are left to the launcher's exit, which
 	 * follows (one sandbox per launcher): each munmap here cost 35-90 us on a PVM guest,
-	 * 0.25 ms in all, where the exit unmaps everything in one pass (docs/design.md, "Start-up cost").
-	 * Their descriptors go with it; nothing of theirs is read after the exit line.
+	 * 0.25 ms in all, where the exit unmaps everything in one pass (docs/design.md, "Start-up
+	 * cost"). Their descriptors go with it; nothing of theirs is read after the exit line.
 	 */
 	child_close(&sandbox->child);
 	if (sandbox->signal_fd >= 0) {
@@ -224,7 +224,8 @@ void sandbox_teardown(struct sandbox *sandbox)
 	/*
 	 * Nothing more is queued: the writer writes the rest and ends, in one wake-up, on the
 	 * core the job left, while init is reaped and the slot and cgroups released here; then
-	 * waited for (as long as a stall allows), and the rest released (docs/design.md, "Start-up cost").
+	 * waited for (as long as a stall allows), and the rest released (docs/design.md, "Start-up
+	 * cost").
 	 */
 	audit_close_begin(log);
 	sandbox_release_bpf(sandbox);
