@@ -1,0 +1,207 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The kernel suite: /init of the guest tests/kernels/run boots (busybox sh, as PID 1). What
+# differs between kernels: the programs load and judge every send path, the DNS allowlist,
+# exact audit counts under a flood, the unix policy with or without the AF_UNIX hooks, a
+# SIGKILLed launcher, a limit, and the features line with its warnings. Prints PASS/FAIL
+# lines and "launch-kernel: N passed, N failed", then powers the guest off.
+export PATH=/usr/bin:/bin
+echo # past the firmware's last line on the console
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mkdir -p /sys/fs/cgroup /sys/fs/bpf /dev/shm /dev/pts
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+# As systemd does: the controllers launch's limits need, delegated below the root.
+echo "+pids +memory +cpu" >/sys/fs/cgroup/cgroup.subtree_control
+mount -t bpf bpf /sys/fs/bpf
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /dev/shm
+mkdir -p /var/log/k
+chmod 1777 /tmp
+ip link set lo up
+
+if grep -q 'launch.mode=probe' /proc/cmdline; then
+	echo "launch-kernel: probe ok"
+	poweroff -f
+fi
+
+P=/k/probe
+PASS=0
+FAIL=0
+N=0
+KERNEL=$(uname -r)
+cd /root || exit 1
+
+pass() {
+	echo "PASS $1"
+	PASS=$((PASS + 1))
+}
+
+fail() {
+	echo "FAIL $1: $2"
+	FAIL=$((FAIL + 1))
+}
+
+# policy NAME JSON: the file's path.
+policy() {
+	printf '%s\n' "$2" >"/k/$1.json"
+	echo "/k/$1.json"
+}
+
+# run ARGS...: launch with a log of its own (LOG); RC, OUT and ERR after.
+run() {
+	N=$((N + 1))
+	LOG=/var/log/k/audit$N.jsonl
+	launch --audit-log "$LOG" "$@" >/tmp/out 2>/tmp/err </dev/null
+	RC=$?
+	OUT=$(cat /tmp/out)
+	ERR=$(cat /tmp/err)
+}
+
+# count FILE PATTERN...: lines matching every pattern.
+count() {
+	f=$1
+	shift
+	c=$(cat "$f")
+	for pat; do
+		c=$(printf '%s\n' "$c" | grep -F -- "$pat")
+	done
+	if [ -z "$c" ]; then
+		echo 0
+	else
+		printf '%s\n' "$c" | wc -l
+	fi
+}
+
+# oneline TEXT: its lines joined by spaces.
+oneline() {
+	printf '%s' "$1" | tr '\n' ' '
+}
+
+# field FILE EVENT KEY: KEY's number in the first EVENT line.
+field() {
+	grep -F "\"event\":\"$2\"" "$1" | head -1 | sed -n "s/.*\"$3\":\([0-9]*\).*/\1/p"
+}
+
+NONE=$(policy none '{"name": "none", "allow": []}')
+ALLOW=$(policy allow '{"name": "allow", "allow": [{"cidr": "127.0.0.3", "ports": [9]}]}')
+
+# The programs load and the job runs; the features line names this kernel.
+run --policy "$NONE" -- /bin/true
+if [ "$RC" = 0 ]; then pass start; else fail start "exit $RC: $ERR"; fi
+FEATURES=$(grep -o '"features":{[^}]*}' "$LOG" | head -1)
+echo "  $FEATURES"
+case $FEATURES in
+*"\"kernel\":\"$KERNEL\""*) pass features_line ;;
+*) fail features_line "no features naming $KERNEL in sandbox_start: $(head -c 300 "$LOG")" ;;
+esac
+# Weaker than the policy could ask for: on stderr as well.
+case $FEATURES in
+*'"unix_connect":"bpf"'*)
+	if [ -z "$ERR" ]; then pass degraded_quiet; else fail degraded_quiet "stderr: $ERR"; fi ;;
+*)
+	case $ERR in
+	*warning*) pass degraded_warned ;;
+	*) fail degraded_warned "unix_connect is not bpf, and stderr says nothing" ;;
+	esac ;;
+esac
+
+# Each send path, shown to work outside first (ECONNREFUSED or OK: the packet went).
+for spec in "tcp 127.0.0.2 9" "udp 127.0.0.2 9" "udpconn 127.0.0.2 9" "udp-sendmsg 127.0.0.2 9" \
+	"udp-sendmmsg 127.0.0.2 9" "tcp-fastopen 127.0.0.2 9" "tcp ::1 9" "udp ::1 9"; do
+	name=$(echo "$spec" | cut -d' ' -f1,2 | tr ' :.' '___')
+	# shellcheck disable=SC2086
+	outside=$($P $spec 2>&1)
+	case $outside in
+	OK | ECONNREFUSED) ;;
+	*) fail "send_$name" "outside: $outside"; continue ;;
+	esac
+	# shellcheck disable=SC2086
+	run --policy "$NONE" -- $P $spec
+	if [ "$OUT" = EPERM ] && [ "$(count "$LOG" '"event":"deny"')" -ge 1 ]; then
+		pass "send_$name"
+	else
+		fail "send_$name" "inside: '$OUT' (outside $outside), rc $RC, $(count "$LOG" '"event":"deny"') deny lines"
+	fi
+done
+run --policy "$ALLOW" -- $P tcp 127.0.0.3 9
+if [ "$OUT" = ECONNREFUSED ]; then pass send_allowed; else fail send_allowed "'$OUT': $ERR"; fi
+
+# The DNS allowlist: an allowed name opens its address, another is refused and logged.
+dnsmasq --port=5354 --listen-address=127.0.0.53 --bind-interfaces --no-resolv --no-hosts \
+	--address=/ok.test/127.0.0.7 --address=/evil.test/127.0.0.8 --pid-file=/tmp/dnsmasq.pid \
+	--user=root 2>/tmp/dnsmasq.err
+DNSP=$(policy dns '{"name": "dns", "allow": [{"host": "ok.test", "ports": [9]}]}')
+run --resolver 127.0.0.53:5354 --policy "$DNSP" -- /bin/sh -c \
+	'nslookup ok.test 127.0.0.53 >/dev/null 2>&1 && echo ok-resolved
+	nslookup evil.test 127.0.0.53 >/dev/null 2>&1 && echo evil-resolved
+	/k/probe tcp 127.0.0.7 9; /k/probe tcp 127.0.0.8 9'
+if [ "$(oneline "$OUT")" = "ok-resolved ECONNREFUSED EPERM" ] &&
+	[ "$(count "$LOG" '"event":"deny"' '"op":"dns"' '"qname":"evil.test"')" -ge 1 ]; then
+	pass dns_allowlist
+else
+	fail dns_allowlist "job: $(oneline "$OUT"); rc $RC; $ERR"
+fi
+kill "$(cat /tmp/dnsmasq.pid)" 2>/dev/null
+
+# Exact counts under a flood: every refusal is a deny line or counted lost or unwritten.
+run --policy "$NONE" -- /k/flood udp 127.0.0.9 9 3000
+denied=$(field "$LOG" sandbox_exit denied)
+lost=$(field "$LOG" sandbox_exit lost)
+unwritten=$(field "$LOG" sandbox_exit unwritten)
+lines=$(count "$LOG" '"event":"deny"')
+if [ "${denied:-x}" = 3000 ] && [ $((lines + ${lost:-0} + ${unwritten:-0})) = 3000 ]; then
+	pass audit_flood_exact
+else
+	fail audit_flood_exact "denied ${denied:-none}, deny lines $lines, lost ${lost:-none}, unwritten ${unwritten:-none}"
+fi
+
+# The unix policy: enforced by the hooks where the kernel has them, else refused outright
+# unless --allow-degraded, and then the job makes no AF_UNIX socket at all.
+UNIXP=$(policy unix '{"name": "unix", "allow": [], "unix": ["/tmp/ok.sock"]}')
+case $FEATURES in
+*'"unix_connect":"bpf"'*)
+	run --policy "$UNIXP" -- /bin/sh -c '/k/probe unix /tmp/ok.sock; /k/probe unix /tmp/no.sock'
+	if [ "$(oneline "$OUT")" = "ENOENT EPERM" ]; then pass unix_policy; else fail unix_policy "'$(oneline "$OUT")' rc $RC $ERR"; fi ;;
+*)
+	run --policy "$UNIXP" -- /bin/true
+	case "$RC $ERR" in
+	"125 "*6.7*) pass unix_policy_refused ;;
+	*) fail unix_policy_refused "rc $RC: $ERR" ;;
+	esac
+	run --allow-degraded --policy "$UNIXP" -- /k/probe unix /tmp/ok.sock
+	if [ "$RC" = 0 ] && [ "$OUT" = EPERM ]; then pass unix_degraded_refuses; else fail unix_degraded_refuses "'$OUT' rc $RC $ERR"; fi ;;
+esac
+
+# A SIGKILLed launcher: the job goes with it, the programs refused meanwhile, gc leaves nothing.
+N=$((N + 1))
+launch --audit-log /var/log/k/kill.jsonl --name killed --policy "$NONE" -- /bin/sh -c \
+	'sleep 1; /k/probe tcp 127.0.0.2 9 >/tmp/killed.out; sleep 30' >/dev/null 2>&1 &
+lpid=$!
+sleep 2
+kill -9 "$lpid"
+wait "$lpid" 2>/dev/null
+sleep 1
+left=$(grep -l 'sleep 30' /proc/[0-9]*/cmdline 2>/dev/null | wc -l)
+launch gc >/tmp/gc.out 2>&1
+gcrc=$?
+if [ "$(cat /tmp/killed.out 2>/dev/null)" = EPERM ] && [ "$left" = 0 ] && [ "$gcrc" = 0 ] &&
+	[ -z "$(find /sys/fs/cgroup -maxdepth 4 -type d -name '*killed*')" ]; then
+	pass sigkill_fail_closed
+else
+	fail sigkill_fail_closed "probe '$(cat /tmp/killed.out 2>/dev/null)', $left job processes left, gc $gcrc: $(cat /tmp/gc.out)"
+fi
+
+# A limit: forks beyond pids_max fail, and the limit line says so.
+LIMP=$(policy lim '{"name": "lim", "allow": [], "limits": {"pids_max": 8}}')
+run --policy "$LIMP" -- /bin/sh -c 'i=0; while [ $i -lt 16 ]; do sleep 2 & i=$((i + 1)); done; wait'
+if [ "$(count "$LOG" '"event":"limit"' '"kind":"pids"')" = 1 ]; then
+	pass limit_pids
+else
+	fail limit_pids "no limit line (rc $RC): $(tail -c 300 "$LOG")"
+fi
+
+echo "launch-kernel: $PASS passed, $FAIL failed"
+poweroff -f
