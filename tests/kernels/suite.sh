@@ -203,5 +203,10 @@ else
 	fail limit_pids "no limit line (rc $RC): $(tail -c 300 "$LOG")"
 fi
 
+# A measurement, not a test: the seccomp filter's floor per system call on this kernel.
+outside=$(/k/syscall_cost 200000)
+run --policy "$NONE" -- /k/syscall_cost 200000
+echo "  syscall cost: outside: $outside; inside: $OUT"
+
 echo "launch-kernel: $PASS passed, $FAIL failed"
 poweroff -f
