@@ -314,3 +314,62 @@ test_mcp_startup_refusals_not_the_calls() {
 	! grep -q '127\.0\.5\.3' <(sed -n '/"id": 2/p' "$T_DIR/call.out") ||
 		fail "the runner's start-up refusal is listed as the call's: $(brief "$(grep '"id": 2' "$T_DIR/call.out")")"
 }
+
+# Each call's code may write its working directory: a folder made for that call alone (0700,
+# the job's user's), gone when the call ends, so that the next call finds nothing of it. With
+# prepared sandboxes and without.
+test_mcp_call_workdir() {
+	local pool
+
+	for pool in 1 0; do
+		python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$pool" \
+			"$IT_DIR/fixtures" >"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+			import json, os, pwd, sys, time
+			launch, modules, policy, pool, fixtures = sys.argv[1:6]
+			sys.path.insert(0, fixtures)
+			from mcp_client import Server
+			server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", pool,
+			                         "--timeout", "60"], stderr=sys.stderr)
+			server.initialize()
+			def result(call_id, code):
+			    server.call(call_id, code)
+			    reply = server.recv(call_id)
+			    print(json.dumps(reply))
+			    return reply["result"]["structuredContent"]
+			first = result(2, "import * as fs from 'node:fs';\n"
+			                  "const st = fs.statSync('.');\n"
+			                  "console.log('cwd ' + process.cwd());\n"
+			                  "console.log('mode ' + (st.mode & 0o777).toString(8) + ' uid ' + st.uid);\n"
+			                  "fs.writeFileSync('out.json', '{\"n\": 1}');\n"
+			                  "console.log('read ' + fs.readFileSync('out.json', 'utf8'));\n")
+			lines = dict(l.split(" ", 1) for l in first["stdout"].splitlines())
+			folder = lines.get("cwd", "")
+			uid = pwd.getpwnam("nobody").pw_uid
+			print("first", "ok" if first["exit_status"] == 0 and
+			      lines.get("read") == '{"n": 1}' else "bad")
+			print("owner", "ok" if lines.get("mode") == "700 uid %d" % uid else "bad")
+			second = result(3, "import * as fs from 'node:fs';\n"
+			                   "console.log('here ' + fs.existsSync('out.json'));\n"
+			                   "try { fs.readFileSync(%s); console.log('other read'); }\n"
+			                   "catch (e) { console.log('other ' + e.code); }\n"
+			                   "console.log('cwd ' + process.cwd());\n" %
+			                   json.dumps(folder + "/out.json"))
+			lines2 = dict(l.split(" ", 1) for l in second["stdout"].splitlines())
+			print("second", "ok" if lines2.get("here") == "false" and
+			      lines2.get("other") in ("ENOENT", "EACCES") and
+			      lines2.get("cwd") not in (None, folder) else "bad")
+			# The first call's folder went when it ended; the second's goes with it too.
+			time.sleep(0.5)
+			print("gone", "ok" if folder.startswith("/run/launch-mcp.") and
+			      not os.path.exists(folder) else "bad")
+			server.close()
+			print("closed", "ok" if not os.path.exists(lines2.get("cwd") or "/") else "bad")
+		PY
+		head -c 3000 "$T_DIR/call.out"
+		for step in first owner second gone closed; do
+			grep -qx "$step ok" "$T_DIR/call.out" ||
+				fail "--pool $pool: $step: $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")" ||
+				return 1
+		done
+	done
+}
