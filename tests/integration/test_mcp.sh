@@ -373,3 +373,49 @@ test_mcp_call_workdir() {
 		done
 	done
 }
+
+# The result lists each refused (op, destination) once, with how many refusals it stands for:
+# a name not in the policy looked up for every address (A and AAAA, and the resolver's
+# repeats: the server's audit log has the lines to count) and a refused address connected to
+# twice.
+test_mcp_refused_counted() {
+	outside "OK tcp 127.0.5.3 443" || return 1
+	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$IT_DIR/fixtures" \
+		"$T_DIR/server.jsonl" >"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+		import json, sys
+		launch, modules, policy, fixtures, audit = sys.argv[1:6]
+		sys.path.insert(0, fixtures)
+		from mcp_client import Server
+		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "1",
+		                         "--timeout", "60", "--audit-log", audit], stderr=sys.stderr)
+		server.initialize()
+		server.call(2, "import { promises as dns } from 'node:dns';\n"
+		               "import net from 'node:net';\n"
+		               "try { await dns.lookup('counted.evil.example', { all: true }); }\n"
+		               "catch (e: any) { console.log('lookup ' + e.code); }\n"
+		               "for (let i = 0; i < 2; i++)\n"
+		               "\tawait new Promise((done) => net.connect(443, '127.0.5.3')\n"
+		               "\t\t.on('error', (e: any) => done(console.log('connect ' + e.code))));\n")
+		reply = server.recv(2)
+		server.close()
+		print(json.dumps(reply))
+		refused = reply["result"]["structuredContent"]["refused"]
+		keys = [(r["op"], r["destination"]) for r in refused]
+		print("once", "ok" if len(keys) == len(set(keys)) else "bad")
+		count = {k: r["count"] for k, r in zip(keys, refused)}
+		looked_up = sum(1 + line.get("repeats", 0) for line in map(json.loads, open(audit))
+		                if line.get("event") == "deny" and line.get("op") == "dns" and
+		                line.get("qname", "").lower() == "counted.evil.example")
+		print("dns", count.get(("dns", "counted.evil.example")), "of", looked_up)
+		print("dns_count", "ok" if looked_up >= 2 and
+		      count.get(("dns", "counted.evil.example")) == looked_up else "bad")
+		print("connect_count", "ok" if count.get(("connect", "127.0.5.3:443")) == 2 else "bad")
+		text = reply["result"]["content"][0]["text"]
+		print("text", "ok" if "connect 127.0.5.3:443, 2 times\n" in text else "bad")
+	PY
+	head -c 3000 "$T_DIR/call.out"
+	for step in once dns_count connect_count text; do
+		grep -qx "$step ok" "$T_DIR/call.out" ||
+			fail "$step: $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")" || return 1
+	done
+}
