@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "agent/mcp_run.h"
 #include "lib/util.h"
+#include "sandbox/child.h"
 
 static const char *mcp_runtime, *mcp_modules, *mcp_max_output, *mcp_pool;
 
@@ -164,6 +165,7 @@ int cmd_mcp(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
 	struct mcp_run_config config = { 0 };
+	struct child_config job = { 0 };
 	char modules_path[PATH_MAX], self[PATH_MAX], errbuf[PATH_MAX + 256];
 	char parent[PATH_MAX];
 	int v1_error = 0;
@@ -240,6 +242,13 @@ int cmd_mcp(int argc, char **argv)
 	config.modules = modules_path;
 	config.audit_path = arg.audit_path;
 	config.user = arg.user ?: MCP_RUN_DEFAULT_USER;
+	/* Each call's folder is made for this user: its code may write there and nowhere else. */
+	if (child_lookup_user(config.user, &job) < 0) {
+		fail("--user: no such user \"%s\"", config.user);
+		return EXIT_LAUNCH_FAILED;
+	}
+	config.uid = job.uid;
+	config.gid = job.gid;
 	config.policy = rules->names;
 	config.timeout_s = arg.timeout_s > 0 ? arg.timeout_s : MCP_RUN_DEFAULT_TIMEOUT_S;
 	config.max_output_bytes = max_output_bytes;

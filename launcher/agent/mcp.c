@@ -28,16 +28,72 @@ static const char MCP_OUTPUT_SCHEMA[] =
 	"\"refused_incomplete\":{\"type\":\"boolean\"},"
 	"\"refused\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
 	"\"op\":{\"type\":\"string\"},\"destination\":{\"type\":\"string\"},"
-	"\"name\":{\"type\":[\"string\",\"null\"]}},\"required\":[\"op\",\"destination\","
-	"\"name\"]}}},\"required\":[\"stdout\",\"stderr\",\"exit_status\",\"timed_out\","
+	"\"name\":{\"type\":[\"string\",\"null\"]},\"count\":{\"type\":\"integer\"}},"
+	"\"required\":[\"op\",\"destination\",\"name\",\"count\"]}}},\"required\":[\"stdout\","
+	"\"stderr\",\"exit_status\",\"timed_out\","
 	"\"duration_ms\",\"refused\"]}";
+
+/* A refusal's place in mcp_result.refused, found by its op and destination. */
+struct mcp_refused_node {
+	struct hashtable_node node;
+	size_t index;
+};
+
+static void mcp_refused_node_free(struct hashtable_node *node)
+{
+	free(node);
+}
 
 void mcp_result_free(struct mcp_result *result)
 {
 	free(result->out);
 	free(result->err);
 	free(result->refused);
+	hashtable_clear(&result->refused_index, mcp_refused_node_free);
+	free(result->refused_index.buckets);
 	memset(result, 0, sizeof(*result));
+}
+
+static uint32_t mcp_refused_hash(const struct refusal *refusal)
+{
+	return hashtable_hash_bytes(refusal->op, strlen(refusal->op)) * 31 +
+	       hashtable_hash_bytes(refusal->destination, strlen(refusal->destination));
+}
+
+int mcp_result_add_refusal(struct mcp_result *result, const struct refusal *refusal)
+{
+	uint32_t hash = mcp_refused_hash(refusal);
+	struct mcp_refused_node *node;
+	struct refusal *grown;
+
+	for (struct hashtable_node *n = hashtable_chain(&result->refused_index, hash); n;
+	     n = n->next) {
+		struct refusal *entry =
+			&result->refused[((struct mcp_refused_node *)(void *)n)->index];
+
+		if (n->hash != hash || strcmp(entry->op, refusal->op) ||
+		    strcmp(entry->destination, refusal->destination))
+			continue;
+		entry->count += refusal->count;
+		if (!entry->name[0])
+			memcpy(entry->name, refusal->name, sizeof(entry->name));
+		return 0;
+	}
+	node = calloc(1, sizeof(*node));
+	if (!node || hashtable_reserve(&result->refused_index) < 0) {
+		free(node);
+		return -ENOMEM;
+	}
+	grown = realloc(result->refused, (result->nrefused + 1) * sizeof(*grown));
+	if (!grown) {
+		free(node);
+		return -ENOMEM;
+	}
+	result->refused = grown;
+	node->index = result->nrefused;
+	result->refused[result->nrefused++] = *refusal;
+	hashtable_insert(&result->refused_index, &node->node, hash);
+	return 0;
 }
 
 /* Takes `payload` (a result, or an error object) into a response to id; NULL id: null. */
@@ -123,7 +179,8 @@ static cJSON *mcp_tool(const struct mcp_server *server)
 		 "(e.g. import Stripe from 'stripe'). Print what you need with console.log. "
 		 "Returns stdout, stderr, the exit status, the duration and every refused "
 		 "connection or look-up. Each call starts afresh: no files or processes of "
-		 "earlier calls; /tmp is writable. Stopped after %g s.",
+		 "earlier calls; /tmp and the working directory are writable. Stopped after "
+		 "%g s.",
 		 server->policy ? server->policy : "?", server->timeout_s);
 	cJSON_AddStringToObject(tool, "name", MCP_TOOL_NAME);
 	cJSON_AddStringToObject(tool, "title", "Run TypeScript in the provider's sandbox");
@@ -205,10 +262,13 @@ static char *mcp_result_text(const struct mcp_result *result)
 		for (size_t i = 0; i < result->nrefused; i++) {
 			const struct refusal *r = &result->refused[i];
 
-			text_append(&text, &len, "%s %s%s%s%s\n", r->op, r->destination,
+			text_append(&text, &len, "%s %s%s%s%s", r->op, r->destination,
 				    r->name[0] && strcmp(r->op, "dns") ? " (" : "",
 				    strcmp(r->op, "dns") ? r->name : "",
 				    r->name[0] && strcmp(r->op, "dns") ? ")" : "");
+			if (r->count > 1)
+				text_append(&text, &len, ", %llu times", r->count);
+			text_append(&text, &len, "\n");
 		}
 	}
 	return text;
@@ -246,6 +306,7 @@ static cJSON *mcp_result_json(const struct mcp_result *result)
 			cJSON_AddStringToObject(item, "name", result->refused[i].name);
 		else
 			cJSON_AddNullToObject(item, "name");
+		cJSON_AddNumberToObject(item, "count", (double)result->refused[i].count);
 		cJSON_AddItemToArray(refused, item);
 	}
 	return json;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "audit/refusal.h"
+#include "lib/hashtable.h"
 
 #define MCP_TOOL_NAME "run_typescript"
 /* The newest first: an initialize asking for another gets this one. */
@@ -33,12 +34,24 @@ struct mcp_result {
 	int signal;	 /* the signal that killed the job, or 0 */
 	bool timed_out;	 /* stopped after the call's timeout */
 	long long duration_ms;
-	struct refusal *refused; /* from the call's audit log, in order */
+	/*
+	 * From the call's audit log, in the order of their first lines: one per (op,
+	 * destination), its count the refusals of all its lines (mcp_result_add_refusal).
+	 */
+	struct refusal *refused;
 	size_t nrefused;
+	struct hashtable refused_index; /* (op, destination): its entry in refused */
 	bool refused_incomplete; /* launch did not confirm its log: refusals may be missing */
 };
 
 void mcp_result_free(struct mcp_result *result);
+
+/*
+ * Adds a refusal to the result's list, or its count to the entry of the same op and
+ * destination (the A and AAAA look-ups of one name, a connect made again): the model reads
+ * each refused thing once. The entry keeps the first host name known for it. 0 or -ENOMEM.
+ */
+int mcp_result_add_refusal(struct mcp_result *result, const struct refusal *refusal);
 
 /* How a tools/call is run: mcp_run.c in launch, a stand-in in the unit tests. */
 struct mcp_ops {

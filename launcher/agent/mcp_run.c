@@ -85,13 +85,8 @@ static int mcp_run_audit(const struct mcp_runner *runner, const char *path, off_
 		/* Only what was refused: an audit-only call's would_deny lines went through. */
 		if (refusal_parse(line, (size_t)(nl - line), &refusal) == 1 && !refusal.would &&
 		    refusal_since(&refusal, since)) {
-			struct refusal *grown =
-				realloc(result->refused, (result->nrefused + 1) * sizeof(*grown));
-
-			if (!grown)
+			if (mcp_result_add_refusal(result, &refusal) < 0)
 				return -ENOMEM;
-			result->refused = grown;
-			result->refused[result->nrefused++] = refusal;
 		} else if (strstr(line, "\"event\":\"sandbox_exit\"")) {
 			_cleanup_(cJSON_Deletep) cJSON *exit =
 				cJSON_ParseWithLength(line, (size_t)(nl - line));

@@ -4,6 +4,7 @@
 #define LAUNCH_MCP_RUN_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define MCP_RUN_DEFAULT_TIMEOUT_S	 30.0
 #define MCP_RUN_DEFAULT_MAX_OUTPUT_BYTES (64 * 1024)
@@ -26,6 +27,8 @@ struct mcp_run_config {
 	double timeout_s;
 	size_t max_output_bytes; /* each of stdout and stderr */
 	size_t pool;		 /* prepared sandboxes kept ready (0: each call starts cold) */
+	uid_t uid;		 /* user's, as is each call's folder: the one its code may write */
+	gid_t gid;
 };
 
 /*

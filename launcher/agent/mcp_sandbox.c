@@ -130,8 +130,9 @@ static int mcp_stream_read(struct mcp_stream *stream, size_t cap)
 
 /*
  * Runs in the forked child: the launcher of one call, with its streams and limits. launch runs
- * in the call's own folder: the job's working directory, the one Landlock lets it write, is
- * then that folder and never the server's, which earlier and later calls would share.
+ * in the call's own folder (mcp_sandbox_make_dir): the job's working directory, the one
+ * Landlock lets it write, is then that folder and never the server's, which earlier and later
+ * calls would share.
  */
 static _Noreturn void mcp_run_exec(char *const *argv, const char *dir, int in_fd, int out_fd,
 				   int err_fd, int sync_fd)
@@ -387,6 +388,24 @@ void mcp_sandbox_free(const struct mcp_runner *runner, struct mcp_sandbox *sandb
 }
 
 /*
+ * The call's folder, its code's working directory and the one folder of the host it may
+ * write (launch's Landlock rule for the working directory): made fresh for this call, 0700
+ * and the job's user's, under a name no other call can guess (the server's folder is 0711:
+ * no call can list it). Removed when the call ends, before the next one starts.
+ */
+static int mcp_sandbox_make_dir(const struct mcp_runner *runner, struct mcp_sandbox *sandbox)
+{
+	if (!mkdtemp(sandbox->dir)) {
+		sandbox->dir[0] = '\0';
+		return -errno;
+	}
+	if (chown(sandbox->dir, runner->config->uid, runner->config->gid) < 0 ||
+	    chmod(sandbox->dir, 0700) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
  * Starts a sandbox: warm, a prepared runner waiting for its code; cold, with the code in its
  * folder already.
  */
@@ -403,20 +422,20 @@ int mcp_sandbox_start(struct mcp_runner *runner, const char *code, struct mcp_sa
 	mcp_sandbox_reset(sandbox);
 	sandbox->warm = !code;
 	sandbox->n = ++runner->calls;
-	snprintf(sandbox->dir, sizeof(sandbox->dir), "%s/call-%u", runner->state_dir, sandbox->n);
+	snprintf(sandbox->dir, sizeof(sandbox->dir), "%s/call-%u.XXXXXX", runner->state_dir,
+		 sandbox->n);
 	snprintf(sandbox->audit, sizeof(sandbox->audit), "%s/call-%u.jsonl", runner->state_dir,
 		 sandbox->n);
 	snprintf(sandbox->name, sizeof(sandbox->name), "mcp-%d-%u", (int)getpid(), sandbox->n);
-	snprintf(file, sizeof(file), "%s/main.mts", sandbox->dir);
 	snprintf(runner_path, sizeof(runner_path), "%s/runner.mjs", runner->state_dir);
 	snprintf(preload, sizeof(preload), "--setenv=LAUNCH_MCP_PRELOAD=%s", runner->preload);
 	/* A prepared sandbox waits for its call: the call's timeout is kept from here. */
 	snprintf(timeout, sizeof(timeout), "%g",
 		 sandbox->warm ? MCP_RUN_POOL_IDLE_S + config->timeout_s : config->timeout_s);
 
-	if (mkdir(sandbox->dir, 0755) < 0)
-		return -errno;
-	if (code)
+	r = mcp_sandbox_make_dir(runner, sandbox);
+	snprintf(file, sizeof(file), "%s/main.mts", sandbox->dir);
+	if (r == 0 && code)
 		r = mcp_write_file(file, code, 0644);
 	if (r == 0 &&
 	    ((sandbox->warm && (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pipe) < 0 ||

@@ -67,6 +67,7 @@ int refusal_parse(const char *text, size_t len, struct refusal *ret_refusal)
 	copy(ret_refusal->op, sizeof(ret_refusal->op), op);
 	copy(ret_refusal->policy, sizeof(ret_refusal->policy), json_str(line, "policy"));
 	copy(ret_refusal->ts, sizeof(ret_refusal->ts), json_str(line, "ts"));
+	ret_refusal->count = 1 + json_u64(line, "repeats");
 	refusal_destination(line, ret_refusal);
 	return 1;
 }

@@ -15,6 +15,8 @@ struct refusal {
 	char policy[REFUSAL_FIELD_MAX];
 	char ts[32]; /* the line's "ts", RFC 3339 UTC of fixed width: ordered as text */
 	bool would;  /* a "would_deny" line (--audit-only): let through, not refused */
+	/* The refusals the line stands for: 1, plus the identical look-ups a dns line folds. */
+	unsigned long long count;
 };
 
 /*

@@ -376,8 +376,13 @@ int child_spawn(const struct child_config *config, int init_fd, struct child *re
 	int status_pipe[2] = { -1, -1 }, life_pipe[2] = { -1, -1 }, exec_pipe[2] = { -1, -1 };
 	int pidfd = -1, mounts_fd = -1, r;
 	struct clone_args args = {
+		/*
+		 * CLONE_NEWIPC: System V queues, segments and semaphore sets, and POSIX message
+		 * queues, are per IPC namespace; the host's are a channel between sandboxes and
+		 * outlive the job. The namespace and all in it go with its last process.
+		 */
 		.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP | CLONE_PIDFD | CLONE_NEWPID |
-			 CLONE_NEWNS,
+			 CLONE_NEWNS | CLONE_NEWIPC,
 		.pidfd = (uint64_t)(uintptr_t)&pidfd,
 		.exit_signal = SIGCHLD,
 		.cgroup = (uint64_t)config->cgroup_fd,

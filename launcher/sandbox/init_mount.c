@@ -325,8 +325,9 @@ static int child_hide_other_mounts(void)
 
 /*
  * The part of the job's view that depends on nothing of its configuration, made while the
- * launcher still reads it (the policies, the user): "/" private, /proc, /dev/shm, launch's
- * lock files hidden, the cgroup and BPF file systems hidden, the kernel's files read-only.
+ * launcher still reads it (the policies, the user): "/" private, /proc, /dev/shm,
+ * /dev/mqueue, launch's lock files hidden, the cgroup and BPF file systems hidden, the
+ * kernel's files read-only.
  * mounts_watched: init holds the launcher's mountinfo in INIT_MOUNTS_FD, in which the
  * launcher saw no cgroup or BPF mount outside /sys/fs/cgroup's tree but early->mounts_to_hide
  * (child_watch_mounts).
@@ -346,6 +347,15 @@ int child_setup_mounts_early(const struct child_config *early, bool mounts_watch
 	if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOSYMFOLLOW,
 		  "mode=1777,size=50%") < 0 &&
 	    errno != ENOENT)
+		return -errno;
+	/*
+	 * POSIX message queues: mq_open works in the job's IPC namespace whatever is mounted,
+	 * but the host's mqueue file system at /dev/mqueue would list, open and create the
+	 * host's queues. A fresh one belongs to init's namespace (the job's). ENODEV: a kernel
+	 * without POSIX message queues, which has no host's queues to show either.
+	 */
+	if (mount("mqueue", "/dev/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 &&
+	    errno != ENOENT && errno != ENODEV)
 		return -errno;
 	/*
 	 * The lock files a sweep trusts: a job running as uid 0 has no capability but still owns

@@ -314,3 +314,108 @@ test_mcp_startup_refusals_not_the_calls() {
 	! grep -q '127\.0\.5\.3' <(sed -n '/"id": 2/p' "$T_DIR/call.out") ||
 		fail "the runner's start-up refusal is listed as the call's: $(brief "$(grep '"id": 2' "$T_DIR/call.out")")"
 }
+
+# Each call's code may write its working directory: a folder made for that call alone (0700,
+# the job's user's), gone when the call ends, so that the next call finds nothing of it. With
+# prepared sandboxes and without.
+test_mcp_call_workdir() {
+	local pool
+
+	for pool in 1 0; do
+		python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$pool" \
+			"$IT_DIR/fixtures" >"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+			import json, os, pwd, sys, time
+			launch, modules, policy, pool, fixtures = sys.argv[1:6]
+			sys.path.insert(0, fixtures)
+			from mcp_client import Server
+			server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", pool,
+			                         "--timeout", "60"], stderr=sys.stderr)
+			server.initialize()
+			def result(call_id, code):
+			    server.call(call_id, code)
+			    reply = server.recv(call_id)
+			    print(json.dumps(reply))
+			    return reply["result"]["structuredContent"]
+			first = result(2, "import * as fs from 'node:fs';\n"
+			                  "const st = fs.statSync('.');\n"
+			                  "console.log('cwd ' + process.cwd());\n"
+			                  "console.log('mode ' + (st.mode & 0o777).toString(8) + ' uid ' + st.uid);\n"
+			                  "fs.writeFileSync('out.json', '{\"n\": 1}');\n"
+			                  "console.log('read ' + fs.readFileSync('out.json', 'utf8'));\n")
+			lines = dict(l.split(" ", 1) for l in first["stdout"].splitlines())
+			folder = lines.get("cwd", "")
+			uid = pwd.getpwnam("nobody").pw_uid
+			print("first", "ok" if first["exit_status"] == 0 and
+			      lines.get("read") == '{"n": 1}' else "bad")
+			print("owner", "ok" if lines.get("mode") == "700 uid %d" % uid else "bad")
+			second = result(3, "import * as fs from 'node:fs';\n"
+			                   "console.log('here ' + fs.existsSync('out.json'));\n"
+			                   "try { fs.readFileSync(%s); console.log('other read'); }\n"
+			                   "catch (e) { console.log('other ' + e.code); }\n"
+			                   "console.log('cwd ' + process.cwd());\n" %
+			                   json.dumps(folder + "/out.json"))
+			lines2 = dict(l.split(" ", 1) for l in second["stdout"].splitlines())
+			print("second", "ok" if lines2.get("here") == "false" and
+			      lines2.get("other") in ("ENOENT", "EACCES") and
+			      lines2.get("cwd") not in (None, folder) else "bad")
+			# The first call's folder went when it ended; the second's goes with it too.
+			time.sleep(0.5)
+			print("gone", "ok" if folder.startswith("/run/launch-mcp.") and
+			      not os.path.exists(folder) else "bad")
+			server.close()
+			print("closed", "ok" if not os.path.exists(lines2.get("cwd") or "/") else "bad")
+		PY
+		head -c 3000 "$T_DIR/call.out"
+		for step in first owner second gone closed; do
+			grep -qx "$step ok" "$T_DIR/call.out" ||
+				fail "--pool $pool: $step: $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")" ||
+				return 1
+		done
+	done
+}
+
+# The result lists each refused (op, destination) once, with how many refusals it stands for:
+# a name not in the policy looked up for every address (A and AAAA, and the resolver's
+# repeats: the server's audit log has the lines to count) and a refused address connected to
+# twice.
+test_mcp_refused_counted() {
+	outside "OK tcp 127.0.5.3 443" || return 1
+	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$IT_DIR/fixtures" \
+		"$T_DIR/server.jsonl" >"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+		import json, sys
+		launch, modules, policy, fixtures, audit = sys.argv[1:6]
+		sys.path.insert(0, fixtures)
+		from mcp_client import Server
+		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "1",
+		                         "--timeout", "60", "--audit-log", audit], stderr=sys.stderr)
+		server.initialize()
+		server.call(2, "import { promises as dns } from 'node:dns';\n"
+		               "import net from 'node:net';\n"
+		               "try { await dns.lookup('counted.evil.example', { all: true }); }\n"
+		               "catch (e: any) { console.log('lookup ' + e.code); }\n"
+		               "for (let i = 0; i < 2; i++)\n"
+		               "\tawait new Promise((done) => net.connect(443, '127.0.5.3')\n"
+		               "\t\t.on('error', (e: any) => done(console.log('connect ' + e.code))));\n")
+		reply = server.recv(2)
+		server.close()
+		print(json.dumps(reply))
+		refused = reply["result"]["structuredContent"]["refused"]
+		keys = [(r["op"], r["destination"]) for r in refused]
+		print("once", "ok" if len(keys) == len(set(keys)) else "bad")
+		count = {k: r["count"] for k, r in zip(keys, refused)}
+		looked_up = sum(1 + line.get("repeats", 0) for line in map(json.loads, open(audit))
+		                if line.get("event") == "deny" and line.get("op") == "dns" and
+		                line.get("qname", "").lower() == "counted.evil.example")
+		print("dns", count.get(("dns", "counted.evil.example")), "of", looked_up)
+		print("dns_count", "ok" if looked_up >= 2 and
+		      count.get(("dns", "counted.evil.example")) == looked_up else "bad")
+		print("connect_count", "ok" if count.get(("connect", "127.0.5.3:443")) == 2 else "bad")
+		text = reply["result"]["content"][0]["text"]
+		print("text", "ok" if "connect 127.0.5.3:443, 2 times\n" in text else "bad")
+	PY
+	head -c 3000 "$T_DIR/call.out"
+	for step in once dns_count connect_count text; do
+		grep -qx "$step ok" "$T_DIR/call.out" ||
+			fail "$step: $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")" || return 1
+	done
+}

@@ -40,10 +40,12 @@ static int fake_run(void *ctx __attribute__((unused)), const char *code,
 	strcpy(ret_result->refused[0].op, "connect");
 	strcpy(ret_result->refused[0].destination, "1.1.1.1:443");
 	strcpy(ret_result->refused[0].policy, "stripe");
+	ret_result->refused[0].count = 1;
 	strcpy(ret_result->refused[1].op, "dns");
 	strcpy(ret_result->refused[1].destination, "evil.example");
 	strcpy(ret_result->refused[1].name, "evil.example");
 	strcpy(ret_result->refused[1].policy, "stripe");
+	ret_result->refused[1].count = 4;
 	return 0;
 }
 
@@ -249,6 +251,60 @@ static void test_tools_list(void)
 	cJSON_Delete(reply);
 }
 
+/* One refusal read from an audit line, as mcp_run reads the call's log. */
+static void add_line(struct mcp_result *result, const char *line)
+{
+	struct refusal refusal;
+
+	CHECK_EQ_INT(refusal_parse(line, strlen(line), &refusal), 1);
+	CHECK_EQ_INT(mcp_result_add_refusal(result, &refusal), 0);
+}
+
+/*
+ * Each (op, destination) is listed once, at its first line's place, its count the refusals
+ * of all its lines: a dns line stands for itself and its repeats. The same destination of
+ * another op is another entry; an entry takes the first host name known for it.
+ */
+static void test_refused_counted(void)
+{
+	struct mcp_result result = { 0 };
+	char line[256];
+
+	add_line(&result, "{\"event\":\"deny\",\"op\":\"dns\",\"qname\":\"evil.example\","
+			  "\"qtype\":\"A\",\"reason\":\"name\",\"repeats\":1}");
+	add_line(&result, "{\"event\":\"deny\",\"op\":\"connect\",\"dst_ip\":\"127.0.5.3\","
+			  "\"dst_port\":443}");
+	add_line(&result, "{\"event\":\"deny\",\"op\":\"dns\",\"qname\":\"evil.example\","
+			  "\"qtype\":\"AAAA\",\"reason\":\"name\",\"repeats\":0}");
+	add_line(&result, "{\"event\":\"deny\",\"op\":\"connect\",\"dst_ip\":\"127.0.5.3\","
+			  "\"dst_port\":443,\"dst_name\":\"evil.example\"}");
+	add_line(&result, "{\"event\":\"deny\",\"op\":\"sendmsg\",\"dst_ip\":\"127.0.5.3\","
+			  "\"dst_port\":443}");
+	CHECK_EQ_INT(result.nrefused, 3);
+	CHECK_EQ_STR(result.refused[0].op, "dns");
+	CHECK_EQ_STR(result.refused[0].destination, "evil.example");
+	CHECK_EQ_INT(result.refused[0].count, 3);
+	CHECK_EQ_STR(result.refused[1].op, "connect");
+	CHECK_EQ_STR(result.refused[1].destination, "127.0.5.3:443");
+	CHECK_EQ_INT(result.refused[1].count, 2);
+	CHECK_EQ_STR(result.refused[1].name, "evil.example");
+	CHECK_EQ_STR(result.refused[2].op, "sendmsg");
+	CHECK_EQ_INT(result.refused[2].count, 1);
+	/* Many destinations: each stays one entry, found again past the table's growth. */
+	for (int round = 0; round < 2; round++)
+		for (int port = 1; port <= 300; port++) {
+			snprintf(line, sizeof(line),
+				 "{\"event\":\"deny\",\"op\":\"connect\",\"dst_ip\":\"10.0.0.1\","
+				 "\"dst_port\":%d}",
+				 port);
+			add_line(&result, line);
+		}
+	CHECK_EQ_INT(result.nrefused, 303);
+	CHECK_EQ_STR(result.refused[302].destination, "10.0.0.1:300");
+	CHECK_EQ_INT(result.refused[302].count, 2);
+	mcp_result_free(&result);
+}
+
 static void test_tools_call(void)
 {
 	struct mcp_server server;
@@ -270,7 +326,7 @@ static void test_tools_call(void)
 	CHECK_CONTAINS(text, "--- stdout ---\n42\n");
 	CHECK_CONTAINS(text, "refused by the sandbox (policy stripe)");
 	CHECK_CONTAINS(text, "connect 1.1.1.1:443\n");
-	CHECK_CONTAINS(text, "dns evil.example\n");
+	CHECK_CONTAINS(text, "dns evil.example, 4 times\n");
 	structured = cJSON_GetObjectItem(result, "structuredContent");
 	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(structured, "stdout")), "42\n");
 	CHECK_EQ_INT(cJSON_GetObjectItem(structured, "exit_status")->valueint, 0);
@@ -282,6 +338,8 @@ static void test_tools_call(void)
 			     cJSON_GetObjectItem(cJSON_GetArrayItem(refused, 0), "destination")),
 		     "1.1.1.1:443");
 	CHECK(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(refused, 0), "name")));
+	CHECK_EQ_INT(cJSON_GetObjectItem(cJSON_GetArrayItem(refused, 0), "count")->valueint, 1);
+	CHECK_EQ_INT(cJSON_GetObjectItem(cJSON_GetArrayItem(refused, 1), "count")->valueint, 4);
 	CHECK_EQ_STR(
 		cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(refused, 1), "name")),
 		"evil.example");
@@ -392,6 +450,7 @@ int main(void)
 	RUN(test_notifications_and_responses_get_no_reply);
 	RUN(test_before_initialize);
 	RUN(test_tools_list);
+	RUN(test_refused_counted);
 	RUN(test_tools_call);
 	RUN(test_serve);
 	RUN(test_serve_too_long);
