@@ -108,7 +108,7 @@ DEB_PKGS += debhelper lintian dpkg-dev
 DEPFILES := $(wildcard $(foreach d,obj bpf unit/obj valgrind/obj helpers selftest init-glibc \
 	init-musl,$(BUILD)/$(d)/*.d $(BUILD)/$(d)/*/*.d))
 
-.PHONY: all deps vmlinux install deb test-deb test unit integration valgrind demo demo-mini bench bench-summary soak clean format lint \
+.PHONY: all deps vmlinux install deb test-deb test-kernels test unit integration valgrind demo demo-mini bench bench-summary soak clean format lint \
 	helpers man
 # A recipe that fails leaves no half-written target that a later make would take as done.
 .DELETE_ON_ERROR:
@@ -343,6 +343,11 @@ deb: | deps
 # it and checks that nothing is left. Root; refuses to replace a launch installed otherwise.
 test-deb: deb
 	@DEB=$(DEB_FILE) BUILD=$(BUILD) tests/deb/run
+
+# Boots Debian's own 6.1 and 6.12 kernels under QEMU (TCG) with the build in an initramfs:
+# the programs must load and judge there too. Downloads the kernels' packages (apt-get).
+test-kernels: all helpers
+	@BUILD=$(BUILD) tests/kernels/run
 
 bench: all
 	@tests/bench/run
