@@ -71,16 +71,40 @@ struct events_map {
 	__array(values, struct events_inner);
 };
 
+/*
+ * The process that last connected, sent or bound on a socket, as the address hooks saw it:
+ * what the packet hooks (cgroup_skb) name in their events. Those run where no process of the
+ * job need be current (a retransmission from softirq, a peer's send on loopback), and older
+ * kernels refuse them the task helpers: 6.1's cg_skb_func_proto offers none of
+ * bpf_get_current_{pid_tgid,uid_gid,comm,cgroup_id}, 6.12's only bpf_get_current_pid_tgid.
+ * BPF_F_CLONE: a connection accepted from a listener inherits the listener's.
+ */
+struct sock_owner {
+	__u32 pid;
+	__u32 tid;
+	__u32 uid;
+	char comm[TASK_COMM_LEN_MAX];
+};
+
+struct sock_owners_map {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC | BPF_F_CLONE);
+	__type(key, int);
+	__type(value, struct sock_owner);
+};
+
 #ifdef LAUNCH_DEFINE_SHARED
 struct sandbox_cfgs_map sandbox_cfgs SEC(".maps");
 struct sandbox_states_map sandbox_states SEC(".maps");
 struct slot_owner_map slot_owner SEC(".maps");
 struct events_map events SEC(".maps");
+struct sock_owners_map sock_owners SEC(".maps");
 #else
 extern struct sandbox_cfgs_map sandbox_cfgs SEC(".maps");
 extern struct sandbox_states_map sandbox_states SEC(".maps");
 extern struct slot_owner_map slot_owner SEC(".maps");
 extern struct events_map events SEC(".maps");
+extern struct sock_owners_map sock_owners SEC(".maps");
 #endif
 
 /*
@@ -137,15 +161,17 @@ static __always_inline bool port_set_allows(const struct port_set *set, __u16 po
 }
 
 /*
- * Reserves an event in the ring buffer of sandbox cfg, filled with what every event says; NULL
- * when the slot is being handed over or the ring is full. Counts nothing: see audit_reserve.
+ * Reserves an event in the ring buffer of sandbox cfg, filled with what every event says but
+ * the process, which is left unknown (pid 0); NULL when the slot is being handed over or the
+ * ring is full. Calls no task helper: the packet hooks may call it. Counts nothing: see
+ * audit_reserve.
  */
-static __always_inline struct deny_event *audit_event_reserve(const struct sandbox_cfg *cfg,
-							      __u16 op, __u16 family)
+static __always_inline struct deny_event *audit_event_new(const struct sandbox_cfg *cfg, __u16 op,
+							  __u16 family)
 {
 	struct deny_event *event = NULL;
 	__u32 slot = cfg->slot;
-	__u64 pid_tgid, uid_gid, *owner;
+	__u64 *owner;
 	void *ring;
 
 	/* A slot being handed over: its ring is not (or no longer) this sandbox's. */
@@ -157,13 +183,11 @@ static __always_inline struct deny_event *audit_event_reserve(const struct sandb
 		event = bpf_ringbuf_reserve(ring, sizeof(*event), 0);
 	if (!event)
 		return NULL;
-	pid_tgid = bpf_get_current_pid_tgid();
-	uid_gid = bpf_get_current_uid_gid();
 	event->boot_ns = bpf_ktime_get_boot_ns();
 	event->cgroup_id = cfg->cgroup_id;
-	event->pid = pid_tgid >> 32;
-	event->tid = (__u32)pid_tgid;
-	event->uid = (__u32)uid_gid;
+	event->pid = 0;
+	event->tid = 0;
+	event->uid = 0;
 	event->op = op;
 	event->family = family;
 	event->sock_type = 0;
@@ -171,7 +195,7 @@ static __always_inline struct deny_event *audit_event_reserve(const struct sandb
 	event->port = 0;
 	event->verdict = AUDIT_VERDICT_DENY;
 	__builtin_memset(event->addr, 0, sizeof(event->addr));
-	bpf_get_current_comm(event->comm, sizeof(event->comm));
+	__builtin_memset(event->comm, 0, sizeof(event->comm));
 	event->unix_path[0] = '\0';
 	event->level = 0;
 	event->optname = 0;
@@ -185,16 +209,76 @@ static __always_inline struct deny_event *audit_event_reserve(const struct sandb
 	return event;
 }
 
+/* audit_event_new for a hook that runs in the calling process: the event names it. */
+static __always_inline struct deny_event *audit_event_reserve(const struct sandbox_cfg *cfg,
+							      __u16 op, __u16 family)
+{
+	struct deny_event *event = audit_event_new(cfg, op, family);
+	__u64 pid_tgid;
+
+	if (!event)
+		return NULL;
+	pid_tgid = bpf_get_current_pid_tgid();
+	event->pid = pid_tgid >> 32;
+	event->tid = (__u32)pid_tgid;
+	event->uid = (__u32)bpf_get_current_uid_gid();
+	bpf_get_current_comm(event->comm, sizeof(event->comm));
+	return event;
+}
+
 /*
- * Counts a call of sandbox cfg judged `verdict` and reserves its event in the sandbox's ring
- * buffer; NULL (and counted as lost, per verdict) when the ring is full.
+ * audit_event_new for the packet hooks: the event names the process that sock_owner_record
+ * saw last on socket sk, or none (pid 0) when there is no socket or no hook saw it.
  */
 static __always_inline struct deny_event *
-audit_reserve_verdict(const struct sandbox_cfg *cfg, __u16 op, __u16 family, __u16 verdict)
+audit_event_reserve_sk(const struct sandbox_cfg *cfg, __u16 op, __u16 family, struct bpf_sock *sk)
+{
+	struct deny_event *event = audit_event_new(cfg, op, family);
+	struct sock_owner *owner;
+
+	if (!event || !sk)
+		return event;
+	owner = bpf_sk_storage_get(&sock_owners, sk, 0, 0);
+	if (owner) {
+		event->pid = owner->pid;
+		event->tid = owner->tid;
+		event->uid = owner->uid;
+		__builtin_memcpy(event->comm, owner->comm, sizeof(event->comm));
+	}
+	return event;
+}
+
+/*
+ * Records the calling process as the owner of socket sk, for the packet hooks' events; from
+ * the address hooks, which run in the process that calls. Rewritten only when another
+ * thread calls: a send costs one storage look-up then. Two threads racing may leave a
+ * mixed record, which names a process of the job all the same.
+ */
+static __always_inline void sock_owner_record(struct bpf_sock *sk)
+{
+	struct sock_owner *owner;
+	__u64 pid_tgid;
+
+	owner = bpf_sk_storage_get(&sock_owners, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!owner)
+		return;
+	pid_tgid = bpf_get_current_pid_tgid();
+	if (owner->tid == (__u32)pid_tgid)
+		return;
+	owner->pid = pid_tgid >> 32;
+	owner->tid = (__u32)pid_tgid;
+	owner->uid = (__u32)bpf_get_current_uid_gid();
+	bpf_get_current_comm(owner->comm, sizeof(owner->comm));
+}
+
+/*
+ * Counts a call of sandbox cfg judged `verdict`; returns its lost counter, for when its event
+ * finds the ring full.
+ */
+static __always_inline __u64 *audit_count(__u16 verdict)
 {
 	/* This CPU's: a program runs with migration disabled. */
 	struct sandbox_counters *counters = bpf_get_local_storage(&sandbox_states, 0);
-	struct deny_event *event;
 	__u64 *count, *lost;
 
 	if (verdict == AUDIT_VERDICT_WOULD_DENY) {
@@ -209,7 +293,19 @@ audit_reserve_verdict(const struct sandbox_cfg *cfg, __u16 op, __u16 family, __u
 	}
 	/* Per CPU, yet atomic: a program may be preempted by another on the same CPU. */
 	__sync_fetch_and_add(count, 1);
-	event = audit_event_reserve(cfg, op, family);
+	return lost;
+}
+
+/*
+ * Counts a call of sandbox cfg judged `verdict` and reserves its event in the sandbox's ring
+ * buffer; NULL (and counted as lost, per verdict) when the ring is full.
+ */
+static __always_inline struct deny_event *
+audit_reserve_verdict(const struct sandbox_cfg *cfg, __u16 op, __u16 family, __u16 verdict)
+{
+	__u64 *lost = audit_count(verdict);
+	struct deny_event *event = audit_event_reserve(cfg, op, family);
+
 	if (!event)
 		__sync_fetch_and_add(lost, 1);
 	else
@@ -222,6 +318,18 @@ static __always_inline struct deny_event *audit_reserve(const struct sandbox_cfg
 							__u16 family)
 {
 	return audit_reserve_verdict(cfg, op, family, AUDIT_VERDICT_DENY);
+}
+
+/* audit_reserve for the packet hooks: the process named is socket sk's owner. */
+static __always_inline struct deny_event *audit_reserve_sk(const struct sandbox_cfg *cfg, __u16 op,
+							   __u16 family, struct bpf_sock *sk)
+{
+	__u64 *lost = audit_count(AUDIT_VERDICT_DENY);
+	struct deny_event *event = audit_event_reserve_sk(cfg, op, family, sk);
+
+	if (!event)
+		__sync_fetch_and_add(lost, 1);
+	return event;
 }
 
 /* What a call the policy refuses becomes: a refusal, or in audit-only mode a would_deny. */

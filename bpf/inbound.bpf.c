@@ -50,6 +50,8 @@ static __always_inline int bind_judge(struct bpf_sock_addr *ctx, const __u8 addr
 
 	if (!cfg)
 		return 0;
+	/* A listener's, and the connections it accepts': what launch_ingress names. */
+	sock_owner_record(ctx->sk);
 	if (port == 0 || addr_is_loopback(addr) || listen_allows(cfg, port, proto))
 		return 1;
 	event = audit_reserve(cfg, AUDIT_OP_BIND, family);
@@ -190,7 +192,8 @@ int launch_ingress(struct __sk_buff *skb)
 	}
 	if (inside)
 		return 1;
-	event = audit_reserve(cfg, AUDIT_OP_LISTEN, syn.family ? syn.family : AF_INET6);
+	/* The process named is the listener's owner, not whichever task the packet came in on. */
+	event = audit_reserve_sk(cfg, AUDIT_OP_LISTEN, syn.family ? syn.family : AF_INET6, sk);
 	if (event) {
 		event->sock_type = SOCK_STREAM;
 		event->protocol = IPPROTO_TCP;

@@ -231,7 +231,12 @@ enum audit_verdict {
 struct deny_event {
 	__u64 boot_ns;	 /* bpf_ktime_get_boot_ns() at the refusal */
 	__u64 cgroup_id; /* the sandbox's; events of an earlier user of the slot are dropped */
-	__u32 pid;	 /* thread group id */
+	/*
+	 * The process: the caller's; for the packet hooks (op packet, a listen refused for its
+	 * peer), the process that last connected, sent or bound on the socket, and 0 (with
+	 * tid, uid and comm) when no hook saw one.
+	 */
+	__u32 pid; /* thread group id */
 	__u32 tid;
 	__u32 uid;
 	__u16 op;	 /* enum audit_op */

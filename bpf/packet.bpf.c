@@ -240,7 +240,7 @@ static __always_inline bool packet_allowed(const struct sandbox_cfg *cfg, struct
  * Counts a drop, and logs it unless this CPU has logged PACKET_LOG_BURST drops in the current
  * window (launch.h).
  */
-static __noinline void packet_log_drop(const struct sandbox_cfg *cfg,
+static __noinline void packet_log_drop(const struct sandbox_cfg *cfg, struct bpf_sock *sk,
 				       const struct packet_info *info, __u32 reason)
 {
 	struct sandbox_counters *counters = bpf_get_local_storage(&sandbox_states, 0);
@@ -255,19 +255,13 @@ static __noinline void packet_log_drop(const struct sandbox_cfg *cfg,
 	if (counters->packet_logged >= PACKET_LOG_BURST)
 		return;
 	counters->packet_logged++;
-	event = audit_event_reserve(cfg, AUDIT_OP_PACKET, info->family);
+	/*
+	 * A packet may leave from softirq (a retransmission), where the current task is anyone,
+	 * and this hook may not ask the task anyway: the process named is the socket's owner.
+	 */
+	event = audit_event_reserve_sk(cfg, AUDIT_OP_PACKET, info->family, sk);
 	if (!event)
 		return;
-	/*
-	 * A packet may leave from softirq (a retransmission), where the current task is anyone:
-	 * the process is named only when it is the sandbox's.
-	 */
-	if (bpf_get_current_cgroup_id() != cfg->cgroup_id) {
-		event->pid = 0;
-		event->tid = 0;
-		event->uid = 0;
-		__builtin_memset(event->comm, 0, sizeof(event->comm));
-	}
 	event->protocol = info->ip_proto;
 	event->port = info->port;
 	event->reason = reason;
@@ -302,6 +296,6 @@ int launch_egress(struct __sk_buff *skb)
 			return 1;
 		reason = PACKET_DROP_DESTINATION;
 	}
-	packet_log_drop(cfg, &info, reason);
+	packet_log_drop(cfg, skb->sk, &info, reason);
 	return 0;
 }

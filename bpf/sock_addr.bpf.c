@@ -34,6 +34,8 @@ static __always_inline int sock_addr_judge(struct bpf_sock_addr *ctx, struct pre
 
 	if (!cfg)
 		return 0;
+	/* Who sends on the socket: what launch_egress names when it drops a packet. */
+	sock_owner_record(ctx->sk);
 	if (type == SOCK_STREAM && ctx->protocol == IPPROTO_TCP)
 		proto = PROTO_TCP;
 	else if (type == SOCK_DGRAM && ctx->protocol == IPPROTO_UDP)

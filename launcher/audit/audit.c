@@ -549,8 +549,12 @@ int audit_format_deny_exe(const struct audit_log *log, const struct deny_event *
 	json_begin(&j, log, (int64_t)event->boot_ns + log->boot_to_real_ns,
 		   verdict_event_name(event->verdict));
 	json_key_str(&j, "op", op_name(event->op));
-	/* A packet sent from softirq (a retransmission) has no process to name. */
-	if (event->op != AUDIT_OP_PACKET || event->pid) {
+	/*
+	 * The packet hooks name a socket's owner, which they may not know (launch.h): a
+	 * dropped packet's or a refused peer's line may have no process to name.
+	 */
+	if (event->pid || !(event->op == AUDIT_OP_PACKET ||
+			    (event->op == AUDIT_OP_LISTEN && event->reason == AUDIT_REASON_PEER))) {
 		json_key_u64(&j, "pid", event->pid);
 		json_key_u64(&j, "tid", event->tid);
 		json_key_string(&j, "comm", "", event->comm, sizeof(event->comm));

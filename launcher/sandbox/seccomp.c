@@ -353,6 +353,38 @@ static void seccomp_describe(__u32 tid, struct deny_event *event)
 }
 
 /*
+ * A pidfd from which pidfd_getfd reads the descriptors of thread tid, the caller of a
+ * notification; -1 with errno set. PIDFD_THREAD (6.9) names the thread itself; before it,
+ * pidfd_open takes a thread group's leader only, whose descriptor table the caller shares
+ * unless it was cloned without CLONE_FILES (the descriptor judged is then the leader's, and
+ * so is the one acted on).
+ */
+static int seccomp_pidfd_open(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *status;
+	int pidfd;
+
+	pidfd = (int)syscall(SYS_pidfd_open, tid, SECCOMP_PIDFD_THREAD);
+	if (pidfd >= 0 || errno != EINVAL)
+		return pidfd;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	status = fopen(path, "re");
+	if (!status)
+		return -1;
+	while (fgets(line, sizeof(line), status))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(status);
+	if (tgid <= 0) {
+		errno = ESRCH;
+		return -1;
+	}
+	return (int)syscall(SYS_pidfd_open, tgid, 0);
+}
+
+/*
  * listen(fd, backlog), judged on the socket itself: the launcher takes the job's descriptor
  * (pidfd_getfd), reads its address, and either refuses or calls listen() on it. Answering
  * "continue" instead would let another thread of the job put a different socket at that
@@ -371,7 +403,7 @@ static int seccomp_listen(int listener_fd, const struct seccomp_notif *req,
 	int type = 0, protocol = 0;
 
 	/* The caller is a thread, maybe not its group's leader. */
-	pidfd = (int)syscall(SYS_pidfd_open, req->pid, SECCOMP_PIDFD_THREAD);
+	pidfd = seccomp_pidfd_open((pid_t)req->pid);
 	if (pidfd >= 0)
 		fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)req->data.args[0], 0);
 	/* Proves the descriptor came from the caller, still waiting, not a reused pid. */
@@ -416,7 +448,7 @@ static int seccomp_job_fd(int listener_fd, const struct seccomp_notif *req, int 
 {
 	_cleanup_close_ int pidfd = -1, fd = -1;
 
-	pidfd = (int)syscall(SYS_pidfd_open, req->pid, SECCOMP_PIDFD_THREAD);
+	pidfd = seccomp_pidfd_open((pid_t)req->pid);
 	if (pidfd < 0)
 		return -ESRCH;
 	fd = (int)syscall(SYS_pidfd_getfd, pidfd, fd_nr, 0);

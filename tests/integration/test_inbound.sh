@@ -111,6 +111,9 @@ test_inbound_loopback_peers() {
 	n=$(audit_count "$L_AUDIT" event=deny op=listen reason=peer family=ipv4 \
 		local_ip=127.0.0.1 local_port=9110 peer_ip=127.0.0.1 peer_port:int)
 	[ "$n" -ge 1 ] || fail "no deny line for the peer outside the sandbox" || return 1
+	# The process named is the job's server, which bound the listener, not the peer.
+	n=$(audit_count "$L_AUDIT" event=deny op=listen reason=peer comm=probe pid:int uid:int)
+	[ "$n" -ge 1 ] || fail "the peer's deny line does not name the job's server" || return 1
 
 	# A client inside the same sandbox reads the server's data.
 	p=$(policy self '{"name": "self", "allow": [{"cidr": "127.0.0.1", "ports": [9111]}]}')

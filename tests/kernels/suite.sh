@@ -5,7 +5,7 @@
 # exact audit counts under a flood, the unix policy with or without the AF_UNIX hooks, a
 # SIGKILLed launcher, a limit, and the features line with its warnings. Prints PASS/FAIL
 # lines and "launch-kernel: N passed, N failed", then powers the guest off.
-export PATH=/usr/bin:/bin
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 echo # past the firmware's last line on the console
 mount -t proc proc /proc
 mount -t sysfs sys /sys
@@ -32,7 +32,8 @@ PASS=0
 FAIL=0
 N=0
 KERNEL=$(uname -r)
-cd /root || exit 1
+# The jobs' working folder, which they (as nobody) may write: what they leave is read here.
+mkdir -p /w && chmod 0777 /w && cd /w || exit 1
 
 pass() {
 	echo "PASS $1"
@@ -54,7 +55,7 @@ policy() {
 run() {
 	N=$((N + 1))
 	LOG=/var/log/k/audit$N.jsonl
-	launch --audit-log "$LOG" "$@" >/tmp/out 2>/tmp/err </dev/null
+	timeout -s KILL 60 launch --audit-log "$LOG" "$@" >/tmp/out 2>/tmp/err </dev/null
 	RC=$?
 	OUT=$(cat /tmp/out)
 	ERR=$(cat /tmp/err)
@@ -129,10 +130,37 @@ done
 run --policy "$ALLOW" -- $P tcp 127.0.0.3 9
 if [ "$OUT" = ECONNREFUSED ]; then pass send_allowed; else fail send_allowed "'$OUT': $ERR"; fi
 
+# The packet backstop (cgroup_skb): an IPv4 packet with options is dropped and logged, naming
+# the process whose socket sent it; a peer refused at the job's listener names the server.
+ALLOW8=$(policy allow8 '{"name": "allow8", "allow": [{"cidr": "127.0.0.1", "ports": [8], "protocol": "udp"}]}')
+run --policy "$ALLOW8" -- $P retopts udp 127.0.0.1 8 rr
+if [ "$OUT" = EPERM ] && [ "$(count "$LOG" '"op":"packet"' '"comm":"probe"')" -ge 1 ]; then
+	pass packet_dropped
+else
+	fail packet_dropped "'$OUT' rc $RC, $(count "$LOG" '"op":"packet"') packet lines: $ERR"
+fi
+LISTENP=$(policy listen '{"name": "listen", "allow": [], "listen": [{"port": 9110}]}')
+rm -f /w/ready
+timeout -s KILL 60 launch --audit-log /var/log/k/listen.jsonl --policy "$LISTENP" -- \
+	$P serve 127.0.0.1 9110 /w/ready >/tmp/serve.out 2>/tmp/serve.err &
+spid=$!
+i=0
+while [ ! -s /w/ready ] && [ $i -lt 200 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+peer=$($P fetch 127.0.0.1 9110 2>&1)
+wait "$spid"
+if [ "$(count /var/log/k/listen.jsonl '"op":"listen"' '"comm":"probe"' '"reason":"peer"')" -ge 1 ]; then
+	pass peer_refused
+else
+	fail peer_refused "peer got '$peer'; server: $(cat /tmp/serve.out /tmp/serve.err)"
+fi
+
 # The DNS allowlist: an allowed name opens its address, another is refused and logged.
 dnsmasq --port=5354 --listen-address=127.0.0.53 --bind-interfaces --no-resolv --no-hosts \
 	--address=/ok.test/127.0.0.7 --address=/evil.test/127.0.0.8 --pid-file=/tmp/dnsmasq.pid \
-	--user=root 2>/tmp/dnsmasq.err
+	--user=root 2>/tmp/dnsmasq.err || echo "  dnsmasq: $(cat /tmp/dnsmasq.err)"
 DNSP=$(policy dns '{"name": "dns", "allow": [{"host": "ok.test", "ports": [9]}]}')
 run --resolver 127.0.0.53:5354 --policy "$DNSP" -- /bin/sh -c \
 	'nslookup ok.test 127.0.0.53 >/dev/null 2>&1 && echo ok-resolved
@@ -160,10 +188,11 @@ fi
 
 # The unix policy: enforced by the hooks where the kernel has them, else refused outright
 # unless --allow-degraded, and then the job makes no AF_UNIX socket at all.
-UNIXP=$(policy unix '{"name": "unix", "allow": [], "unix": ["/tmp/ok.sock"]}')
+# (Under its private /tmp the job's own sockets are always reachable: the paths are in /run.)
+UNIXP=$(policy unix '{"name": "unix", "allow": [], "unix": ["/run/ok.sock"]}')
 case $FEATURES in
 *'"unix_connect":"bpf"'*)
-	run --policy "$UNIXP" -- /bin/sh -c '/k/probe unix /tmp/ok.sock; /k/probe unix /tmp/no.sock'
+	run --policy "$UNIXP" -- /bin/sh -c '/k/probe unix /run/ok.sock; /k/probe unix /run/no.sock'
 	if [ "$(oneline "$OUT")" = "ENOENT EPERM" ]; then pass unix_policy; else fail unix_policy "'$(oneline "$OUT")' rc $RC $ERR"; fi ;;
 *)
 	run --policy "$UNIXP" -- /bin/true
@@ -171,27 +200,45 @@ case $FEATURES in
 	"125 "*6.7*) pass unix_policy_refused ;;
 	*) fail unix_policy_refused "rc $RC: $ERR" ;;
 	esac
-	run --allow-degraded --policy "$UNIXP" -- /k/probe unix /tmp/ok.sock
+	run --allow-degraded --policy "$UNIXP" -- /k/probe unix /run/ok.sock
 	if [ "$RC" = 0 ] && [ "$OUT" = EPERM ]; then pass unix_degraded_refuses; else fail unix_degraded_refuses "'$OUT' rc $RC $ERR"; fi ;;
 esac
 
 # A SIGKILLed launcher: the job goes with it, the programs refused meanwhile, gc leaves nothing.
 N=$((N + 1))
-launch --audit-log /var/log/k/kill.jsonl --name killed --policy "$NONE" -- /bin/sh -c \
-	'sleep 1; /k/probe tcp 127.0.0.2 9 >/tmp/killed.out; sleep 30' >/dev/null 2>&1 &
+rm -f /w/killed.out /w/killed.pid
+timeout -s KILL 60 launch --audit-log /var/log/k/kill.jsonl --name killed --policy "$NONE" -- \
+	/bin/sh -c 'echo $$ >killed.pid; sleep 1; /k/probe tcp 127.0.0.2 9 >killed.out; exec sleep 30' \
+	>/tmp/kill.out 2>&1 &
 lpid=$!
-sleep 2
+i=0
+while [ ! -s /w/killed.out ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 kill -9 "$lpid"
 wait "$lpid" 2>/dev/null
 sleep 1
-left=$(grep -l 'sleep 30' /proc/[0-9]*/cmdline 2>/dev/null | wc -l)
-launch gc >/tmp/gc.out 2>&1
+# The job's pid is its namespace's: look for the job by what it runs.
+alive=no
+for d in /proc/[0-9]*; do
+	[ "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)" = "sleep 30 " ] && alive="yes (${d#/proc/})"
+done
+timeout -s KILL 30 launch gc >/tmp/gc.out 2>&1
 gcrc=$?
-if [ "$(cat /tmp/killed.out 2>/dev/null)" = EPERM ] && [ "$left" = 0 ] && [ "$gcrc" = 0 ] &&
+if [ "$gcrc" != 0 ]; then
+	for d in $(find /sys/fs/cgroup -mindepth 1 -maxdepth 4 -type d); do
+		echo "  cgroup $d: $(oneline "$(cat "$d/cgroup.procs")")"
+	done
+	for d in /proc/[0-9]*; do
+		echo "  ${d#/proc/} $(sed -n 's/^State:\t//p' "$d/status" 2>/dev/null) $(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)"
+	done | grep -v ' $'
+fi
+if [ "$(cat /w/killed.out 2>/dev/null)" = EPERM ] && [ "$alive" = no ] && [ "$gcrc" = 0 ] &&
 	[ -z "$(find /sys/fs/cgroup -maxdepth 4 -type d -name '*killed*')" ]; then
 	pass sigkill_fail_closed
 else
-	fail sigkill_fail_closed "probe '$(cat /tmp/killed.out 2>/dev/null)', $left job processes left, gc $gcrc: $(cat /tmp/gc.out)"
+	fail sigkill_fail_closed "probe '$(cat /w/killed.out 2>/dev/null)', job alive: $alive, gc $gcrc: $(cat /tmp/gc.out); $(cat /tmp/kill.out)"
 fi
 
 # A limit: forks beyond pids_max fail, and the limit line says so.

@@ -484,6 +484,15 @@ static void test_deny_setsockopt_and_packet(void)
 	CHECK_EQ_STR(str(obj, "reason"), "routing_header");
 	cJSON_Delete(obj);
 
+	/* A peer refused at a listener no address hook saw bound: no process either. */
+	e.op = AUDIT_OP_LISTEN;
+	e.reason = AUDIT_REASON_PEER;
+	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	CHECK(cJSON_GetObjectItem(obj, "pid") == NULL);
+	CHECK(cJSON_GetObjectItem(obj, "uid") == NULL);
+	CHECK_EQ_STR(str(obj, "reason"), "peer");
+	cJSON_Delete(obj);
+
 	{
 		struct audit_exit exit = { .duration_ms = 10,
 					   .denied = 1,
