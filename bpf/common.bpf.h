@@ -54,7 +54,7 @@ struct sandbox_states_map {
 struct slot_owner_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct slot_owner_value);
 	__uint(max_entries, MAX_SANDBOXES);
 };
 
@@ -171,12 +171,12 @@ static __always_inline struct deny_event *audit_event_new(const struct sandbox_c
 {
 	struct deny_event *event = NULL;
 	__u32 slot = cfg->slot;
-	__u64 *owner;
+	struct slot_owner_value *owner;
 	void *ring;
 
 	/* A slot being handed over: its ring is not (or no longer) this sandbox's. */
 	owner = bpf_map_lookup_elem(&slot_owner, &slot);
-	if (!owner || *owner != cfg->cgroup_id)
+	if (!owner || owner->cgroup_id != cfg->cgroup_id)
 		return NULL;
 	ring = bpf_map_lookup_elem(&events, &slot);
 	if (ring)

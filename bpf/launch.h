@@ -30,6 +30,21 @@
  */
 #define MAX_SANDBOXES 4096
 
+/* Kinds of map a sandbox has at its slot of the maps-of-maps (the launcher's enum image_map). */
+#define SLOT_MAP_KINDS 8
+/*
+ * slot_owner's value at a slot: the owner's cgroup id (0: none), which the programs compare,
+ * and the ids of the maps the launcher put into the maps-of-maps there (0: none), which only
+ * the launcher reads: a lookup in a map-of-maps from user space waits for an RCU grace period
+ * on kernels before 6.8 (tens of ms each under load), where a plain array's costs nothing.
+ * An id is written once its map is in place and cleared once it is taken out, so the record
+ * may lack a map that is there (after a crash), never name one that is not.
+ */
+struct slot_owner_value {
+	__u64 cgroup_id;
+	__u32 map_ids[SLOT_MAP_KINDS];
+};
+
 /* Protocol bits of a port range. */
 #define PROTO_TCP (1u << 0)
 #define PROTO_UDP (1u << 1)

@@ -522,7 +522,6 @@ int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgr
 			  const char **ret_failed)
 {
 	const struct loader_shared *shared = sb->shared;
-	__u64 owner = cgroup_id;
 	__u32 slot = sb->slot;
 	int r;
 
@@ -543,10 +542,10 @@ int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgr
 	}
 	sb->cgroup_id = cgroup_id;
 	/* The slot becomes ours: its maps (of the kinds the flags name) are this sandbox's. */
-	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &owner, BPF_ANY) <
-	    0) {
+	r = loader_slot_owner_set(shared, slot, cgroup_id);
+	if (r < 0) {
 		*ret_failed = "the sandbox's slot";
-		return -errno;
+		return r;
 	}
 	/* Last: with its slot set, the cgroup's own allowlist applies. */
 	sb->cfg.cgroup_id = cgroup_id;
@@ -584,7 +583,6 @@ int loader_sandbox_update(struct loader_sandbox *sb, const struct image *image)
 	struct loader_slot_op ops[IMAGE_NMAPS];
 	struct sandbox_cfg cfg;
 	uint32_t old_slot = sb->slot, new_slot = 0;
-	__u64 owner = sb->cgroup_id;
 	size_t n = 0;
 	int r;
 
@@ -610,14 +608,14 @@ int loader_sandbox_update(struct loader_sandbox *sb, const struct image *image)
 		if (inner >= 0)
 			ops[n++] =
 				(struct loader_slot_op){ .outer_fd = loader_outer_fd(sb->shared, m),
+							 .kind = m,
 							 .slot = new_slot,
 							 .inner_fd = inner };
 	}
 	if (r == 0)
-		r = loader_slot_ops_apply(ops, n);
-	if (r == 0 && bpf_map_update_elem(sb->shared->map_fd[LOADER_MAP_SLOT_OWNER], &new_slot,
-					  &owner, BPF_ANY) < 0)
-		r = -errno;
+		r = loader_slot_ops_apply(sb->shared, ops, n);
+	if (r == 0)
+		r = loader_slot_owner_set(sb->shared, new_slot, sb->cgroup_id);
 	cfg = image->cfg;
 	cfg.cgroup_id = sb->cgroup_id;
 	cfg.slot = new_slot;

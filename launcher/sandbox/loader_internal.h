@@ -20,10 +20,20 @@ static inline int loader_outer_fd(const struct loader_shared *shared, enum image
 /* One change to a map-of-maps: put inner_fd at slot, or delete the slot's map (-1). */
 struct loader_slot_op {
 	int outer_fd;
+	enum image_map kind; /* which map-of-maps outer_fd is */
 	__u32 slot;
 	int inner_fd;
 	int error;
 };
+
+/*
+ * The slot's record in slot_owner (bpf/launch.h): its owner's cgroup id and the ids of the
+ * maps in its place of each map-of-maps, read without a lookup in those. 0 or -errno.
+ */
+int loader_slot_record(const struct loader_shared *shared, uint32_t slot,
+		       struct slot_owner_value *ret);
+/* Sets the slot's owner (0: none), keeping its maps' ids. Under the slot's lock. 0 or -errno. */
+int loader_slot_owner_set(const struct loader_shared *shared, uint32_t slot, __u64 cgroup_id);
 
 /*
  * Takes the lowest free slot. A slot whose dead owner's cgroup cannot be emptied is passed
@@ -41,11 +51,12 @@ int loader_slot_map(struct loader_sandbox *sb, enum image_map kind, __u32 max_en
 /* Puts the maps this sandbox made into its slot, all at once (loader_slot_ops_apply). */
 int loader_slot_install(struct loader_sandbox *sb);
 /*
- * Applies ops. Each change to a map-of-maps waits for an RCU grace period in the kernel
- * (5-10 ms here); from up to 32 threads at once the waits overlap, and a batch
- * costs about one. Returns the first error, as -errno.
+ * Applies ops, and records each that took in its slot's record (loader_slot_record). Each
+ * change to a map-of-maps waits for an RCU grace period in the kernel (5-10 ms here); from up
+ * to 32 threads at once the waits overlap, and a batch costs about one. Returns the first
+ * error, as -errno.
  */
-int loader_slot_ops_apply(struct loader_slot_op *ops, size_t n);
+int loader_slot_ops_apply(const struct loader_shared *shared, struct loader_slot_op *ops, size_t n);
 /*
  * Takes the sandbox's ring buffer and DNS maps out of a slot it held besides its own, then
  * lets that slot go: the next sandbox there must make its own, never read or empty these.

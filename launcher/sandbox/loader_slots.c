@@ -28,21 +28,48 @@
  * it is emptied (cgroup.kill) first. Then the slot is disowned. -errno when the old cgroup
  * could not be emptied: the slot must not be used.
  */
-static int slot_reclaim(const struct loader_shared *shared, uint32_t slot)
-{
-	__u64 prev = 0, none = 0;
-	int r;
+_Static_assert(IMAGE_NMAPS == SLOT_MAP_KINDS, "slot_owner records one map id per kind");
 
-	if (bpf_map_lookup_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &prev) < 0)
-		return -errno;
-	if (!prev)
-		return 0; /* given up properly: the usual case */
-	r = cgroup_empty_by_id(prev, 5000);
-	if (r < 0)
-		return r;
-	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &none, BPF_ANY) < 0)
+int loader_slot_record(const struct loader_shared *shared, uint32_t slot,
+		       struct slot_owner_value *ret)
+{
+	if (bpf_map_lookup_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, ret) < 0)
 		return -errno;
 	return 0;
+}
+
+static int slot_record_set(const struct loader_shared *shared, uint32_t slot,
+			   const struct slot_owner_value *value)
+{
+	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, value, BPF_ANY) < 0)
+		return -errno;
+	return 0;
+}
+
+int loader_slot_owner_set(const struct loader_shared *shared, uint32_t slot, __u64 cgroup_id)
+{
+	struct slot_owner_value value;
+	int r = loader_slot_record(shared, slot, &value);
+
+	if (r < 0)
+		return r;
+	value.cgroup_id = cgroup_id;
+	return slot_record_set(shared, slot, &value);
+}
+
+static int slot_reclaim(const struct loader_shared *shared, uint32_t slot)
+{
+	struct slot_owner_value prev;
+	int r = loader_slot_record(shared, slot, &prev);
+
+	if (r < 0)
+		return r;
+	if (!prev.cgroup_id)
+		return 0; /* given up properly: the usual case */
+	r = cgroup_empty_by_id(prev.cgroup_id, 5000);
+	if (r < 0)
+		return r;
+	return loader_slot_owner_set(shared, slot, 0);
 }
 
 /*
@@ -120,11 +147,7 @@ int loader_slot_take(struct loader_sandbox *sb, uint32_t *ret_slot)
 
 int loader_slot_disown(const struct loader_shared *shared, uint32_t slot)
 {
-	__u64 none = 0;
-
-	if (bpf_map_update_elem(shared->map_fd[LOADER_MAP_SLOT_OWNER], &slot, &none, BPF_ANY) < 0)
-		return -errno;
-	return 0;
+	return loader_slot_owner_set(shared, slot, 0);
 }
 
 /* Removes every entry of a hash map (a slot's map of an earlier sandbox). */
@@ -164,11 +187,17 @@ static bool map_is_empty(int fd)
 int loader_slot_map(struct loader_sandbox *sb, enum image_map kind, __u32 max_entries)
 {
 	const struct image_map_spec *spec = &image_map_specs[kind];
-	int outer = loader_outer_fd(sb->shared, kind), fd = -1, r;
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = spec->flags);
-	__u32 id, slot = sb->slot;
+	struct slot_owner_value record;
+	int fd = -1, r;
+	__u32 id;
 
-	if (bpf_map_lookup_elem(outer, &slot, &id) == 0) {
+	/* The slot's record, not the map-of-maps: a lookup there costs a grace period (< 6.8). */
+	r = loader_slot_record(sb->shared, sb->slot, &record);
+	if (r < 0)
+		return r;
+	id = record.map_ids[kind];
+	if (id) {
 		struct bpf_map_info info = { 0 };
 		__u32 len = sizeof(info);
 
@@ -221,12 +250,50 @@ static void *slot_op_run(void *data)
 	return NULL;
 }
 
-int loader_slot_ops_apply(struct loader_slot_op *ops, size_t n)
+/* Writes what the ops that took changed into their slots' records. */
+static int slot_ops_record(const struct loader_shared *shared, const struct loader_slot_op *ops,
+			   size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct slot_owner_value value;
+		bool seen = false;
+		int r;
+
+		/* Each slot once, at its first op. */
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = ops[j].slot == ops[i].slot;
+		if (seen)
+			continue;
+		r = loader_slot_record(shared, ops[i].slot, &value);
+		if (r < 0)
+			return r;
+		for (size_t j = i; j < n; j++) {
+			struct bpf_map_info info = { 0 };
+			__u32 len = sizeof(info);
+
+			if (ops[j].slot != ops[i].slot || ops[j].error)
+				continue;
+			if (ops[j].inner_fd < 0)
+				value.map_ids[ops[j].kind] = 0;
+			else if (bpf_obj_get_info_by_fd(ops[j].inner_fd, &info, &len) == 0)
+				value.map_ids[ops[j].kind] = info.id;
+			else
+				return -errno;
+		}
+		r = slot_record_set(shared, ops[i].slot, &value);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int loader_slot_ops_apply(const struct loader_shared *shared, struct loader_slot_op *ops, size_t n)
 {
 	enum { SLOT_OP_THREADS = 32 };
 	struct slot_op_worker workers[SLOT_OP_THREADS];
 	bool started[SLOT_OP_THREADS] = { false };
 	size_t nworkers = n < SLOT_OP_THREADS ? n : SLOT_OP_THREADS;
+	int r;
 
 	/* All but the first on threads of their own, the first on this one. */
 	for (size_t t = 0; t < nworkers; t++) {
@@ -241,10 +308,11 @@ int loader_slot_ops_apply(struct loader_slot_op *ops, size_t n)
 	for (size_t t = 0; t < nworkers; t++)
 		if (started[t])
 			pthread_join(workers[t].thread, NULL);
+	r = slot_ops_record(shared, ops, n);
 	for (size_t i = 0; i < n; i++)
 		if (ops[i].error)
 			return -ops[i].error;
-	return 0;
+	return r;
 }
 
 int loader_slot_install(struct loader_sandbox *sb)
@@ -256,11 +324,12 @@ int loader_slot_install(struct loader_sandbox *sb)
 		if (sb->inner_new[m])
 			ops[n++] =
 				(struct loader_slot_op){ .outer_fd = loader_outer_fd(sb->shared, m),
+							 .kind = m,
 							 .slot = sb->slot,
 							 .inner_fd = sb->inner_fd[m] };
 	for (int m = 0; m < IMAGE_NMAPS; m++)
 		sb->inner_new[m] = false;
-	return loader_slot_ops_apply(ops, n);
+	return loader_slot_ops_apply(sb->shared, ops, n);
 }
 
 int loader_slot_release(struct loader_sandbox *sb, uint32_t slot)
@@ -273,9 +342,10 @@ int loader_slot_release(struct loader_sandbox *sb, uint32_t slot)
 		if (image_map_specs[m].runtime && sb->inner_fd[m] >= 0)
 			ops[n++] =
 				(struct loader_slot_op){ .outer_fd = loader_outer_fd(sb->shared, m),
+							 .kind = m,
 							 .slot = slot,
 							 .inner_fd = -1 };
-	r = loader_slot_ops_apply(ops, n);
+	r = loader_slot_ops_apply(sb->shared, ops, n);
 	if (r < 0)
 		return r;
 	loader_slot_disown(sb->shared, slot);
@@ -292,25 +362,28 @@ int loader_slot_release(struct loader_sandbox *sb, uint32_t slot)
 /* Frees the maps of the held slots (loader_slot_ops_apply); returns how many had a ring buffer. */
 static int trim_slots(const struct loader_shared *shared, const __u32 *slots, size_t nslots)
 {
-	struct loader_slot_op ops[TRIM_BATCH_SLOTS * LOADER_NMAPS];
+	struct loader_slot_op ops[TRIM_BATCH_SLOTS * IMAGE_NMAPS];
 	size_t n = 0;
 	int r, trimmed = 0;
 
-	for (int m = LOADER_FIRST_OUTER; m < LOADER_NMAPS; m++) {
-		__u32 id;
+	for (size_t i = 0; i < nslots; i++) {
+		struct slot_owner_value record;
 
-		if (shared->map_fd[m] < 0)
-			continue;
-		for (size_t i = 0; i < nslots; i++)
-			if (bpf_map_lookup_elem(shared->map_fd[m], &slots[i], &id) == 0) {
-				ops[n++] = (struct loader_slot_op){ .outer_fd = shared->map_fd[m],
-								    .slot = slots[i],
-								    .inner_fd = -1 };
-				/* Every slot ever used has a ring buffer: those are counted. */
-				trimmed += m == LOADER_FIRST_OUTER + IMAGE_MAP_EVENTS;
-			}
+		r = loader_slot_record(shared, slots[i], &record);
+		if (r < 0)
+			return r;
+		for (int m = 0; m < IMAGE_NMAPS; m++) {
+			if (loader_outer_fd(shared, m) < 0 || !record.map_ids[m])
+				continue;
+			ops[n++] = (struct loader_slot_op){ .outer_fd = loader_outer_fd(shared, m),
+							    .kind = m,
+							    .slot = slots[i],
+							    .inner_fd = -1 };
+			/* Every slot ever used has a ring buffer: those are counted. */
+			trimmed += m == IMAGE_MAP_EVENTS;
+		}
 	}
-	r = loader_slot_ops_apply(ops, n);
+	r = loader_slot_ops_apply(shared, ops, n);
 	return r < 0 ? r : trimmed;
 }
 

@@ -1482,7 +1482,7 @@ def bpf_memory(names):
                     inner.get("bytes_memlock", 0)
         elif m.get("name") == "slot_owner":
             for e in bpftool_json("map", "dump", "id", str(i)) or []:
-                cg_id = le_int(e["value"])
+                cg_id = le_int(e["value"][:8])  # struct slot_owner_value's cgroup_id
                 if cg_id:
                     owner[le_int(e["key"])] = cg_id
     mine = sorted(s for s, cg_id in owner.items() if cg_id in ours)

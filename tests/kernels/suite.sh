@@ -139,7 +139,8 @@ if [ "$OUT" = EPERM ] && [ "$(count "$LOG" '"op":"packet"' '"comm":"probe"')" -g
 else
 	fail packet_dropped "'$OUT' rc $RC, $(count "$LOG" '"op":"packet"') packet lines: $ERR"
 fi
-LISTENP=$(policy listen '{"name": "listen", "allow": [], "listen": [{"port": 9110}]}')
+# No "listen" section: the job may listen, and only the policy's addresses may connect to it.
+LISTENP=$(policy listen '{"name": "listen", "allow": [{"cidr": "127.0.0.1", "ports": [8]}]}')
 rm -f /w/ready
 timeout -s KILL 60 launch --audit-log /var/log/k/listen.jsonl --policy "$LISTENP" -- \
 	$P serve 127.0.0.1 9110 /w/ready >/tmp/serve.out 2>/tmp/serve.err &
@@ -163,8 +164,8 @@ dnsmasq --port=5354 --listen-address=127.0.0.53 --bind-interfaces --no-resolv --
 	--user=root 2>/tmp/dnsmasq.err || echo "  dnsmasq: $(cat /tmp/dnsmasq.err)"
 DNSP=$(policy dns '{"name": "dns", "allow": [{"host": "ok.test", "ports": [9]}]}')
 run --resolver 127.0.0.53:5354 --policy "$DNSP" -- /bin/sh -c \
-	'nslookup ok.test 127.0.0.53 >/dev/null 2>&1 && echo ok-resolved
-	nslookup evil.test 127.0.0.53 >/dev/null 2>&1 && echo evil-resolved
+	'nslookup ok.test 127.0.0.53 2>&1 | grep -q "127\.0\.0\.7" && echo ok-resolved
+	nslookup evil.test 127.0.0.53 2>&1 | grep -q "127\.0\.0\.8" && echo evil-resolved
 	/k/probe tcp 127.0.0.7 9; /k/probe tcp 127.0.0.8 9'
 if [ "$(oneline "$OUT")" = "ok-resolved ECONNREFUSED EPERM" ] &&
 	[ "$(count "$LOG" '"event":"deny"' '"op":"dns"' '"qname":"evil.test"')" -ge 1 ]; then
@@ -224,10 +225,12 @@ alive=no
 for d in /proc/[0-9]*; do
 	[ "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)" = "sleep 30 " ] && alive="yes (${d#/proc/})"
 done
-timeout -s KILL 30 launch gc >/tmp/gc.out 2>&1
+t0=$(cut -d' ' -f1 /proc/uptime)
+timeout -s KILL 60 launch gc >/tmp/gc.out 2>&1
 gcrc=$?
+echo "  gc took $(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { print b - a }') s"
 if [ "$gcrc" != 0 ]; then
-	for d in $(find /sys/fs/cgroup -mindepth 1 -maxdepth 4 -type d); do
+	find /sys/fs/cgroup -mindepth 1 -maxdepth 4 -type d | while read -r d; do
 		echo "  cgroup $d: $(oneline "$(cat "$d/cgroup.procs")")"
 	done
 	for d in /proc/[0-9]*; do
