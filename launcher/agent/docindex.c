@@ -95,12 +95,17 @@ static void docindex_step(struct docindex_builder *builder, sqlite3_stmt *stmt)
 static void docindex_add(void *ctx, const struct docscan_entry *entry)
 {
 	struct docindex_builder *builder = ctx;
-	char source[PATH_MAX + 16], resource[DOCSCAN_NAME_MAX];
+	char source[PATH_MAX + 16], line[16], resource[DOCSCAN_NAME_MAX];
+	size_t source_len = 0;
 	sqlite3_stmt *stmt;
 
 	if (builder->entries >= DOCINDEX_ENTRIES_MAX)
 		return;
-	snprintf(source, sizeof(source), "%s:%u", builder->path, entry->line);
+	/* A file's name is any bytes: the JSON answer gets valid UTF-8. */
+	docscan_text_append(source, sizeof(source) - sizeof(line), &source_len, builder->path,
+			    strlen(builder->path));
+	snprintf(line, sizeof(line), ":%u", entry->line);
+	docscan_text_append(source, sizeof(source), &source_len, line, strlen(line));
 	switch (entry->kind) {
 	case DOCSCAN_METHOD:
 		stmt = builder->add_method;
