@@ -33,6 +33,14 @@ static const char MCP_OUTPUT_SCHEMA[] =
 	"\"stderr\",\"exit_status\",\"timed_out\","
 	"\"duration_ms\",\"refused\"]}";
 
+static const char MCP_SEARCH_OUTPUT_SCHEMA[] =
+	"{\"type\":\"object\",\"properties\":{\"results\":{\"type\":\"array\",\"items\":{"
+	"\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+	"\"signature\":{\"type\":\"string\"},\"description\":{\"type\":\"string\"},"
+	"\"source\":{\"type\":\"string\"}},"
+	"\"required\":[\"name\",\"signature\",\"description\",\"source\"]}}},"
+	"\"required\":[\"results\"]}";
+
 /* A refusal's place in mcp_result.refused, found by its op and destination. */
 struct mcp_refused_node {
 	struct hashtable_node node;
@@ -157,10 +165,11 @@ static int mcp_initialize(struct mcp_server *server, const cJSON *id, const cJSO
 	cJSON_AddStringToObject(info, "name", "launch");
 	cJSON_AddStringToObject(info, "title", "launch: TypeScript in an egress sandbox");
 	cJSON_AddStringToObject(info, "version", "1");
-	cJSON_AddStringToObject(result, "instructions",
-				"Call run_typescript with code that uses the provider's SDK; the "
-				"sandbox reaches only that provider, and the result lists what it "
-				"refused.");
+	cJSON_AddStringToObject(
+		result, "instructions",
+		"Call run_typescript with code that uses the provider's SDK; the "
+		"sandbox reaches only that provider, and the result lists what it "
+		"refused. search_docs finds the SDK's methods and README sections.");
 	server->initialize_seen = true;
 	return mcp_reply(id, "result", result, ret_reply);
 }
@@ -198,6 +207,40 @@ static cJSON *mcp_tool(const struct mcp_server *server)
 	return tool;
 }
 
+static cJSON *mcp_search_tool(void)
+{
+	cJSON *tool = cJSON_CreateObject(), *schema, *properties, *prop;
+
+	if (!tool)
+		return NULL;
+	cJSON_AddStringToObject(tool, "name", MCP_SEARCH_TOOL_NAME);
+	cJSON_AddStringToObject(tool, "title", "Search the SDK's documentation");
+	cJSON_AddStringToObject(
+		tool, "description",
+		"Searches the methods that the installed packages declare (their TypeScript "
+		"declarations: e.g. customers.create, with its signature and doc comment) and the "
+		"sections of their READMEs, for words such as \"create a customer\". Returns the "
+		"best matches first, each with its name, signature, description and source file "
+		"and line; an empty list when nothing matches. Nothing runs.");
+	schema = cJSON_AddObjectToObject(tool, "inputSchema");
+	cJSON_AddStringToObject(schema, "type", "object");
+	properties = cJSON_AddObjectToObject(schema, "properties");
+	prop = cJSON_AddObjectToObject(properties, "query");
+	cJSON_AddStringToObject(prop, "type", "string");
+	cJSON_AddStringToObject(prop, "description", "words to look for");
+	prop = cJSON_AddObjectToObject(properties, "limit");
+	cJSON_AddStringToObject(prop, "type", "integer");
+	cJSON_AddNumberToObject(prop, "minimum", 1);
+	cJSON_AddNumberToObject(prop, "maximum", MCP_SEARCH_LIMIT_MAX);
+	cJSON_AddNumberToObject(prop, "default", MCP_SEARCH_LIMIT_DEFAULT);
+	cJSON_AddStringToObject(prop, "description", "how many results, at most");
+	cJSON_AddItemToObject(schema, "required",
+			      cJSON_CreateStringArray((const char *[]){ "query" }, 1));
+	cJSON_AddBoolToObject(schema, "additionalProperties", false);
+	cJSON_AddItemToObject(tool, "outputSchema", cJSON_Parse(MCP_SEARCH_OUTPUT_SCHEMA));
+	return tool;
+}
+
 static int mcp_tools_list(const struct mcp_server *server, const cJSON *id, char **ret_reply)
 {
 	cJSON *result = cJSON_CreateObject(), *tools;
@@ -206,6 +249,8 @@ static int mcp_tools_list(const struct mcp_server *server, const cJSON *id, char
 		return -ENOMEM;
 	tools = cJSON_AddArrayToObject(result, "tools");
 	cJSON_AddItemToArray(tools, mcp_tool(server));
+	if (server->ops->search)
+		cJSON_AddItemToArray(tools, mcp_search_tool());
 	return mcp_reply(id, "result", result, ret_reply);
 }
 
@@ -312,6 +357,69 @@ static cJSON *mcp_result_json(const struct mcp_result *result)
 	return json;
 }
 
+/* A tool's answer: text for the model, and the same as structuredContent. */
+static int mcp_tool_reply(const cJSON *id, const char *text, cJSON *structured, bool is_error,
+			  char **ret_reply)
+{
+	cJSON *reply = cJSON_CreateObject(), *content, *item;
+
+	if (!reply) {
+		cJSON_Delete(structured);
+		return -ENOMEM;
+	}
+	content = cJSON_AddArrayToObject(reply, "content");
+	item = cJSON_CreateObject();
+	cJSON_AddStringToObject(item, "type", "text");
+	cJSON_AddStringToObject(item, "text", text ?: "");
+	cJSON_AddItemToArray(content, item);
+	cJSON_AddItemToObject(reply, "structuredContent", structured);
+	cJSON_AddBoolToObject(reply, "isError", is_error);
+	return mcp_reply(id, "result", reply, ret_reply);
+}
+
+static int mcp_search_call(struct mcp_server *server, const cJSON *id, const cJSON *arguments,
+			   char **ret_reply)
+{
+	const cJSON *query = cJSON_GetObjectItemCaseSensitive(arguments, "query");
+	const cJSON *limit = cJSON_GetObjectItemCaseSensitive(arguments, "limit");
+	_cleanup_free_ char *text = NULL;
+	cJSON *results = NULL, *structured;
+	int n = MCP_SEARCH_LIMIT_DEFAULT, r;
+	char message[256];
+
+	if (!cJSON_IsObject(arguments) || !cJSON_IsString(query) ||
+	    (limit && !cJSON_IsNumber(limit)))
+		return mcp_error(id, MCP_INVALID_PARAMS,
+				 "Invalid params: " MCP_SEARCH_TOOL_NAME " needs \"arguments\": "
+				 "{\"query\": \"<words>\", \"limit\": <1-20, optional>}",
+				 ret_reply);
+	if (limit) {
+		if (!(limit->valuedouble >= 1))
+			return mcp_error(id, MCP_INVALID_PARAMS,
+					 "Invalid params: \"limit\" must be at least 1", ret_reply);
+		n = limit->valuedouble > MCP_SEARCH_LIMIT_MAX ? MCP_SEARCH_LIMIT_MAX
+							      : (int)limit->valuedouble;
+	}
+	r = server->ops->search(server->ops->ctx, query->valuestring, n, &results);
+	if (r < 0) {
+		snprintf(message, sizeof(message), "Internal error: cannot search: %s",
+			 strerror(-r));
+		return mcp_error(id, MCP_INTERNAL_ERROR, message, ret_reply);
+	}
+	structured = cJSON_CreateObject();
+	if (!structured) {
+		cJSON_Delete(results);
+		return -ENOMEM;
+	}
+	cJSON_AddItemToObject(structured, "results", results);
+	text = cJSON_PrintUnformatted(structured);
+	if (!text) {
+		cJSON_Delete(structured);
+		return -ENOMEM;
+	}
+	return mcp_tool_reply(id, text, structured, false, ret_reply);
+}
+
 static int mcp_tools_call(struct mcp_server *server, const cJSON *id, const cJSON *params,
 			  char **ret_reply)
 {
@@ -321,17 +429,21 @@ static int mcp_tools_call(struct mcp_server *server, const cJSON *id, const cJSO
 	_cleanup_free_ char *text = NULL;
 	struct mcp_result result = { 0 };
 	char message[256];
-	cJSON *reply, *content, *item;
+	cJSON *structured;
+	bool is_error;
 	int r;
 
 	if (!cJSON_IsString(name))
 		return mcp_error(id, MCP_INVALID_PARAMS,
 				 "Invalid params: tools/call needs \"name\" (a string)", ret_reply);
+	if (server->ops->search && strcmp(name->valuestring, MCP_SEARCH_TOOL_NAME) == 0)
+		return mcp_search_call(server, id, arguments, ret_reply);
 	if (strcmp(name->valuestring, MCP_TOOL_NAME) != 0) {
-		snprintf(message, sizeof(message),
-			 "Invalid params: unknown tool \"%.64s\" (the tool "
-			 "is " MCP_TOOL_NAME ")",
-			 name->valuestring);
+		snprintf(message, sizeof(message), "Invalid params: unknown tool \"%.64s\" (%s)",
+			 name->valuestring,
+			 server->ops->search ? "the tools are " MCP_TOOL_NAME
+					       " and " MCP_SEARCH_TOOL_NAME
+					     : "the tool is " MCP_TOOL_NAME);
 		return mcp_error(id, MCP_INVALID_PARAMS, message, ret_reply);
 	}
 	if (!cJSON_IsObject(arguments) || !cJSON_IsString(code))
@@ -346,17 +458,11 @@ static int mcp_tools_call(struct mcp_server *server, const cJSON *id, const cJSO
 		return mcp_error(id, MCP_INTERNAL_ERROR, message, ret_reply);
 	}
 	text = mcp_result_text(&result);
-	reply = cJSON_CreateObject();
-	content = cJSON_AddArrayToObject(reply, "content");
-	item = cJSON_CreateObject();
-	cJSON_AddStringToObject(item, "type", "text");
-	cJSON_AddStringToObject(item, "text", text ?: "");
-	cJSON_AddItemToArray(content, item);
-	cJSON_AddItemToObject(reply, "structuredContent", mcp_result_json(&result));
+	structured = mcp_result_json(&result);
 	/* A failed run is the tool's answer, not a protocol error: the model reads why. */
-	cJSON_AddBoolToObject(reply, "isError", result.exit_status != 0);
+	is_error = result.exit_status != 0;
 	mcp_result_free(&result);
-	return mcp_reply(id, "result", reply, ret_reply);
+	return mcp_tool_reply(id, text, structured, is_error, ret_reply);
 }
 
 int mcp_handle(struct mcp_server *server, const char *message, size_t len, char **ret_reply)

@@ -9,7 +9,11 @@
 #include "audit/refusal.h"
 #include "lib/hashtable.h"
 
-#define MCP_TOOL_NAME "run_typescript"
+#define MCP_TOOL_NAME	     "run_typescript"
+#define MCP_SEARCH_TOOL_NAME "search_docs"
+/* search_docs' "limit": when not given, and the most it may be (larger ones are this). */
+#define MCP_SEARCH_LIMIT_DEFAULT 5
+#define MCP_SEARCH_LIMIT_MAX	 20
 /* The newest first: an initialize asking for another gets this one. */
 #define MCP_PROTOCOL_LATEST "2025-11-25"
 /* Largest message read; a longer line is answered with -32600 and skipped. */
@@ -53,10 +57,18 @@ void mcp_result_free(struct mcp_result *result);
  */
 int mcp_result_add_refusal(struct mcp_result *result, const struct refusal *refusal);
 
+struct cJSON;
+
 /* How a tools/call is run: mcp_run.c in launch, a stand-in in the unit tests. */
 struct mcp_ops {
 	/* Runs code; returns 0 and fills ret_result, or a negative errno (an internal error). */
 	int (*run)(void *ctx, const char *code, struct mcp_result *ret_result);
+	/*
+	 * search_docs (NULL: the tool is not offered): the best limit entries for query, a JSON
+	 * array of {name, signature, description, source}, empty when none matches. Returns 0 and
+	 * *ret_results, or a negative errno.
+	 */
+	int (*search)(void *ctx, const char *query, int limit, struct cJSON **ret_results);
 	/* Called after each reply is written (may be NULL): work the answer need not wait for. */
 	void (*idle)(void *ctx);
 	/*

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <cjson/cJSON.h>
 
+#include "docindex.h"
 #include "mcp.h"
 #include "mcp_run_internal.h"
 #include "lib/util.h"
@@ -404,13 +405,40 @@ static int mcp_run_state_dir(struct mcp_runner *runner)
 	return 0;
 }
 
+static int mcp_run_search(void *ctx, const char *query, int limit, cJSON **ret_results)
+{
+	struct mcp_runner *runner = ctx;
+
+	return docindex_search(runner->docs, query, limit, ret_results);
+}
+
+/*
+ * search_docs' index, read from --modules in this process (files are parsed, none runs). On
+ * failure the server goes on without the tool: run_typescript does not need it.
+ */
+static void mcp_run_index_docs(struct mcp_runner *runner)
+{
+	long long started = monotonic_now_ms();
+	size_t entries, packages;
+	int r;
+
+	r = docindex_build(runner->config->modules, &runner->docs, &entries, &packages);
+	if (r < 0) {
+		fprintf(stderr, "launch mcp: search_docs: cannot index %s: %s\n",
+			runner->config->modules, strerror(-r));
+		return;
+	}
+	fprintf(stderr, "launch mcp: search_docs: %zu entries from %zu packages in %lld ms\n",
+		entries, packages, monotonic_now_ms() - started);
+}
+
 int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, char *errbuf,
 		  size_t errlen)
 {
 	struct mcp_runner runner = { .config = config,
 				     .audit_fd = -1,
 				     .trace = getenv("LAUNCH_MCP_TRACE") != NULL };
-	const struct mcp_ops ops = {
+	struct mcp_ops ops = {
 		.run = mcp_run_call, .idle = mcp_run_idle, .wait = mcp_run_wait, .ctx = &runner
 	};
 	struct mcp_server server = { .ops = &ops,
@@ -437,7 +465,11 @@ int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, ch
 			 runner.state_dir, strerror(-r));
 		goto out;
 	}
+	/* The prepared sandboxes start while the index is read. */
 	mcp_pool_fill(&runner);
+	mcp_run_index_docs(&runner);
+	if (runner.docs)
+		ops.search = mcp_run_search;
 	r = mcp_serve(&server, in_fd, out_fd);
 	if (r < 0)
 		snprintf(errbuf, errlen, "MCP on standard input and output: %s", strerror(-r));
@@ -448,5 +480,6 @@ out:
 	if (runner.state_dir[0] == '/')
 		mcp_remove_tree(runner.state_dir);
 	closep(&runner.audit_fd);
+	docindex_free(runner.docs);
 	return r;
 }

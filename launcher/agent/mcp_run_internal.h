@@ -67,8 +67,9 @@ struct mcp_runner {
 	char preload[256]; /* the SDKs a prepared sandbox imports ahead */
 	struct mcp_sandbox pool[MCP_RUN_POOL_MAX];
 	struct mcp_sandbox dying[MCP_RUN_DYING_MAX];
-	long long refill_at; /* monotonic ms: when the pool is filled again; 0: it is */
-	bool trace;	     /* LAUNCH_MCP_TRACE: the times of each call's steps on stderr */
+	long long refill_at;   /* monotonic ms: when the pool is filled again; 0: it is */
+	bool trace;	       /* LAUNCH_MCP_TRACE: the times of each call's steps on stderr */
+	struct docindex *docs; /* search_docs' index of --modules; NULL: not offered */
 };
 
 /* Closes and forgets: the sandbox's descriptors are closed from several places. */

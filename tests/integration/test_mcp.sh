@@ -419,3 +419,50 @@ test_mcp_refused_counted() {
 			fail "$step: $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")" || return 1
 	done
 }
+
+# search_docs: the server indexes --modules' declarations and READMEs before it serves (one
+# stderr line says how many), and answers from it without a sandbox.
+test_mcp_search_docs() {
+	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$IT_DIR/fixtures" \
+		>"$T_DIR/search.out" 2>"$T_DIR/search.err" <<-'PY'
+		import json, sys
+		launch, modules, policy, fixtures = sys.argv[1:5]
+		sys.path.insert(0, fixtures)
+		from mcp_client import Server
+		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "0"],
+		                stderr=sys.stderr)
+		server.initialize()
+		server.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+		tools = {t["name"]: t for t in server.recv(2)["result"]["tools"]}
+		print("tools", "ok" if sorted(tools) == ["run_typescript", "search_docs"] else
+		      "bad " + " ".join(sorted(tools)))
+		print("schema", "ok" if "results" in
+		      tools.get("search_docs", {}).get("outputSchema", {}).get("properties", {})
+		      else "bad")
+		server.call_tool(3, "search_docs", {"query": "create a customer"})
+		reply = server.recv(3)["result"]
+		results = reply["structuredContent"]["results"]
+		print(json.dumps(results[:3]))
+		names = [r["name"] for r in results[:3]]
+		print("customers", "ok" if "customers.create" in names else "bad " + " ".join(names))
+		hit = next((r for r in results if r["name"] == "customers.create"), {})
+		print("hit", "ok" if hit.get("signature", "").startswith("create(") and
+		      "customer" in hit.get("description", "").lower() and
+		      ".d.ts:" in hit.get("source", "") else "bad " + json.dumps(hit))
+		print("text", "ok" if json.loads(reply["content"][0]["text"]) ==
+		      reply["structuredContent"] and not reply["isError"] else "bad")
+		server.call_tool(4, "search_docs", {"query": "zzzqqq", "limit": 20})
+		reply = server.recv(4)
+		print("empty", "ok" if "result" in reply and
+		      reply["result"]["structuredContent"]["results"] == [] else "bad " + json.dumps(reply))
+		server.close()
+	PY
+	cat "$T_DIR/search.out"
+	for step in tools schema customers hit text empty; do
+		grep -qx "$step ok" "$T_DIR/search.out" ||
+			fail "$step: $(brief "$(cat "$T_DIR/search.out" "$T_DIR/search.err")")" || return 1
+	done
+	grep -Eq '^launch mcp: search_docs: [1-9][0-9]* entries from [1-9][0-9]* packages in [0-9]+ ms$' \
+		"$T_DIR/search.err" ||
+		fail "no index line on stderr: $(brief "$(cat "$T_DIR/search.err")")" || return 1
+}

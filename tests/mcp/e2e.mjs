@@ -54,8 +54,14 @@ check('initialize', info?.name === 'launch' && client.getServerCapabilities()?.t
 
 const { tools } = await client.listTools();
 const tool = tools.find((t) => t.name === 'run_typescript');
-check('tools/list', tools.length === 1 && tool?.inputSchema?.required?.includes('code'),
-      brief(tools));
+check('tools/list', tools.length === 2 && tool?.inputSchema?.required?.includes('code') &&
+      tools.some((t) => t.name === 'search_docs'), brief(tools));
+
+// search_docs through the SDK, which checks structuredContent against the outputSchema.
+const found = await client.callTool({ name: 'search_docs',
+				      arguments: { query: 'create a customer', limit: 3 } });
+check('search_docs', found.structuredContent?.results?.some((h) => h.name === 'customers.create'),
+      brief(found.structuredContent));
 
 // The SDK and the stand-in: a Stripe call that must succeed.
 let r = await call(client, `

@@ -18,6 +18,8 @@ static struct {
 	int signal;
 	bool incomplete; /* refused_incomplete */
 	int idles;	 /* replies after which the idle hook ran */
+	char query[64];	 /* the last search_docs query, and its limit */
+	int limit;
 } fake;
 
 static int fake_run(void *ctx __attribute__((unused)), const char *code,
@@ -54,7 +56,34 @@ static void fake_idle(void *ctx __attribute__((unused)))
 	fake.idles++;
 }
 
+/* One result for "customer", none for anything else. */
+static int fake_search(void *ctx __attribute__((unused)), const char *query, int limit,
+		       cJSON **ret_results)
+{
+	cJSON *results = cJSON_CreateArray(), *item;
+
+	snprintf(fake.query, sizeof(fake.query), "%s", query);
+	fake.limit = limit;
+	if (fake.fail) {
+		cJSON_Delete(results);
+		return fake.fail;
+	}
+	if (strstr(query, "customer")) {
+		item = cJSON_CreateObject();
+		cJSON_AddStringToObject(item, "name", "customers.create");
+		cJSON_AddStringToObject(item, "signature", "create(params?: P): Promise<C>;");
+		cJSON_AddStringToObject(item, "description", "Creates a new customer object.");
+		cJSON_AddStringToObject(item, "source", "stripe/Customers.d.ts:41");
+		cJSON_AddItemToArray(results, item);
+	}
+	*ret_results = results;
+	return 0;
+}
+
 static const struct mcp_ops FAKE_OPS = { .run = fake_run, .idle = fake_idle };
+static const struct mcp_ops FAKE_OPS_SEARCH = { .run = fake_run,
+						.idle = fake_idle,
+						.search = fake_search };
 
 static void server_init(struct mcp_server *server)
 {
@@ -248,6 +277,95 @@ static void test_tools_list(void)
 			     cJSON_GetArrayItem(cJSON_GetObjectItem(schema, "required"), 0)),
 		     "code");
 	CHECK(cJSON_IsObject(cJSON_GetObjectItem(tool, "outputSchema")));
+	cJSON_Delete(reply);
+
+	/* With an index, search_docs too. */
+	server.ops = &FAKE_OPS_SEARCH;
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"}");
+	tools = cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "result"), "tools");
+	CHECK_EQ_INT(cJSON_GetArraySize(tools), 2);
+	tool = cJSON_GetArrayItem(tools, 1);
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(tool, "name")), "search_docs");
+	schema = cJSON_GetObjectItem(tool, "inputSchema");
+	CHECK_EQ_STR(cJSON_GetStringValue(
+			     cJSON_GetArrayItem(cJSON_GetObjectItem(schema, "required"), 0)),
+		     "query");
+	CHECK(cJSON_IsObject(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(tool, "outputSchema"), "properties"),
+		"results")));
+	cJSON_Delete(reply);
+}
+
+/* Sends a search_docs call with these arguments; returns the reply. */
+static cJSON *search(struct mcp_server *server, const char *arguments)
+{
+	char message[512];
+
+	snprintf(message, sizeof(message),
+		 "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{"
+		 "\"name\":\"search_docs\",\"arguments\":%s}}",
+		 arguments);
+	return send_msg(server, message);
+}
+
+static void test_search_docs(void)
+{
+	struct mcp_server server;
+	cJSON *reply, *result, *results, *text;
+
+	server_init(&server);
+	server.ops = &FAKE_OPS_SEARCH;
+	initialize(&server);
+	reply = search(&server, "{\"query\":\"create a customer\"}");
+	CHECK_EQ_STR(fake.query, "create a customer");
+	CHECK_EQ_INT(fake.limit, MCP_SEARCH_LIMIT_DEFAULT);
+	result = cJSON_GetObjectItem(reply, "result");
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(result, "isError")));
+	results = cJSON_GetObjectItem(cJSON_GetObjectItem(result, "structuredContent"), "results");
+	CHECK_EQ_INT(cJSON_GetArraySize(results), 1);
+	CHECK_EQ_STR(
+		cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(results, 0), "source")),
+		"stripe/Customers.d.ts:41");
+	/* The text is the same results, as JSON. */
+	text = cJSON_Parse(cJSON_GetStringValue(cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(result, "content"), 0), "text")));
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(
+			     cJSON_GetArrayItem(cJSON_GetObjectItem(text, "results"), 0), "name")),
+		     "customers.create");
+	cJSON_Delete(text);
+	cJSON_Delete(reply);
+
+	/* No match: an empty list, not an error. A limit past the most is the most. */
+	reply = search(&server, "{\"query\":\"zzzqqq\",\"limit\":500}");
+	CHECK_EQ_INT(fake.limit, MCP_SEARCH_LIMIT_MAX);
+	result = cJSON_GetObjectItem(reply, "result");
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(result, "isError")));
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(
+			     cJSON_GetObjectItem(result, "structuredContent"), "results")),
+		     0);
+	cJSON_Delete(reply);
+	reply = search(&server, "{\"query\":\"x\",\"limit\":3}");
+	CHECK_EQ_INT(fake.limit, 3);
+	cJSON_Delete(reply);
+
+	for (const char *const *bad =
+		     (const char *const[]){ "{}", "{\"query\":3}", "{\"query\":\"x\",\"limit\":0}",
+					    "{\"query\":\"x\",\"limit\":\"5\"}", "\"x\"", NULL };
+	     *bad; bad++) {
+		reply = search(&server, *bad);
+		CHECK_EQ_INT(error_code(reply), MCP_INVALID_PARAMS);
+		cJSON_Delete(reply);
+	}
+	fake.fail = -EIO;
+	reply = search(&server, "{\"query\":\"x\"}");
+	CHECK_EQ_INT(error_code(reply), MCP_INTERNAL_ERROR);
+	cJSON_Delete(reply);
+
+	/* Without an index the tool is unknown. */
+	fake.fail = 0;
+	server.ops = &FAKE_OPS;
+	reply = search(&server, "{\"query\":\"x\"}");
+	CHECK_EQ_INT(error_code(reply), MCP_INVALID_PARAMS);
 	cJSON_Delete(reply);
 }
 
@@ -452,6 +570,7 @@ int main(void)
 	RUN(test_tools_list);
 	RUN(test_refused_counted);
 	RUN(test_tools_call);
+	RUN(test_search_docs);
 	RUN(test_serve);
 	RUN(test_serve_too_long);
 	return test_failures != 0;
