@@ -82,6 +82,7 @@ struct container {
 	bool log_open;
 	struct ring_buffer *ringbuf;
 	int epoll_fd, signal_fd;
+	int events_fd; /* the cgroup's cgroup.events: its emptying ends the supervisor too */
 	long long started_ms;
 	char *argv[CONTAINER_ARGV_MAX + 1];
 	cJSON *config; /* owns argv's strings */
@@ -375,15 +376,29 @@ static int container_open_events(struct container *c)
 	return 0;
 }
 
-/* Init joins the confined cgroup: it waits in runc's create, so all it starts inherits it. */
+/*
+ * Init joins the confined cgroup: it waits in runc's create, so all it starts inherits it.
+ * Then the cgroup's emptying is watched (kernfs signals a change of cgroup.events with
+ * EPOLLPRI): a container whose start failed after this hook gets no poststop, and its
+ * supervisor must not wait for one.
+ */
 static int container_move_init(struct container *c)
 {
+	struct epoll_event ev = { .events = EPOLLPRI };
 	int r = write_pid(c->cgroup.path, c->state->pid);
 
 	if (r < 0)
 		return container_fail(c, r, "cannot move the container's init %d into %s: %s",
 				      c->state->pid, c->cgroup.path, strerror(-r));
 	c->moved = true;
+	c->events_fd = openat(c->cgroup.dir_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	ev.data.fd = c->events_fd;
+	r = c->events_fd < 0 || epoll_ctl(c->epoll_fd, EPOLL_CTL_ADD, c->events_fd, &ev) < 0
+		    ? -errno
+		    : 0;
+	if (r < 0)
+		return container_fail(c, r, "cannot watch %s/cgroup.events: %s", c->cgroup.path,
+				      strerror(-r));
 	return 0;
 }
 
@@ -430,9 +445,24 @@ fail:
 			      c->state->id, strerror(errno));
 }
 
-/* Until poststop's signal: refusals from the ring into the log. */
+/* Reading cgroup.events again is also what makes its next change wake epoll. */
+static bool container_emptied(struct container *c)
+{
+	char events[256];
+	ssize_t n = pread(c->events_fd, events, sizeof(events) - 1, 0);
+
+	if (n <= 0)
+		return false;
+	events[n] = '\0';
+	return strstr(events, "populated 0") != NULL;
+}
+
+/* Until poststop's signal, or the container's end: refusals from the ring into the log. */
 static void container_supervise(struct container *c)
 {
+	/* Emptied before the watch began: epoll would not say so. */
+	if (container_emptied(c))
+		return;
 	for (;;) {
 		struct epoll_event evs[4];
 		int n = epoll_wait(c->epoll_fd, evs, 4, audit_timeout_ms(c->log));
@@ -443,6 +473,8 @@ static void container_supervise(struct container *c)
 			uint64_t count;
 
 			if (evs[i].data.fd == c->signal_fd)
+				return;
+			if (evs[i].data.fd == c->events_fd && container_emptied(c))
 				return;
 			if (evs[i].data.fd == audit_event_fd(c->log) &&
 			    read(evs[i].data.fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
@@ -506,6 +538,8 @@ static void container_release(struct container *c, bool started)
 	loader_sandbox_close(&c->bpf);
 	loader_shared_close(&c->shared);
 	cgroup_destroy(&c->cgroup);
+	if (c->events_fd >= 0)
+		close(c->events_fd);
 	if (c->pid_path[0])
 		unlink(c->pid_path);
 	if (c->lock_fd >= 0)
@@ -527,6 +561,7 @@ static int container_supervisor(const struct container_options *options, int rea
 		.log = &log,
 		.epoll_fd = -1,
 		.signal_fd = -1,
+		.events_fd = -1,
 		.errbuf = errbuf,
 		.errlen = sizeof(errbuf),
 	};
