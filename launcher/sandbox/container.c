@@ -75,6 +75,7 @@ struct container {
 	char pid_path[PATH_MAX];
 	char home_cgroup[PATH_MAX]; /* init's cgroup v2 before the move, for an undo */
 	bool moved;
+	bool engine_cgroup; /* the programs are on the engine's cgroup, which stays its */
 	struct sandbox_cgroup cgroup;
 	struct loader_shared shared;
 	struct loader_sandbox bpf;
@@ -254,8 +255,8 @@ static int container_on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* The lock, and the cgroup's path recorded in it before the cgroup exists (gc.h). */
-static int container_lock(struct container *c, char *cgroup_path, size_t len)
+/* The lock, and the cgroup's path recorded in it before it is confined (gc.h). */
+static int container_lock(struct container *c, const char *cgroup_path)
 {
 	const char *id = c->state->id;
 	int r;
@@ -266,8 +267,6 @@ static int container_lock(struct container *c, char *cgroup_path, size_t len)
 				      id, strerror(-c->lock_fd),
 				      c->lock_fd == -EEXIST ? " (the container is confined already)"
 							    : "");
-	if ((size_t)snprintf(cgroup_path, len, "%s/%s", c->options->cgroup_parent, id) >= len)
-		return container_fail(c, -ENAMETOOLONG, "cgroup path too long");
 	r = gc_record(c->lock_fd, cgroup_path);
 	if (r < 0)
 		return container_fail(c, r, "cannot record the cgroup in %s/%s.lock: %s",
@@ -275,17 +274,36 @@ static int container_lock(struct container *c, char *cgroup_path, size_t len)
 	return 0;
 }
 
-/* Init's cgroup v2 as the engine made it, then launch's own, made and confined. */
+/*
+ * The engine's own cgroup v2 of the container, when it made one (runc does, beside the v1
+ * controllers of a hybrid host): `podman exec` puts its processes there too, so that is
+ * where the programs must be. A sweep after the supervisor's death kills what is in it.
+ */
+static int container_open_engine_cgroup(struct container *c)
+{
+	struct stat st;
+
+	strcpy(c->cgroup.path, c->home_cgroup);
+	c->cgroup.dir_fd = open(c->cgroup.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c->cgroup.dir_fd < 0 || fstat(c->cgroup.dir_fd, &st) < 0)
+		return -errno;
+	c->cgroup.id = st.st_ino;
+	c->engine_cgroup = true;
+	return 0;
+}
+
+/*
+ * The cgroup the programs go to: the engine's cgroup v2 of the container, or, when init is
+ * in the hierarchy's root (an engine that uses cgroup v1 alone), one of launch's own that
+ * init joins (container_move_init).
+ */
 static int container_make_cgroup(struct container *c)
 {
 	const struct container_state *state = c->state;
-	char mount[PATH_MAX], recorded[PATH_MAX];
+	char mount[PATH_MAX], own[PATH_MAX];
 	const char *failed = "?";
 	int r;
 
-	r = container_lock(c, recorded, sizeof(recorded));
-	if (r < 0)
-		return r;
 	r = cgroup_find_mount(mount, sizeof(mount));
 	if (r == 0)
 		r = container_read_cgroup(state->pid, mount, c->home_cgroup,
@@ -294,10 +312,27 @@ static int container_make_cgroup(struct container *c)
 		return container_fail(c, r,
 				      "cannot find the cgroup v2 of the container's init %d: %s",
 				      state->pid, strerror(-r));
-	r = cgroup_create(c->options->cgroup_parent, state->id, &c->cgroup);
-	if (r < 0)
-		return container_fail(c, r, "cannot create cgroup %s/%s: %s",
-				      c->options->cgroup_parent, state->id, strerror(-r));
+	if ((size_t)snprintf(own, sizeof(own), "%s/%s", c->options->cgroup_parent, state->id) >=
+	    sizeof(own))
+		return container_fail(c, -ENAMETOOLONG, "cgroup path too long");
+	/* "0::/": init is in the root, which no program may confine. */
+	if (strcmp(c->home_cgroup + strlen(mount), "/") != 0) {
+		r = container_lock(c, c->home_cgroup);
+		if (r < 0)
+			return r;
+		r = container_open_engine_cgroup(c);
+		if (r < 0)
+			return container_fail(c, r, "cannot open cgroup %s: %s", c->home_cgroup,
+					      strerror(-r));
+	} else {
+		r = container_lock(c, own);
+		if (r < 0)
+			return r;
+		r = cgroup_create(c->options->cgroup_parent, state->id, &c->cgroup);
+		if (r < 0)
+			return container_fail(c, r, "cannot create cgroup %s: %s", own,
+					      strerror(-r));
+	}
 	r = loader_shared_get(c->options->cgroup_parent, &c->shared, c->errbuf, c->errlen);
 	if (r < 0)
 		return container_fail(c, r, "cannot load the BPF programs: %s", strerror(-r));
@@ -385,7 +420,7 @@ static int container_open_events(struct container *c)
 static int container_move_init(struct container *c)
 {
 	struct epoll_event ev = { .events = EPOLLPRI };
-	int r = write_pid(c->cgroup.path, c->state->pid);
+	int r = c->engine_cgroup ? 0 : write_pid(c->cgroup.path, c->state->pid);
 
 	if (r < 0)
 		return container_fail(c, r, "cannot move the container's init %d into %s: %s",
@@ -532,12 +567,16 @@ static void container_release(struct container *c, bool started)
 	}
 	if (c->moved && !started && write_pid(c->home_cgroup, c->state->pid) == 0)
 		c->moved = false;
-	/* Whatever is still in the cgroup dies with it: it must not run unconfined. */
-	if (c->cgroup.dir_fd >= 0 && !cgroup_is_empty(&c->cgroup))
+	/* Whatever is still in launch's cgroup dies with it: it must not run unconfined. */
+	if (!c->engine_cgroup && c->cgroup.dir_fd >= 0 && !cgroup_is_empty(&c->cgroup))
 		cgroup_kill(&c->cgroup, CONTAINER_KILL_TIMEOUT_MS);
+	/* From here on the cgroup refuses everything, until the engine removes it. */
 	loader_sandbox_close(&c->bpf);
 	loader_shared_close(&c->shared);
-	cgroup_destroy(&c->cgroup);
+	if (!c->engine_cgroup)
+		cgroup_destroy(&c->cgroup);
+	else if (c->cgroup.dir_fd >= 0)
+		close(c->cgroup.dir_fd);
 	if (c->events_fd >= 0)
 		close(c->events_fd);
 	if (c->pid_path[0])
