@@ -105,6 +105,9 @@ DEB_PKGS += bubblewrap
 DEB_PKGS += musl-tools
 # make deb and its install test.
 DEB_PKGS += debhelper lintian dpkg-dev
+# launch oci-hook's tests: podman with runc (crun refuses a hybrid cgroup host), and a static
+# busybox for the containers' root file system.
+DEB_PKGS += podman runc busybox-static
 
 # Compiler-made dependency files: editing any header rebuilds what includes it.
 DEPFILES := $(wildcard $(foreach d,obj bpf unit/obj valgrind/obj helpers selftest init-glibc \
@@ -295,6 +298,10 @@ install: $(BUILD)/launch $(BUILD)/launch-init $(BUILD)/launch.1 $(BUILD)/launch-
 	install -D -m 0644 $(BUILD)/launch-init.1 $(DESTDIR)$(MANDIR)/man1/launch-init.1
 	install -d $(DESTDIR)$(DATADIR)/launch/policies
 	install -m 0644 policies/*.json $(DESTDIR)$(DATADIR)/launch/policies/
+	install -d $(DESTDIR)$(DATADIR)/containers/oci/hooks.d
+	sed 's|"/usr/bin/launch"|"$(BINDIR)/launch"|' contrib/oci/launch-hook.json \
+		>$(DESTDIR)$(DATADIR)/containers/oci/hooks.d/launch.json
+	chmod 0644 $(DESTDIR)$(DATADIR)/containers/oci/hooks.d/launch.json
 
 unit: $(UNIT_BINS) $(SELFTEST_BIN)
 	@BUILD=$(BUILD) tests/run-unit $(UNIT_BINS) tests/selftest/run

@@ -29,6 +29,8 @@ int cmd_mcp(int argc, char **argv);
 int cmd_learn(int argc, char **argv);
 /* launch report AUDIT.jsonl */
 int cmd_report(int argc, char **argv);
+/* launch oci-hook (the OCI state on stdin) */
+int cmd_oci(int argc, char **argv);
 
 /* The run command's --help: launch --help, and launch's synopsis of every command. */
 extern const struct command_help cmd_run_help;

@@ -18,6 +18,7 @@ static const struct {
 } commands[] = {
 	{ "check", cmd_check },	  { "gc", cmd_gc },	  { "mcp", cmd_mcp },
 	{ "update", cmd_update }, { "learn", cmd_learn }, { "report", cmd_report },
+	{ "oci-hook", cmd_oci },
 };
 
 /* libbpf's messages: only with --verbose. */

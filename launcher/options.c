@@ -32,6 +32,14 @@ static const struct command_help *help_of_command;
  * all, so launch always exits in bounded time.
  */
 #define STDERR_WAIT_MS 1000
+/* What each fail() line starts with. */
+static const char *fail_prefix = "launch: ";
+
+void fail_set_prefix(const char *prefix)
+{
+	fail_prefix = prefix;
+}
+
 void fail(const char *fmt, ...)
 {
 	static bool stderr_stalled;
@@ -40,7 +48,7 @@ void fail(const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	n = snprintf(line, sizeof(line), "launch: ");
+	n = snprintf(line, sizeof(line), "%s", fail_prefix);
 	va_start(ap, fmt);
 	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);

@@ -108,6 +108,8 @@ const struct opt *options_find(const struct opt *rows, size_t n, const char *nam
 
 /* One line on stderr, "launch: ...", that waits at most a second for a stalled stderr. */
 void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Replaces fail()'s "launch: " (a static string): "launch oci-hook: " for the engine's log. */
+void fail_set_prefix(const char *prefix);
 
 /* A decimal number 0..max. */
 int parse_uint(const char *text, unsigned int max, unsigned int *ret_value);

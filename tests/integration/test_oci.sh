@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# launch oci-hook under podman with runc: a container from a rootfs folder the test makes
+# (busybox-static and the probe with its libraries), the hook found in a hooks dir of the
+# test's own whose path is this build's launch. Only --network none: the container has its
+# own loopback and nothing else.
+
+# podman, as these tests run it: runc (crun refuses this hybrid host's cgroup layout), no
+# systemd, and rlimits the host lets a root without CAP_SYS_RESOURCE set.
+oci_podman() {
+	podman --runtime runc --cgroup-manager cgroupfs --events-backend file \
+		--hooks-dir "$IT_TMP/oci-hooks" "$@"
+}
+
+OCI_RUN=(run --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
+
+# The rootfs and the hooks dir, made once per run.
+oci_setup() {
+	local root=$IT_TMP/oci-rootfs lib
+
+	command -v podman >/dev/null || fail "podman not found (make deps)" || return 1
+	command -v runc >/dev/null || fail "runc not found (make deps)" || return 1
+	[ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 ||
+		fail "no static /bin/busybox (busybox-static)" || return 1
+	[ -d "$root" ] && return 0
+	mkdir -p "$root"/{bin,proc,sys,dev,etc,tmp} "$IT_TMP/oci-hooks" || return 1
+	cp /bin/busybox "$root/bin/" && ln -s busybox "$root/bin/sh" &&
+		cp "$IT_PROBE" "$root/bin/probe" || return 1
+	for lib in $(ldd "$IT_PROBE" | awk '/\// { print ($2 == "=>") ? $3 : $1 }'); do
+		mkdir -p "$root${lib%/*}" && cp "$lib" "$root$lib" || return 1
+	done
+	printf '{"version":"1.0.0","hook":{"path":"%s","args":["launch","oci-hook"]},' \
+		"$(realpath "$IT_LAUNCH")" >"$IT_TMP/oci-hooks/launch.json"
+	printf '"when":{"annotations":{"^io\\\\.launch\\\\.policy$":".*"}},' \
+		>>"$IT_TMP/oci-hooks/launch.json"
+	printf '"stages":["createRuntime","poststop"]}\n' >>"$IT_TMP/oci-hooks/launch.json"
+}
+
+# oci_run NAME [OPTION...] -- COMMAND...: runs a container named NAME (removed before and
+# after) with podman run's OPTIONs after the common ones; its output on stdout, podman's
+# errors in $T_DIR/NAME.err, podman's exit status.
+oci_run() {
+	local name=$1 opts=() rc
+
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	oci_podman rm -f "$name" >/dev/null 2>&1
+	timeout -k 5 60 podman --runtime runc --cgroup-manager cgroupfs --events-backend file \
+		--hooks-dir "$IT_TMP/oci-hooks" "${OCI_RUN[@]}" --name "$name" "${opts[@]}" \
+		--rootfs "$IT_TMP/oci-rootfs" "$@" 2>"$T_DIR/$name.err"
+	rc=$?
+	oci_podman rm -f "$name" >/dev/null 2>&1
+	return $rc
+}
+
+# Launch's cgroups of containers (12 hex digits) left in the default parent.
+oci_cgroups() {
+	find "$IT_CG2/launch" -maxdepth 1 -regextype egrep -regex '.*/[0-9a-f]{12}' 2>/dev/null
+}
+
+# Supervisors still running (a launch oci-hook process whose parent is not a hook runner).
+oci_supervisors() {
+	find_pids launch "oci-hook"
+}
+
+# Without the annotation the container's connect goes (ECONNREFUSED: its own loopback has no
+# listener); with a policy that allows nothing, it is refused with a deny line naming it.
+test_oci_refused() {
+	local p log out id
+
+	oci_setup || return 1
+	p=$(policy none '{"name": "none", "allow": []}')
+	log=$T_LOGS/audit.jsonl
+	out=$(oci_run "it$IT_RUNID-oci-free" -- /bin/probe tcp 127.0.0.1 9)
+	expect_eq "unconfined container's connect" ECONNREFUSED "$out" || return 1
+	[ ! -e "$log" ] || fail "the hook ran for a container without the annotation" || return 1
+	out=$(oci_run "it$IT_RUNID-oci-none" --annotation io.launch.policy="$p" \
+		--annotation io.launch.audit-log="$log" -- /bin/probe tcp 127.0.0.1 9)
+	expect_eq "confined container's connect" EPERM "$out" ||
+		fail "podman: $(brief "$(cat "$T_DIR/it$IT_RUNID-oci-none.err")")" || return 1
+	id=$(audit_get "$log" event=sandbox_start -- sandbox)
+	expect_match "sandbox id" '^[0-9a-f]{12}$' "$id" || return 1
+	expect_audit 1 "$log" event=deny sandbox="$id" op=connect dst_ip=127.0.0.1 dst_port=9 ||
+		return 1
+	expect_audit 1 "$log" event=sandbox_exit sandbox="$id" denied=1
+}
+
+# A policy that does not exist: podman run fails with the hook's line, the command never ran,
+# and nothing of launch's is left.
+test_oci_bad_policy() {
+	local out err
+
+	oci_setup || return 1
+	out=$(oci_run "it$IT_RUNID-oci-bad" --annotation io.launch.policy=it-no-such-policy \
+		-- /bin/sh -c 'echo RAN')
+	expect_eq "podman run's exit status" 126 "$?" || return 1
+	err=$(cat "$T_DIR/it$IT_RUNID-oci-bad.err")
+	expect_match "podman's error" 'launch oci-hook: --policy: no policy named "it-no-such-policy"' \
+		"$err" || return 1
+	expect_eq "the command's output" "" "$out" || return 1
+	expect_eq "launch cgroups left" "" "$(oci_cgroups)" || return 1
+	expect_eq "supervisors left" "" "$(oci_supervisors)"
+}
+
+# After a container ran detached and podman rm -f: no cgroup, no supervisor, no pid file.
+test_oci_no_residue() {
+	local p log name=it$IT_RUNID-oci-rm
+
+	oci_setup || return 1
+	p=$(policy none '{"name": "none", "allow": []}')
+	log=$T_LOGS/audit.jsonl
+	oci_podman rm -f "$name" >/dev/null 2>&1
+	timeout -k 5 60 podman --runtime runc --cgroup-manager cgroupfs --events-backend file \
+		--hooks-dir "$IT_TMP/oci-hooks" "${OCI_RUN[@]}" -d --name "$name" \
+		--annotation io.launch.policy="$p" --annotation io.launch.audit-log="$log" \
+		--rootfs "$IT_TMP/oci-rootfs" /bin/busybox sleep 1000 >/dev/null 2>"$T_DIR/run.err" ||
+		fail "podman run -d: $(brief "$(cat "$T_DIR/run.err")")" || return 1
+	[ -n "$(oci_supervisors)" ] || fail "no supervisor while the container runs" || return 1
+	# podman exec joins the engine's cgroup, which is the one confined.
+	expect_eq "podman exec's connect" EPERM "$(oci_podman exec "$name" /bin/probe tcp 127.0.0.1 9)" ||
+		return 1
+	oci_podman rm -f -t 0 "$name" >/dev/null 2>&1 || fail "podman rm -f failed" || return 1
+	expect_eq "launch cgroups left" "" "$(oci_cgroups)" || return 1
+	expect_eq "supervisors left" "" "$(oci_supervisors)" || return 1
+	expect_eq "pid files left" "" "$(ls /run/launch/oci 2>/dev/null)" || return 1
+	expect_audit 1 "$log" event=sandbox_exit denied=1
+}
+
+# The supervisor SIGKILLed: the programs stay and refuse; podman rm then leaves nothing.
+test_oci_supervisor_killed() {
+	local p log id sup out name=it$IT_RUNID-oci-kill
+
+	oci_setup || return 1
+	p=$(policy none '{"name": "none", "allow": []}')
+	log=$T_LOGS/audit.jsonl
+	oci_podman rm -f "$name" >/dev/null 2>&1
+	oci_podman "${OCI_RUN[@]}" -d --name "$name" --annotation io.launch.policy="$p" \
+		--annotation io.launch.audit-log="$log" --rootfs "$IT_TMP/oci-rootfs" \
+		/bin/busybox sleep 1000 >/dev/null 2>"$T_DIR/run.err" ||
+		fail "podman run -d: $(brief "$(cat "$T_DIR/run.err")")" || return 1
+	id=$(audit_get "$log" event=sandbox_start -- sandbox)
+	sup=$(cat "/run/launch/oci/$id.pid" 2>/dev/null)
+	[ -n "$sup" ] || fail "no pid file for $id" || return 1
+	kill -KILL "$sup"
+	# Refused, or the container gone already: any launch's sweep (a poststop of another
+	# container, podman runs those late) kills what a dead supervisor leaves.
+	out=$(oci_podman exec "$name" /bin/probe tcp 127.0.0.1 9 2>"$T_DIR/exec.err")
+	[ "$out" = EPERM ] || grep -q "stopped container" "$T_DIR/exec.err" ||
+		fail "podman exec's connect, the supervisor dead: '$out' $(brief "$(cat "$T_DIR/exec.err")")" ||
+		return 1
+	oci_podman rm -f -t 0 "$name" >/dev/null 2>&1 || fail "podman rm -f failed" || return 1
+	expect_eq "supervisors left" "" "$(oci_supervisors)" || return 1
+	expect_eq "lock files left" "" "$(ls "/run/launch/$id.lock" 2>/dev/null)" || return 1
+	expect_eq "pid files left" "" "$(ls /run/launch/oci 2>/dev/null)"
+}
