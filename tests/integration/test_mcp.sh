@@ -466,3 +466,35 @@ test_mcp_search_docs() {
 		"$T_DIR/search.err" ||
 		fail "no index line on stderr: $(brief "$(cat "$T_DIR/search.err")")" || return 1
 }
+
+# search_docs' quality on the task phrases written down in tests/mcp/search-quality/stripe.txt
+# (a phrase and the method that answers it): the method is in the top 3 for at least 18 of
+# the 20 (the issue's target). Prints the table.
+test_mcp_search_docs_quality() {
+	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$IT_DIR/fixtures" \
+		"$IT_ROOT/tests/mcp/search-quality/stripe.txt" >"$T_DIR/quality.out" \
+		2>"$T_DIR/quality.err" <<-'PY'
+		import sys
+		launch, modules, policy, fixtures, phrases_file = sys.argv[1:6]
+		sys.path.insert(0, fixtures)
+		from mcp_client import Server
+		phrases = [line.rstrip("\n").split("|") for line in open(phrases_file)
+		           if line.strip() and not line.startswith("#")]
+		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "0"],
+		                stderr=sys.stderr)
+		server.initialize()
+		hits = 0
+		for i, (phrase, want) in enumerate(phrases):
+		    server.call_tool(10 + i, "search_docs", {"query": phrase, "limit": 3})
+		    reply = server.recv(10 + i)["result"]["structuredContent"]["results"]
+		    names = [r["name"] for r in reply]
+		    hits += want in names
+		    print("%-4s %-40s %-28s %s" % ("ok" if want in names else "miss", phrase, want,
+		                                    " ".join(names)))
+		print("top3 %d of %d" % (hits, len(phrases)))
+		server.close()
+	PY
+	cat "$T_DIR/quality.out"
+	grep -Eq '^top3 (1[89]|20) of 20$' "$T_DIR/quality.out" ||
+		fail "fewer than 18 of 20 in the top 3: $(brief "$(tail -1 "$T_DIR/quality.out") $(cat "$T_DIR/quality.err")")"
+}
