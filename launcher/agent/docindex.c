@@ -32,6 +32,9 @@
 #define DOCINDEX_QUERY_WORDS_MAX 16
 #define DOCINDEX_WORD_MAX	 64
 
+/* Rows read per result asked for: one hit per name among a method's overloads. */
+#define DOCINDEX_OVERLOADS_READ 4
+
 struct docindex {
 	sqlite3 *db;
 	sqlite3_stmt *search;
@@ -475,11 +478,25 @@ int docindex_search(struct docindex *index, const char *query, int limit,
 		return 0;
 	}
 	sqlite3_bind_text(index->search, 1, match, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(index->search, 2, limit);
+	/* Overloads share a name: the best-ranked stands for them, so a few more rows are read. */
+	sqlite3_bind_int(index->search, 2, limit * DOCINDEX_OVERLOADS_READ);
 	while ((rc = sqlite3_step(index->search)) == SQLITE_ROW) {
 		static const char *const KEYS[] = { "name", "signature", "description", "source" };
-		cJSON *item = cJSON_CreateObject();
+		const unsigned char *name = sqlite3_column_text(index->search, 0);
+		cJSON *item, *seen = NULL;
 
+		cJSON_ArrayForEach (seen, results) {
+			if (name && strcmp(cJSON_GetObjectItem(seen, "name")->valuestring,
+					   (const char *)name) == 0)
+				break;
+		}
+		if (seen)
+			continue;
+		if (cJSON_GetArraySize(results) >= limit) {
+			rc = SQLITE_DONE; /* as many as asked for: the rest is not read */
+			break;
+		}
+		item = cJSON_CreateObject();
 		if (!item)
 			break;
 		for (int i = 0; i < 4; i++) {
