@@ -12,6 +12,9 @@ oci_podman() {
 }
 
 OCI_RUN=(run --network none --ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
+# The DNS upstream, a dnsmasq in the test's network namespace (the hook's and the supervisor's).
+OCI_DNS_ADDR=127.0.0.53
+OCI_DNS_PORT=5354
 
 # The rootfs and the hooks dir, made once per run.
 oci_setup() {
@@ -23,6 +26,8 @@ oci_setup() {
 		fail "no static /bin/busybox (busybox-static)" || return 1
 	[ -d "$root" ] && return 0
 	mkdir -p "$root"/{bin,proc,sys,dev,etc,tmp} "$IT_TMP/oci-hooks" || return 1
+	# Any address will do: the programs send port 53 of every address to the DNS proxy.
+	echo "nameserver $OCI_DNS_ADDR" >"$root/etc/resolv.conf"
 	cp /bin/busybox "$root/bin/" && ln -s busybox "$root/bin/sh" &&
 		cp "$IT_PROBE" "$root/bin/probe" || return 1
 	for lib in $(ldd "$IT_PROBE" | awk '/\// { print ($2 == "=>") ? $3 : $1 }'); do
@@ -155,4 +160,67 @@ test_oci_supervisor_killed() {
 	expect_eq "supervisors left" "" "$(oci_supervisors)" || return 1
 	expect_eq "lock files left" "" "$(ls "/run/launch/$id.lock" 2>/dev/null)" || return 1
 	expect_eq "pid files left" "" "$(ls /run/launch/oci 2>/dev/null)"
+}
+
+# Starts dnsmasq on $OCI_DNS_ADDR:$OCI_DNS_PORT: ok.test is 127.0.0.1 (the container's own
+# loopback), *.evil.test an address that must never be looked up, ok.test's TXT a secret.
+oci_dns_upstream() {
+	local i bound pid
+
+	: >"$T_DIR/upstream.log"
+	dnsmasq --keep-in-foreground --conf-file=/dev/null --port=$OCI_DNS_PORT \
+		--listen-address=$OCI_DNS_ADDR --bind-interfaces --no-resolv --no-hosts \
+		--pid-file= --user=root --log-queries --log-facility="$T_DIR/upstream.log" \
+		--no-negcache --address=/ok.test/127.0.0.1 --address=/evil.test/127.0.0.9 \
+		--txt-record=ok.test,leaked 2>"$T_DIR/dnsmasq.err" &
+	pid=$!
+	track_pid "$pid"
+	bound=$(printf '%02X%02X%02X%02X:%04X' 53 0 0 127 $OCI_DNS_PORT)
+	for ((i = 0; i < 250; i++)); do
+		grep -q " $bound " /proc/net/udp && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.02
+	done
+	fail "dnsmasq did not start: $(brief "$(cat "$T_DIR/dnsmasq.err")")"
+}
+
+# The container's look-ups go to a proxy in its own network namespace (it has no other way
+# out), which asks the upstream in the host's: an allowed name is answered and its address
+# opened; a name outside the policy, or a TXT query, is refused with a deny line naming the
+# container, and never reaches the upstream.
+test_oci_dns() {
+	local p log id out name=it$IT_RUNID-oci-dns
+
+	oci_setup || return 1
+	oci_dns_upstream || return 1
+	p=$(policy okhost '{"name": "okhost", "allow": [{"host": "ok.test", "ports": [9]}]}')
+	log=$T_LOGS/audit.jsonl
+	out=$(oci_run "$name" --annotation io.launch.policy="$p" \
+		--annotation io.launch.audit-log="$log" \
+		--annotation io.launch.resolver=$OCI_DNS_ADDR:$OCI_DNS_PORT -- /bin/sh -c '
+		nslookup -type=a ok.test '$OCI_DNS_ADDR' >/tmp/ok.out 2>&1
+		grep -q "Address: 127.0.0.1" /tmp/ok.out && echo "ok.test 127.0.0.1" ||
+			{ echo "ok.test failed:"; cat /tmp/ok.out; }
+		/bin/probe tcp 127.0.0.1 9
+		/bin/probe tcp 127.0.0.1 10
+		nslookup -type=a secret.evil.test '$OCI_DNS_ADDR' >/dev/null 2>&1 &&
+			echo "secret.evil.test answered" || echo "secret.evil.test refused"
+		nslookup -type=txt ok.test '$OCI_DNS_ADDR' 2>&1 | grep -q leaked &&
+			echo "TXT answered" || echo "TXT refused"')
+	L_OUT=$out
+	expect_lines "container" "ok.test 127.0.0.1" ECONNREFUSED EPERM "secret.evil.test refused" \
+		"TXT refused" || fail "podman: $(brief "$(cat "$T_DIR/$name.err")")" || return 1
+	id=$(audit_get "$log" event=sandbox_start -- sandbox)
+	expect_match "sandbox id" '^[0-9a-f]{12}$' "$id" || return 1
+	expect_audit 1 "$log" event=deny sandbox="$id" op=dns qname=secret.evil.test qtype=A \
+		reason=name || return 1
+	expect_audit 1 "$log" event=deny sandbox="$id" op=dns qname=ok.test qtype=TXT || return 1
+	expect_audit 1 "$log" event=deny sandbox="$id" op=connect dst_ip=127.0.0.1 dst_port=10 ||
+		return 1
+	grep -q "query\[A\] ok.test" "$T_DIR/upstream.log" ||
+		fail "the upstream saw no query for ok.test" || return 1
+	! grep -q "evil.test\|query\[TXT\]" "$T_DIR/upstream.log" ||
+		fail "a refused look-up reached the upstream: $(brief "$(cat "$T_DIR/upstream.log")")" ||
+		return 1
+	expect_audit 1 "$log" event=sandbox_exit sandbox="$id" denied=3
 }
