@@ -224,3 +224,83 @@ test_oci_dns() {
 		return 1
 	expect_audit 1 "$log" event=sandbox_exit sandbox="$id" denied=3
 }
+
+OCI_MANY=20
+
+# The containers of oci_many, started at once; checked by oci_many_check.
+oci_many_start() {
+	local pa=$1 pb=$2 log=$3 i p pids=() rc=0
+
+	for ((i = 0; i < OCI_MANY; i++)); do
+		p=$pa
+		[ $((i % 2)) = 1 ] && p=$pb
+		timeout -k 5 60 podman --runtime runc --cgroup-manager cgroupfs \
+			--events-backend file --hooks-dir "$IT_TMP/oci-hooks" "${OCI_RUN[@]}" -d \
+			--name "it$IT_RUNID-oci-many-$i" --annotation io.launch.policy="$p" \
+			--annotation io.launch.audit-log="$log" --rootfs "$IT_TMP/oci-rootfs" \
+			/bin/busybox sleep 1000 >/dev/null 2>"$T_DIR/run-$i.err" &
+		pids+=($!)
+	done
+	for i in "${!pids[@]}"; do
+		wait "${pids[$i]}" ||
+			fail "podman run -d of container $i: $(brief "$(cat "$T_DIR/run-$i.err")")" ||
+			rc=1
+	done
+	return $rc
+}
+
+# Each container's connect as its own policy says, and its deny line with its own id.
+oci_many_check() {
+	local log=$1 i id want out ids=()
+
+	for ((i = 0; i < OCI_MANY; i++)); do
+		id=$(oci_podman inspect --format '{{.Id}}' "it$IT_RUNID-oci-many-$i" 2>/dev/null)
+		ids+=("${id:0:12}")
+		expect_match "container $i's id" '^[0-9a-f]{12}$' "${ids[$i]}" || return 1
+	done
+	for ((i = 0; i < OCI_MANY; i++)); do
+		oci_podman exec "it$IT_RUNID-oci-many-$i" /bin/probe tcp 127.0.0.1 9 \
+			>"$T_DIR/exec-$i.out" 2>&1 &
+	done
+	wait
+	for ((i = 0; i < OCI_MANY; i++)); do
+		want=ECONNREFUSED
+		[ $((i % 2)) = 1 ] && want=EPERM
+		out=$(cat "$T_DIR/exec-$i.out")
+		expect_eq "container $i's connect" "$want" "$out" || return 1
+		expect_audit $((i % 2)) "$log" event=deny sandbox="${ids[$i]}" op=connect \
+			dst_ip=127.0.0.1 dst_port=9 || return 1
+	done
+	expect_audit $((OCI_MANY / 2)) "$log" event=deny op=connect dst_port=9 || return 1
+	printf '%s\n' "${ids[@]}" >"$T_DIR/ids"
+}
+
+oci_many_remove() {
+	local i
+
+	for ((i = 0; i < OCI_MANY; i++)); do
+		oci_podman rm -f -t 0 "it$IT_RUNID-oci-many-$i" >/dev/null 2>&1 &
+	done
+	wait
+}
+
+# 20 containers under two policies in turn, started at once: the shared programs keep each
+# one's verdicts and lines apart; removed, they leave nothing of launch's.
+test_oci_many() {
+	local pa pb log rc=0 id
+
+	oci_setup || return 1
+	pa=$(policy port9 '{"name": "port9", "allow": [{"cidr": "127.0.0.1", "ports": [9]}]}')
+	pb=$(policy none '{"name": "none", "allow": []}')
+	log=$T_LOGS/audit.jsonl
+	oci_many_remove
+	oci_many_start "$pa" "$pb" "$log" && oci_many_check "$log" || rc=1
+	oci_many_remove
+	[ $rc = 0 ] || return 1
+	expect_eq "launch cgroups left" "" "$(oci_cgroups)" || return 1
+	expect_eq "supervisors left" "" "$(oci_supervisors)" || return 1
+	expect_eq "pid files left" "" "$(ls /run/launch/oci 2>/dev/null)" || return 1
+	while read -r id; do
+		expect_audit 1 "$log" event=sandbox_exit sandbox="$id" || return 1
+	done <"$T_DIR/ids"
+}
