@@ -304,3 +304,31 @@ test_oci_many() {
 		expect_audit 1 "$log" event=sandbox_exit sandbox="$id" || return 1
 	done <"$T_DIR/ids"
 }
+
+# podman kill ends the container's init: the supervisor sees its cgroup empty (or poststop's
+# signal), writes sandbox_exit and goes; podman rm then leaves nothing of launch's.
+test_oci_podman_kill() {
+	local p log id rc=0 name=it$IT_RUNID-oci-pkill
+
+	oci_setup || return 1
+	p=$(policy none '{"name": "none", "allow": []}')
+	log=$T_LOGS/audit.jsonl
+	oci_podman rm -f "$name" >/dev/null 2>&1
+	oci_podman "${OCI_RUN[@]}" -d --name "$name" --annotation io.launch.policy="$p" \
+		--annotation io.launch.audit-log="$log" --rootfs "$IT_TMP/oci-rootfs" \
+		/bin/busybox sleep 1000 >/dev/null 2>"$T_DIR/run.err" ||
+		fail "podman run -d: $(brief "$(cat "$T_DIR/run.err")")" || rc=1
+	id=$(audit_get "$log" event=sandbox_start -- sandbox)
+	[ $rc = 0 ] && { [ -s "/run/launch/oci/$id.pid" ] || fail "no pid file for $id"; } || rc=1
+	[ $rc = 0 ] && { oci_podman kill "$name" >/dev/null 2>"$T_DIR/kill.err" ||
+		fail "podman kill: $(brief "$(cat "$T_DIR/kill.err")")"; } || rc=1
+	[ $rc = 0 ] && { timeout 20 podman --runtime runc --cgroup-manager cgroupfs \
+		--events-backend file wait "$name" >/dev/null 2>&1 || fail "podman wait"; } || rc=1
+	oci_podman rm -f -t 0 "$name" >/dev/null 2>&1 || fail "podman rm -f failed" || rc=1
+	[ $rc = 0 ] || return 1
+	expect_eq "launch cgroups left" "" "$(oci_cgroups)" || return 1
+	expect_eq "supervisors left" "" "$(oci_supervisors)" || return 1
+	expect_eq "lock files left" "" "$(ls "/run/launch/$id.lock" 2>/dev/null)" || return 1
+	expect_eq "pid files left" "" "$(ls /run/launch/oci 2>/dev/null)" || return 1
+	expect_audit 1 "$log" event=sandbox_exit sandbox="$id"
+}
