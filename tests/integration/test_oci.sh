@@ -207,6 +207,7 @@ test_oci_dns() {
 			echo "secret.evil.test answered" || echo "secret.evil.test refused"
 		nslookup -type=txt ok.test '$OCI_DNS_ADDR' 2>&1 | grep -q leaked &&
 			echo "TXT answered" || echo "TXT refused"')
+	# shellcheck disable=SC2034 # expect_lines reads it
 	L_OUT=$out
 	expect_lines "container" "ok.test 127.0.0.1" ECONNREFUSED EPERM "secret.evil.test refused" \
 		"TXT refused" || fail "podman: $(brief "$(cat "$T_DIR/$name.err")")" || return 1
