@@ -216,6 +216,9 @@ test_oci_dns() {
 	expect_audit 1 "$log" event=deny sandbox="$id" op=dns qname=secret.evil.test qtype=A \
 		reason=name || return 1
 	expect_audit 1 "$log" event=deny sandbox="$id" op=dns qname=ok.test qtype=TXT || return 1
+	# The asking process, found through the container's own /proc/PID/net tables.
+	expect_match "the deny line's pid" '^[0-9]+$' \
+		"$(audit_get "$log" event=deny op=dns qname=secret.evil.test -- pid)" || return 1
 	expect_audit 1 "$log" event=deny sandbox="$id" op=connect dst_ip=127.0.0.1 dst_port=10 ||
 		return 1
 	grep -q "query\[A\] ok.test" "$T_DIR/upstream.log" ||
