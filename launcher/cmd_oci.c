@@ -27,7 +27,9 @@ static const struct command_help oci_help = {
 		    "annotation io.launch.policy (names or paths, \",\" between; audit log\n"
 		    "io.launch.audit-log, default " CONTAINER_AUDIT_LOG_DEFAULT
 		    "; io.launch.audit-only=true logs\n"
-		    "without refusing); at poststop, releases it. Any failure at createRuntime\n"
+		    "without refusing; io.launch.resolver=ADDR[:PORT], the DNS proxy's upstream,\n"
+		    "default the host's /etc/resolv.conf); at poststop, releases it. Any failure "
+		    "at createRuntime\n"
 		    "exits 1 with one line on stderr, and the engine does not start the container\n"
 		    "(docs/containers.md).\n",
 	.own_only = true,
@@ -86,9 +88,9 @@ static int split_policies(char *list)
 }
 
 /*
- * The policies, compiled as launch's own; without the DNS proxy, which would have to listen in
- * the container's network namespace: a policy that names hosts is refused rather than run
- * with names the container cannot look up.
+ * The policies, compiled as launch's own. Host rules are resolved with the resolver of
+ * io.launch.resolver, else the host's first nameserver (--resolver's semantics), which the
+ * container's DNS proxy also asks.
  */
 static int oci_compile(struct container_state *state, struct rules **ret_rules)
 {
@@ -96,15 +98,11 @@ static int oci_compile(struct container_state *state, struct rules **ret_rules)
 
 	if (r < 0)
 		return r;
-	arg.no_dns_proxy = true;
+	if (state->resolver[0])
+		arg.resolver = state->resolver;
+	arg.dns.audit_only = state->audit_only;
 	if (resolve_policy_names() < 0 || compile_rules(ret_rules) < 0)
 		return -EINVAL;
-	if ((*ret_rules)->nhosts > 0) {
-		fail("a policy names hosts (%s), whose look-ups need the DNS proxy, which "
-		     "oci-hook does not run yet: allow addresses instead",
-		     (*ret_rules)->hosts[0].entry->host);
-		return -EOPNOTSUPP;
-	}
 	return 0;
 }
 
@@ -128,6 +126,9 @@ static int oci_create(struct container_state *state)
 	options.cgroup_parent = parent;
 	options.rules = rules;
 	options.audit_stall_ms = (long long)(arg.audit_stall_s * 1000.0 + 0.5);
+	/* As launch run: names outside the policies are refused and logged, hosts or not. */
+	options.dns_proxy = !arg.no_dns_proxy;
+	options.dns = arg.dns;
 	r = container_confine(&options, errbuf, sizeof(errbuf));
 	if (r < 0) {
 		fail("%s", errbuf);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,10 +22,12 @@
 #include "audit/audit.h"
 #include "cgroup.h"
 #include "container.h"
+#include "dnsbpf.h"
 #include "gc.h"
 #include "lib/json.h"
 #include "lib/util.h"
 #include "loader.h"
+#include "peerpid.h"
 
 #define CONTAINER_KILL_TIMEOUT_MS 5000
 /* The container's command, for sandbox_start, from the bundle's config.json. */
@@ -81,6 +84,7 @@ struct container {
 	struct loader_sandbox bpf;
 	struct audit_log *log;
 	bool log_open;
+	struct dnsproxy *dns;
 	struct ring_buffer *ringbuf;
 	int epoll_fd, signal_fd;
 	int events_fd; /* the cgroup's cgroup.events: its emptying ends the supervisor too */
@@ -177,6 +181,11 @@ int container_state_parse(const char *json, struct container_state *ret, char *e
 		return -EINVAL;
 	}
 	ret->audit_only = only && strcmp(only, "true") == 0;
+	if (copy_field(ret->resolver, sizeof(ret->resolver),
+		       json_str(annotations, "io.launch.resolver")) == -ENAMETOOLONG) {
+		snprintf(errbuf, errlen, "io.launch.resolver: the address is too long");
+		return -ENAMETOOLONG;
+	}
 	return 0;
 }
 
@@ -244,6 +253,7 @@ static int container_on_event(void *ctx, void *data, size_t size)
 	struct container *c = ctx;
 	const struct deny_event *event = data;
 	char link[64], exe[PATH_MAX];
+	const char *name = NULL;
 	ssize_t n;
 
 	if (size < sizeof(*event) || event->cgroup_id != c->cgroup.id)
@@ -251,7 +261,13 @@ static int container_on_event(void *ctx, void *data, size_t size)
 	snprintf(link, sizeof(link), "/proc/%u/exe", event->pid);
 	n = readlink(link, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
-	audit_deny_exe(c->log, event, NULL, n > 0 ? exe : NULL);
+	if (event->op == AUDIT_OP_CONNECT || event->op == AUDIT_OP_SENDMSG) {
+		struct in6_addr addr;
+
+		memcpy(&addr, event->addr, sizeof(addr));
+		name = dnsproxy_addr_name(c->dns, &addr);
+	}
+	audit_deny_exe(c->log, event, name, n > 0 ? exe : NULL);
 	return 0;
 }
 
@@ -301,7 +317,6 @@ static int container_make_cgroup(struct container *c)
 {
 	const struct container_state *state = c->state;
 	char mount[PATH_MAX], own[PATH_MAX];
-	const char *failed = "?";
 	int r;
 
 	r = cgroup_find_mount(mount, sizeof(mount));
@@ -340,13 +355,21 @@ static int container_make_cgroup(struct container *c)
 		return container_fail(c, -EOPNOTSUPP,
 				      "this kernel has no AF_UNIX cgroup hooks (6.7+), so the "
 				      "container could reach any local socket");
-	r = loader_sandbox_new(&c->shared, c->options->rules, false, &c->bpf);
+	r = loader_sandbox_new(&c->shared, c->options->rules, c->options->dns_proxy, &c->bpf);
 	if (r < 0)
 		return container_fail(c, r, "cannot make the container's maps: %s%s", strerror(-r),
 				      r == -EUSERS ? " (every slot is taken)" : "");
 	if (state->audit_only)
 		c->bpf.cfg.flags |= CFG_AUDIT_ONLY;
-	r = loader_sandbox_attach(&c->bpf, c->cgroup.dir_fd, c->cgroup.id, &failed);
+	return 0;
+}
+
+/* After the DNS proxy's start: the settings written at attach say where it listens. */
+static int container_attach(struct container *c)
+{
+	const char *failed = "?";
+	int r = loader_sandbox_attach(&c->bpf, c->cgroup.dir_fd, c->cgroup.id, &failed);
+
 	if (r < 0)
 		return container_fail(c, r, "cannot attach %s to %s: %s", failed, c->cgroup.path,
 				      strerror(-r));
@@ -408,6 +431,72 @@ static int container_open_events(struct container *c)
 		r = container_watch(c, audit_event_fd(c->log));
 	if (r < 0)
 		return container_fail(c, r, "cannot open the event ring buffer: %s", strerror(-r));
+	return 0;
+}
+
+/* The process of the container that sent the DNS proxy a message it refuses. */
+static int container_dns_pid(void *ctx, const struct sockaddr *peer, socklen_t peerlen, bool tcp)
+{
+	const struct container *c = ctx;
+
+	return peerpid_find(c->cgroup.dir_fd, c->state->pid, peer, peerlen, tcp);
+}
+
+/*
+ * The proxy's listeners on the container's loopback, where the programs send its port 53: a
+ * socket stays in the network namespace it was made in. The supervisor returns to its own
+ * at once, where the proxy makes its upstream sockets later, from the loop: the container's
+ * namespace may have no way out (--network none).
+ */
+static int container_listen_dns(struct container *c, struct dnsproxy_ports *ret_ports)
+{
+	_cleanup_close_ int home_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int net_fd = -1;
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", c->state->pid);
+	if (home_fd < 0)
+		return container_fail(c, -errno, "cannot open /proc/self/ns/net: %s",
+				      strerror(errno));
+	net_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (net_fd < 0)
+		return container_fail(c, -errno, "cannot open %s: %s", path, strerror(errno));
+	if (setns(net_fd, CLONE_NEWNET) < 0)
+		return container_fail(c, -errno,
+				      "cannot enter the container's network namespace %s: %s", path,
+				      strerror(errno));
+	r = dnsproxy_listen(c->dns, ret_ports);
+	if (setns(home_fd, CLONE_NEWNET) < 0)
+		return container_fail(c, -errno,
+				      "cannot return to the supervisor's network namespace: %s",
+				      strerror(errno));
+	if (r < 0)
+		return container_fail(c, r, "cannot start the DNS proxy in %s: %s", path,
+				      strerror(-r));
+	return 0;
+}
+
+/* Before attach: the container's first look-up must already find the proxy. */
+static int container_start_dns(struct container *c)
+{
+	const struct container_options *options = c->options;
+	struct dnsproxy_ports ports;
+	int r;
+
+	if (!options->dns_proxy)
+		return 0;
+	r = dnsproxy_new(&options->dns, options->rules, &dnsbpf_ops, &c->bpf, c->log, &c->dns);
+	if (r < 0)
+		return container_fail(c, r, "cannot start the DNS proxy: %s", strerror(-r));
+	dnsproxy_set_pid_finder(c->dns, container_dns_pid, c);
+	r = container_listen_dns(c, &ports);
+	if (r < 0)
+		return r;
+	dnsbpf_configure(&c->bpf, &ports);
+	r = container_watch(c, dnsproxy_fd(c->dns));
+	if (r < 0)
+		return container_fail(c, r, "cannot watch the DNS proxy: %s", strerror(-r));
 	return 0;
 }
 
@@ -514,6 +603,9 @@ static void container_supervise(struct container *c)
 			if (evs[i].data.fd == audit_event_fd(c->log) &&
 			    read(evs[i].data.fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
 				return;
+			/* A proxy that fails refuses no more look-ups than before: go on. */
+			if (evs[i].data.fd == dnsproxy_fd(c->dns))
+				(void)dnsproxy_process(c->dns);
 		}
 		ring_buffer__consume(c->ringbuf);
 		audit_flush(c->log);
@@ -537,13 +629,23 @@ static void container_log_exit(struct container *c)
 					       kernel.allowed_lost, line, sizeof(line));
 		audit_append_formatted(c->log, AUDIT_KIND_OTHER, line, n);
 	}
+	if (c->dns) {
+		struct dnsproxy_stats dns_stats;
+
+		/* Look-ups the proxy refused are refusals too: one per deny line. */
+		(void)dnsproxy_process(c->dns);
+		dnsproxy_flush_refusals(c->dns, DNSPROXY_FLUSH_ALL);
+		dnsproxy_get_stats(c->dns, &dns_stats);
+		exit.denied += dns_stats.deny_lines;
+		exit.would_deny += dns_stats.would_deny;
+	}
 	c->log->wait_room = true;
 	audit_drain(c->log);
 	audit_get_counts(c->log, &counts);
-	exit.denied = kernel.denied;
+	exit.denied += kernel.denied;
 	exit.lost = kernel.lost;
 	exit.packet_dropped = kernel.packet_dropped;
-	exit.would_deny = kernel.would_deny;
+	exit.would_deny += kernel.would_deny;
 	exit.would_deny_lost = kernel.would_deny_lost;
 	exit.allowed = kernel.allowed;
 	exit.allowed_lost = kernel.allowed_lost;
@@ -565,6 +667,9 @@ static void container_release(struct container *c, bool started)
 		audit_close_begin(c->log);
 		audit_close(c->log);
 	}
+	/* Its listeners close with it; the maps its answers wrote go with the slot. */
+	dnsproxy_free(c->dns);
+	c->dns = NULL;
 	if (c->moved && !started && write_pid(c->home_cgroup, c->state->pid) == 0)
 		c->moved = false;
 	/* Whatever is still in launch's cgroup dies with it: it must not run unconfined. */
@@ -614,6 +719,10 @@ static int container_supervisor(const struct container_options *options, int rea
 		r = container_open_audit(&c);
 	if (r == 0)
 		r = container_open_events(&c);
+	if (r == 0)
+		r = container_start_dns(&c);
+	if (r == 0)
+		r = container_attach(&c);
 	if (r == 0)
 		r = container_move_init(&c);
 	if (r == 0)

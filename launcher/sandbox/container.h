@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "dns/dnsproxy.h"
 #include "policy/rules.h"
 
 /* The supervisors' pid files: <CONTAINER_RUN_DIR>/<id>.pid. */
@@ -29,6 +30,7 @@ struct container_state {
 	char policies[4096];  /* io.launch.policy: names or paths, "," between */
 	char audit_log[4096]; /* io.launch.audit-log, or the default */
 	bool audit_only;      /* io.launch.audit-only: "true" */
+	char resolver[256];   /* io.launch.resolver: ADDR[:PORT], or "" */
 };
 
 #define CONTAINER_AUDIT_LOG_DEFAULT "/var/log/launch/audit.jsonl"
@@ -45,6 +47,12 @@ struct container_options {
 	const char *cgroup_parent; /* the folder under which <id> is made */
 	const struct rules *rules;
 	long long audit_stall_ms;
+	/*
+	 * The DNS proxy: its listeners in the container's network namespace, where the
+	 * programs send port 53, its upstream sockets in the supervisor's.
+	 */
+	bool dns_proxy;
+	struct dnsproxy_config dns;
 };
 
 /*

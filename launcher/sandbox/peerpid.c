@@ -85,10 +85,12 @@ static bool peerpid_holds(pid_t pid, const unsigned long *inodes, size_t n)
 	return false;
 }
 
-int peerpid_find(int cgroup_fd, const struct sockaddr *addr, socklen_t addrlen, bool tcp)
+int peerpid_find(int cgroup_fd, int net_pid, const struct sockaddr *addr, socklen_t addrlen,
+		 bool tcp)
 {
 	unsigned long inodes[PEERPID_MAX_INODES];
 	_cleanup_(fclosep) FILE *procs = NULL;
+	char net[32], table[64];
 	unsigned int port;
 	size_t n = 0;
 	int fd, pid;
@@ -99,10 +101,14 @@ int peerpid_find(int cgroup_fd, const struct sockaddr *addr, socklen_t addrlen, 
 		port = ntohs(((const struct sockaddr_in6 *)addr)->sin6_port);
 	else
 		return -EAFNOSUPPORT;
-	n = peerpid_inodes(tcp ? "/proc/net/tcp" : "/proc/net/udp", port, inodes, n,
-			   PEERPID_MAX_INODES);
-	n = peerpid_inodes(tcp ? "/proc/net/tcp6" : "/proc/net/udp6", port, inodes, n,
-			   PEERPID_MAX_INODES);
+	if (net_pid > 0)
+		snprintf(net, sizeof(net), "/proc/%d/net", net_pid);
+	else
+		strcpy(net, "/proc/net");
+	snprintf(table, sizeof(table), "%s/%s", net, tcp ? "tcp" : "udp");
+	n = peerpid_inodes(table, port, inodes, n, PEERPID_MAX_INODES);
+	snprintf(table, sizeof(table), "%s/%s", net, tcp ? "tcp6" : "udp6");
+	n = peerpid_inodes(table, port, inodes, n, PEERPID_MAX_INODES);
 	if (!n)
 		return -ENOENT;
 	fd = openat(cgroup_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);

@@ -44,7 +44,7 @@ static int sandbox_dns_pid(void *ctx, const struct sockaddr *peer, socklen_t pee
 {
 	const struct sandbox *sandbox = ctx;
 
-	return peerpid_find(sandbox->cgroup.dir_fd, peer, peerlen, tcp);
+	return peerpid_find(sandbox->cgroup.dir_fd, 0, peer, peerlen, tcp);
 }
 
 static int sandbox_arm_timeout(struct sandbox *sandbox, double timeout_s)
