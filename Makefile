@@ -108,6 +108,8 @@ DEB_PKGS += debhelper lintian dpkg-dev
 # launch oci-hook's tests: podman with runc (crun refuses a hybrid cgroup host), and a static
 # busybox for the containers' root file system.
 DEB_PKGS += podman runc busybox-static
+# make lint's check of the Kubernetes manifests (.ci/k8s_check.py): PyYAML.
+DEB_PKGS += python3-yaml
 
 # Compiler-made dependency files: editing any header rebuilds what includes it.
 DEPFILES := $(wildcard $(foreach d,obj bpf unit/obj valgrind/obj helpers selftest init-glibc \
@@ -373,7 +375,8 @@ C_FILES = $(wildcard bpf/*.c bpf/*.h launcher/*.c launcher/*.h launcher/*/*.c la
 format: | deps
 	clang-format -i $(C_FILES)
 
-# What CI checks besides the tests: shellcheck on every shell script, clang-format on C.
+# What CI checks besides the tests: shellcheck on every shell script, clang-format on C, the
+# layering, and the Kubernetes manifests.
 lint: | deps
 	@.ci/lint
 

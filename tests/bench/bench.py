@@ -6,7 +6,7 @@ Runs inside the network namespace that tests/bench/run made (all traffic stays o
 loopback). Every measurement alternates its variants (A B A B ...) and reports medians.
 
 For work on this script: BENCH_QUICK=1 shrinks every count, and BENCH_ONLY=launch,connect,
-audit,many picks sections; either writes tests/bench/work/benchmarks.md, not the docs.
+audit,many,backstop,oci picks sections; either writes tests/bench/work/benchmarks.md, not the docs.
 BENCH_REPORT_ONLY=1 (python3 tests/bench/bench.py) rewrites docs/benchmarks.md from the last
 full run's tests/bench/work/results.json, measuring nothing: for changes to the report's text.
 """
@@ -94,6 +94,16 @@ SUMMARY_SIZES = [1, 100000]
 SUMMARY_ROUNDS = 30
 SUMMARY_CHUNKS = 12
 SUMMARY_CONNECTS = 120000
+
+# Containers: `podman run --rm` of /bin/true from a busybox root file system, without and with
+# launch's OCI hook. podman as tests/integration/test_oci.sh runs it: runc (crun refuses a
+# hybrid cgroup host), no systemd, no network, and rlimits that a root without
+# CAP_SYS_RESOURCE may set.
+OCI_RUNS = 3 if QUICK else 10
+OCI_WARMUP = 1
+PODMAN_GLOBAL = ["--runtime", "runc", "--cgroup-manager", "cgroupfs", "--events-backend", "file"]
+PODMAN_RUN = ["--rm", "--network", "none", "--ulimit", "nofile=1024:1024",
+              "--ulimit", "nproc=1024:1024"]
 
 RUN_ID = "lbench-%d" % os.getpid()
 children = []  # every process this script started and may have to stop
@@ -470,6 +480,8 @@ def environment():
             "srt": first_line([tool("srt"), "--version"]) if tool("srt") else "not installed",
             "deno": first_line([tool("deno"), "--version"]) if tool("deno") else "not installed",
             "node": first_line(["node", "--version"]),
+            "podman": first_line(["podman", "--version"]),
+            "runc": first_line(["runc", "--version"]),
         },
     }
 
@@ -1589,6 +1601,95 @@ def many_sandboxes():
 # ---------------------------------------------------------------- report
 
 
+# ---------------------------------------------------------------- 8. containers
+
+
+def oci_rootfs(d):
+    """A container's root file system of a static busybox alone, or None when there is none."""
+    busybox = "/bin/busybox"
+    if not os.access(busybox, os.X_OK):
+        return None
+    p = subprocess.run(["ldd", busybox], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if p.returncode == 0:
+        return None  # dynamic: Debian's busybox, not busybox-static
+    root = os.path.join(d, "rootfs")
+    for sub in ("bin", "proc", "sys", "dev", "etc", "tmp"):
+        os.makedirs(os.path.join(root, sub), exist_ok=True)
+    shutil.copy2(busybox, os.path.join(root, "bin", "busybox"))
+    for name in ("sh", "true"):
+        link = os.path.join(root, "bin", name)
+        if not os.path.lexists(link):
+            os.symlink("busybox", link)
+    return root
+
+
+def oci_cost(runs=OCI_RUNS):
+    """Start-up of `podman run --rm` without and with launch's hook (io.launch.policy), interleaved."""
+    missing = [t for t in ("podman", "runc") if not shutil.which(t)]
+    if missing:
+        log("oci: %s not found: skipped (make deps installs podman and runc)" % " and ".join(missing))
+        return {"skipped": "%s not found" % " and ".join(missing)}
+    d = os.path.join(WORK, "oci")
+    os.makedirs(d, exist_ok=True)
+    rootfs = oci_rootfs(d)
+    if not rootfs:
+        log("oci: no static /bin/busybox: skipped (make deps installs busybox-static)")
+        return {"skipped": "no static /bin/busybox"}
+    # The hook of contrib/oci/launch-hook.json, naming the copy of launch under test.
+    hooks = os.path.join(d, "hooks.d")
+    os.makedirs(hooks, exist_ok=True)
+    with open(os.path.join(ROOT, "contrib", "oci", "launch-hook.json")) as f:
+        hook = json.load(f)
+    hook["hook"]["path"] = LAUNCH
+    write_json(os.path.join(hooks, "launch.json"), hook)
+    # Addresses only: a container gets no DNS proxy, and the hook refuses a policy of hosts.
+    policy = os.path.join(d, "one.json")
+    write_json(policy, {"name": "one", "allow": [{"cidr": LISTEN_ADDR, "ports": [443]}]})
+    audit = os.path.join(d, "audit.jsonl")
+    if os.path.exists(audit):
+        os.unlink(audit)
+    base = ["podman"] + PODMAN_GLOBAL + ["--hooks-dir", hooks, "run"] + PODMAN_RUN
+    variants = [
+        ("podman", "`podman run --rm` (no annotation: the hook does not run)",
+         base + ["--rootfs", rootfs, "/bin/true"]),
+        ("podman_hook", "`podman run --rm --annotation io.launch.policy=one.json` (launch's hook)",
+         base + ["--annotation", "io.launch.policy=" + policy, "--annotation",
+                 "io.launch.audit-log=" + audit, "--rootfs", rootfs, "/bin/true"]),
+    ]
+    times = {k: [] for k, _, _ in variants}
+    errlog = os.path.join(d, "stderr.log")
+    failures = {}
+    with open(errlog, "w") as err:
+        # The warm-up runs load the build's programs (the hook's first launch) and podman's
+        # own caches; then each round runs both, the first one alternating.
+        for r in range(OCI_WARMUP + runs):
+            order = variants if r % 2 == 0 else variants[::-1]
+            for key, _, argv in order:
+                if key in failures:
+                    continue
+                dt, rc = timed_call(argv, err, None, d)
+                if rc != 0:
+                    failures[key] = "exit %d in round %d (see %s)" % (rc, r, errlog)
+                elif r >= OCI_WARMUP:
+                    times[key].append(dt)
+    # Each run with the annotation must have gone through the hook: one sandbox_start apiece.
+    starts = sum(1 for e in read_audit(audit) if e.get("event") == "sandbox_start") \
+        if os.path.exists(audit) else 0
+    want = OCI_WARMUP + runs
+    if "podman_hook" not in failures and starts != want:
+        failures["podman_hook"] = "%d sandbox_start lines in the audit log for %d runs" % (starts, want)
+    rows = []
+    for key, label, _ in variants:
+        t = times[key]
+        rows.append({"key": key, "label": label, "n": len(t),
+                     "median_ms": median(t) if t else None, "min_ms": min(t) if t else None,
+                     "error": failures.get(key)})
+    plain, hooked = rows[0]["median_ms"], rows[1]["median_ms"]
+    ok = plain is not None and hooked is not None and not failures
+    return {"rows": rows, "runs": runs, "warmup": OCI_WARMUP, "starts": starts,
+            "ratio": hooked / plain if ok else None, "overhead_ms": hooked - plain if ok else None}
+
+
 def fmt(x, spec=".1f", none="—"):
     return none if x is None else format(x, spec)
 
@@ -2122,6 +2223,36 @@ def report(env, results):
                         "its own time: worst %.2f%% of the transfer; whole sandbox over none: %s" % (
                             100 * worst_bulk, ", ".join("%.3f" % r["bulk_ratio"] for r in ratios.values()))))
 
+    oc = results.get("oci")
+    if oc:
+        w("## 8. Containers (launch oci-hook)")
+        w("")
+        if oc.get("skipped"):
+            w("Skipped: %s." % oc["skipped"])
+        else:
+            w("Wall time of `podman run --rm` of `/bin/true` from a root file system of a static")
+            w("busybox alone, without and with the annotation `io.launch.policy` that makes podman")
+            w("run launch's hook (docs/containers.md) at `createRuntime` and `poststop`: the hook")
+            w("compiles the policy and its supervisor attaches the programs to the container's")
+            w("cgroup, writes `sandbox_start`, and at `poststop` `sandbox_exit`. Medians of %d runs" % oc["runs"])
+            w("of each, interleaved, after %d warm-up run of each; every run with the annotation" % oc["warmup"])
+            w("wrote its `sandbox_start` (%d lines). podman `%s`," % (oc["starts"], " ".join(PODMAN_GLOBAL)))
+            w("`run %s`." % " ".join(PODMAN_RUN))
+            w("")
+            w("| command | median ms | min ms |")
+            w("|---|---:|---:|")
+            for r in oc["rows"]:
+                if r["median_ms"] is None:
+                    w("| %s | could not run: %s | |" % (r["label"], (r["error"] or "?").replace("|", "/")))
+                else:
+                    w("| %s | %s | %s |" % (r["label"], fmt(r["median_ms"], ".1f"), fmt(r["min_ms"], ".1f")))
+            w("| **with the hook / without** | **%s** (%s ms) | |" % (
+                fmt(oc["ratio"], ".2f"), fmt(oc["overhead_ms"], "+.1f")))
+            if any(r["error"] for r in oc["rows"]):
+                w("")
+                w("Errors: %s." % "; ".join("%s: %s" % (r["key"], r["error"]) for r in oc["rows"] if r["error"]))
+        w("")
+
     w("## Targets")
     w("")
     w("| target | result | measured |")
@@ -2206,7 +2337,7 @@ def main():
     t_all = time.monotonic()
     sections = (("launch", launch_cost), ("connect", connect_cost),
                 ("audit", audit_throughput), ("many", many_sandboxes),
-                ("backstop", backstop_cost))
+                ("backstop", backstop_cost), ("oci", oci_cost))
     if SUMMARY:
         sections = (("launch", lambda: launch_cost(SUMMARY_KEYS, SUMMARY_ROUNDS, detail=False)),
                     ("connect", lambda: connect_cost(SUMMARY_SIZES, ("outside", "launch-exact", "launch-cidr",
