@@ -619,3 +619,35 @@ test_mcp_cancel() {
 			return 1
 	done
 }
+
+# A call still queued (--max-calls 1, behind a running one) is dropped when cancelled: the
+# running call answers, the dropped one never does.
+test_mcp_cancel_queued() {
+	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$IT_DIR/fixtures" \
+		>"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+		import select, sys
+		launch, modules, policy, fixtures = sys.argv[1:5]
+		sys.path.insert(0, fixtures)
+		from mcp_client import Server
+		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "1",
+		                         "--max-calls", "1", "--timeout", "60"], stderr=sys.stderr)
+		server.initialize()
+		server.call(2, "await new Promise(r => setTimeout(r, 2000));\n")
+		server.call(3, "console.log('queued');\n")
+		server.cancel(3)
+		ids = []
+		while 2 not in ids:
+		    msg = server.recv_any()
+		    if msg is None:
+		        break
+		    ids.append(msg.get("id"))
+		ready, _, _ = select.select([server.p.stdout], [], [], 2)
+		if ready:
+		    ids.append(server.recv_any().get("id"))
+		print("answered %s" % " ".join(map(str, ids)))
+		server.close()
+	PY
+	head -c 2000 "$T_DIR/call.out"
+	grep -qx 'answered 2' "$T_DIR/call.out" ||
+		fail "the queued call was not dropped: $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")"
+}
