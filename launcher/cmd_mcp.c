@@ -15,12 +15,13 @@
 #include "lib/util.h"
 #include "sandbox/child.h"
 
-static const char *mcp_runtime, *mcp_modules, *mcp_max_output, *mcp_pool;
+static const char *mcp_runtime, *mcp_modules, *mcp_max_output, *mcp_pool, *mcp_max_calls;
 
 /* The defaults the help names, checked against the ones mcp_run uses. */
 _Static_assert(MCP_RUN_DEFAULT_TIMEOUT_S == 30.0, "--timeout's help says 30");
 _Static_assert(MCP_RUN_DEFAULT_MAX_OUTPUT_BYTES == 65536, "--max-output's help says 65536");
 _Static_assert(MCP_RUN_DEFAULT_POOL == 2 && MCP_RUN_POOL_MAX == 16, "--pool's help says 2, 16");
+_Static_assert(MCP_RUN_CALLS_MAX == 64, "--max-calls' help says 64");
 
 static const struct opt mcp_options[] = {
 	{ "modules", 0, "DIR",
@@ -33,6 +34,11 @@ static const struct opt mcp_options[] = {
 	  "sandboxes kept prepared for the next calls (default 2,\n"
 	  "at most 16; 0: each call starts cold)",
 	  .string = &mcp_pool },
+	{ "max-calls", 0, "N",
+	  "run_typescript calls run at once, each in its own\n"
+	  "sandbox; more wait in turn (default: the online CPUs,\n"
+	  "at most 64)",
+	  .string = &mcp_max_calls },
 	{ "max-output", 0, "BYTES",
 	  "each of a call's stdout and stderr is cut there\n"
 	  "(default 65536; the result says stdout_truncated)",
@@ -42,7 +48,8 @@ static const struct opt mcp_options[] = {
 static const struct command_help mcp_help = {
 	.synopsis =
 		"Usage: launch mcp --policy FILE [--policy FILE...] [--modules DIR] [--pool N]\n"
-		"                  [--timeout SECONDS] [--max-output BYTES] [--pass-env NAME...]\n"
+		"                  [--max-calls N] [--timeout SECONDS] [--max-output BYTES] "
+		"[--pass-env NAME...]\n"
 		"\n"
 		"Serves a Model Context Protocol tool, run_typescript, on standard input and\n"
 		"output: each call runs its TypeScript in a fresh sandbox under these policies,\n"
@@ -53,6 +60,16 @@ static const struct command_help mcp_help = {
 	.epilogue = "The common options go on to each call's launch. docs/mcp.md has the tool's\n"
 		    "input and result, and how to register the server with an agent.\n",
 };
+
+/* --max-calls' default: a call per online CPU, at least one, at most MCP_RUN_CALLS_MAX. */
+static unsigned int mcp_default_max_calls(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (cpus < 1)
+		return 1;
+	return cpus > MCP_RUN_CALLS_MAX ? MCP_RUN_CALLS_MAX : (unsigned int)cpus;
+}
 
 /* Whether folder/tsx/package.json is there: folder is a node_modules with tsx. */
 static bool has_tsx(const char *folder)
@@ -173,6 +190,7 @@ int cmd_mcp(int argc, char **argv)
 	uint64_t ram;
 	unsigned int max_output_bytes = MCP_RUN_DEFAULT_MAX_OUTPUT_BYTES;
 	unsigned int pool_size = MCP_RUN_DEFAULT_POOL;
+	unsigned int max_calls = mcp_default_max_calls();
 	int first, nforward;
 
 	/* mcp's own options, taken out: the rest goes on to each call's launch. */
@@ -216,6 +234,11 @@ int cmd_mcp(int argc, char **argv)
 		fail("--pool: \"%s\" is not 0-%d prepared sandboxes", mcp_pool, MCP_RUN_POOL_MAX);
 		return EXIT_LAUNCH_FAILED;
 	}
+	if (mcp_max_calls &&
+	    (parse_uint(mcp_max_calls, MCP_RUN_CALLS_MAX, &max_calls) < 0 || max_calls < 1)) {
+		fail("--max-calls: \"%s\" is not 1-%d calls", mcp_max_calls, MCP_RUN_CALLS_MAX);
+		return EXIT_LAUNCH_FAILED;
+	}
 	/* The code imports tsx's loader and the SDK from here: it must be complete now. */
 	if (mcp_modules_dir(mcp_modules, modules_path, sizeof(modules_path)) < 0)
 		return EXIT_LAUNCH_FAILED;
@@ -253,6 +276,7 @@ int cmd_mcp(int argc, char **argv)
 	config.timeout_s = arg.timeout_s > 0 ? arg.timeout_s : MCP_RUN_DEFAULT_TIMEOUT_S;
 	config.max_output_bytes = max_output_bytes;
 	config.pool = pool_size;
+	config.max_calls = max_calls;
 	config.cgroup_parent = parent;
 	if (mcp_run_serve(&config, STDIN_FILENO, STDOUT_FILENO, errbuf, sizeof(errbuf)) < 0) {
 		fail("mcp: %s", errbuf);

@@ -426,11 +426,8 @@ static int mcp_tools_call(struct mcp_server *server, const cJSON *id, const cJSO
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	const cJSON *arguments = cJSON_GetObjectItemCaseSensitive(params, "arguments");
 	const cJSON *code = cJSON_GetObjectItemCaseSensitive(arguments, "code");
-	_cleanup_free_ char *text = NULL;
 	struct mcp_result result = { 0 };
 	char message[256];
-	cJSON *structured;
-	bool is_error;
 	int r;
 
 	if (!cJSON_IsString(name))
@@ -451,17 +448,31 @@ static int mcp_tools_call(struct mcp_server *server, const cJSON *id, const cJSO
 				 "Invalid params: " MCP_TOOL_NAME " needs \"arguments\": "
 				 "{\"code\": \"<TypeScript>\"}",
 				 ret_reply);
+	if (server->ops->submit) {
+		r = server->ops->submit(server->ops->ctx, id, code->valuestring);
+		return r < 0 ? mcp_call_reply(id, r, &result, ret_reply) : 0;
+	}
 	r = server->ops->run(server->ops->ctx, code->valuestring, &result);
-	if (r < 0) {
+	return mcp_call_reply(id, r, &result, ret_reply);
+}
+
+int mcp_call_reply(const cJSON *id, int run_r, struct mcp_result *result, char **ret_reply)
+{
+	_cleanup_free_ char *text = NULL;
+	char message[256];
+	cJSON *structured;
+	bool is_error;
+
+	if (run_r < 0) {
 		snprintf(message, sizeof(message), "Internal error: cannot run the code: %s",
-			 strerror(-r));
+			 strerror(-run_r));
 		return mcp_error(id, MCP_INTERNAL_ERROR, message, ret_reply);
 	}
-	text = mcp_result_text(&result);
-	structured = mcp_result_json(&result);
+	text = mcp_result_text(result);
+	structured = mcp_result_json(result);
 	/* A failed run is the tool's answer, not a protocol error: the model reads why. */
-	is_error = result.exit_status != 0;
-	mcp_result_free(&result);
+	is_error = result->exit_status != 0;
+	mcp_result_free(result);
 	return mcp_tool_reply(id, text, structured, is_error, ret_reply);
 }
 
@@ -504,6 +515,14 @@ int mcp_handle(struct mcp_server *server, const char *message, size_t len, char 
 		/* Notifications get no answer, not even an error. */
 		if (strcmp(method->valuestring, "notifications/initialized") == 0)
 			server->initialized = true;
+		if (strcmp(method->valuestring, "notifications/cancelled") == 0 &&
+		    server->ops->cancel) {
+			const cJSON *request =
+				cJSON_GetObjectItemCaseSensitive(params, "requestId");
+
+			if (cJSON_IsString(request) || cJSON_IsNumber(request))
+				server->ops->cancel(server->ops->ctx, request);
+		}
 		return 0;
 	}
 	if (params && !cJSON_IsObject(params))
@@ -559,7 +578,7 @@ static int write_line(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-static int mcp_answer(struct mcp_server *server, int out_fd, const char *line, size_t len)
+static int mcp_answer(struct mcp_server *server, const char *line, size_t len)
 {
 	_cleanup_free_ char *reply = NULL;
 	int r;
@@ -573,7 +592,16 @@ static int mcp_answer(struct mcp_server *server, int out_fd, const char *line, s
 		return r;
 	if (!reply)
 		return 0;
-	r = write_line(out_fd, reply, strlen(reply));
+	return mcp_server_send(server, reply);
+}
+
+int mcp_server_send(struct mcp_server *server, const char *reply)
+{
+	int r;
+
+	pthread_mutex_lock(&server->out_lock);
+	r = write_line(server->out_fd, reply, strlen(reply));
+	pthread_mutex_unlock(&server->out_lock);
 	if (r == 0 && server->ops->idle)
 		server->ops->idle(server->ops->ctx);
 	return r;
@@ -588,6 +616,7 @@ int mcp_serve(struct mcp_server *server, int in_fd, int out_fd)
 	buf = malloc(cap);
 	if (!buf)
 		return -ENOMEM;
+	server->out_fd = out_fd;
 	for (;;) {
 		ssize_t n;
 		char *nl;
@@ -597,7 +626,7 @@ int mcp_serve(struct mcp_server *server, int in_fd, int out_fd)
 			size_t len = (size_t)(nl - buf);
 
 			if (!skipping)
-				r = mcp_answer(server, out_fd, buf, len);
+				r = mcp_answer(server, buf, len);
 			else
 				r = 0;
 			skipping = false;
@@ -615,7 +644,7 @@ int mcp_serve(struct mcp_server *server, int in_fd, int out_fd)
 			if (!skipping) {
 				r = mcp_error(NULL, MCP_INVALID_REQUEST,
 					      "Invalid Request: message longer than 4 MiB", &reply);
-				if (r < 0 || write_line(out_fd, reply, strlen(reply)) < 0)
+				if (r < 0 || mcp_server_send(server, reply) < 0)
 					return r < 0 ? r : -EIO;
 			}
 			skipping = true;
@@ -637,7 +666,7 @@ int mcp_serve(struct mcp_server *server, int in_fd, int out_fd)
 		if (n < 0)
 			return -errno;
 		if (n == 0)
-			return skipping ? 0 : mcp_answer(server, out_fd, buf, used);
+			return skipping ? 0 : mcp_answer(server, buf, used);
 		used += (size_t)n;
 	}
 }

@@ -3,6 +3,7 @@
 #ifndef LAUNCH_MCP_H
 #define LAUNCH_MCP_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -64,6 +65,14 @@ struct mcp_ops {
 	/* Runs code; returns 0 and fills ret_result, or a negative errno (an internal error). */
 	int (*run)(void *ctx, const char *code, struct mcp_result *ret_result);
 	/*
+	 * Starts a run_typescript call in the background instead of run (may be NULL): its
+	 * reply goes out later through mcp_server_send, built by mcp_call_reply. Returns 0, or
+	 * a negative errno (answered as an internal error now).
+	 */
+	int (*submit)(void *ctx, const struct cJSON *id, const char *code);
+	/* notifications/cancelled for request id (may be NULL): a submitted call is dropped. */
+	void (*cancel)(void *ctx, const struct cJSON *id);
+	/*
 	 * search_docs (NULL: the tool is not offered): the best limit entries for query, a JSON
 	 * array of {name, signature, description, source}, empty when none matches. Returns 0 and
 	 * *ret_results, or a negative errno.
@@ -86,6 +95,9 @@ struct mcp_server {
 	bool initialize_seen; /* an initialize request was answered */
 	bool initialized;     /* notifications/initialized came */
 	char protocol[16];    /* the version agreed on */
+	int out_fd;	      /* where replies go, set by mcp_serve */
+	/* One reply at a time on out_fd: background calls answer from their own threads. */
+	pthread_mutex_t out_lock;
 };
 
 /*
@@ -94,6 +106,18 @@ struct mcp_server {
  * or -ENOMEM.
  */
 int mcp_handle(struct mcp_server *server, const char *message, size_t len, char **ret_reply);
+
+/*
+ * The reply to a run_typescript call: its result (taken and freed), or an internal error when
+ * run_r is a negative errno. Returns 0, or -ENOMEM.
+ */
+int mcp_call_reply(const struct cJSON *id, int run_r, struct mcp_result *result, char **ret_reply);
+
+/*
+ * Writes one reply line to the server's output, whole among other threads' replies, then runs
+ * ops->idle. Returns 0, or a negative errno.
+ */
+int mcp_server_send(struct mcp_server *server, const char *reply);
 
 /*
  * Serves newline-delimited messages from in_fd until end of file, one reply line each on

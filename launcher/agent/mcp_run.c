@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,7 @@ static int mcp_run_audit(const struct mcp_runner *runner, const char *path, off_
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	size_t len = 0;
+	bool ok;
 
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno; /* launch failed before it opened one */
@@ -101,7 +103,10 @@ static int mcp_run_audit(const struct mcp_runner *runner, const char *path, off_
 	if (!copy || runner->audit_fd < 0 || len == 0)
 		return 0;
 	/* One write: the call's lines stay together and whole beside other writers'. */
-	return write(runner->audit_fd, text, len) == (ssize_t)len ? 0 : -EIO;
+	pthread_mutex_lock((pthread_mutex_t *)&runner->audit_lock);
+	ok = write(runner->audit_fd, text, len) == (ssize_t)len;
+	pthread_mutex_unlock((pthread_mutex_t *)&runner->audit_lock);
+	return ok ? 0 : -EIO;
 }
 
 /* The server's audit log, opened (and its folder made) once, before the first call. */
@@ -202,9 +207,10 @@ static void mcp_pool_fill(struct mcp_runner *runner)
 			mcp_sandbox_start(runner, NULL, &runner->pool[i]);
 }
 
-static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_result)
+/* One call, on its thread: cancel_fd, readable once it is cancelled, kills its sandbox. */
+static int mcp_run_call(struct mcp_runner *runner, const char *code, int cancel_fd,
+			struct mcp_result *ret_result)
 {
-	struct mcp_runner *runner = ctx;
 	const struct mcp_run_config *config = runner->config;
 	struct mcp_sandbox sandbox;
 	long long started, deadline;
@@ -213,6 +219,7 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 
 	memset(ret_result, 0, sizeof(*ret_result));
 	mcp_run_trace(runner, "call");
+	pthread_mutex_lock(&runner->lock);
 	mcp_dying_kill(runner);
 	mcp_dying_reap(runner, false);
 	/* A call within the refill's delay: the pool is filled now, this call takes from it. */
@@ -221,8 +228,10 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 		mcp_pool_fill(runner);
 	}
 	r = mcp_sandbox_take(runner, code, &sandbox);
+	pthread_mutex_unlock(&runner->lock);
 	if (r < 0)
 		return r;
+	sandbox.cancel_fd = cancel_fd;
 	mcp_run_trace(runner, "taken");
 	/* The timeout is the call's: waiting for a prepared sandbox to be ready counts in it. */
 	started = monotonic_now_ms();
@@ -287,10 +296,146 @@ static int mcp_run_call(void *ctx, const char *code, struct mcp_result *ret_resu
 out:
 	if (r < 0)
 		mcp_result_free(ret_result);
-	if (sandbox.done && sandbox.pid > 0)
+	if (sandbox.done && sandbox.pid > 0) {
+		pthread_mutex_lock(&runner->lock);
 		mcp_dying_add(runner, &sandbox);
+		pthread_mutex_unlock(&runner->lock);
+	}
 	mcp_sandbox_free(runner, &sandbox);
 	return r;
+}
+
+/* The folders of answered calls go: later calls see no other's. Under runner->lock. */
+static void mcp_dying_remove_dirs(struct mcp_runner *runner)
+{
+	for (size_t i = 0; i < MCP_RUN_DYING_MAX; i++)
+		if (runner->dying[i].pid > 0 && runner->dying[i].dir[0]) {
+			mcp_remove_tree(runner->dying[i].dir);
+			runner->dying[i].dir[0] = '\0';
+		}
+}
+
+static void mcp_job_free(struct mcp_job *job)
+{
+	if (!job)
+		return;
+	cJSON_Delete(job->id);
+	free(job->code);
+	closep(&job->cancel_pipe[0]);
+	closep(&job->cancel_pipe[1]);
+	free(job);
+}
+
+static void mcp_job_unlink(struct mcp_job **list, const struct mcp_job *job)
+{
+	for (; *list; list = &(*list)->next)
+		if (*list == job) {
+			*list = job->next;
+			return;
+		}
+}
+
+/* Runs a job and sends its reply, unless it was cancelled. */
+static void mcp_run_job(struct mcp_runner *runner, struct mcp_job *job)
+{
+	_cleanup_free_ char *reply = NULL;
+	struct mcp_result result;
+	bool cancelled;
+	int r;
+
+	r = mcp_run_call(runner, job->code, job->cancel_pipe[0], &result);
+	pthread_mutex_lock(&runner->lock);
+	cancelled = job->cancelled;
+	if (cancelled)
+		mcp_dying_remove_dirs(runner);
+	pthread_mutex_unlock(&runner->lock);
+	if (cancelled) {
+		if (r == 0)
+			mcp_result_free(&result);
+		return;
+	}
+	if (mcp_call_reply(job->id, r, &result, &reply) < 0 ||
+	    mcp_server_send(runner->server, reply) < 0)
+		fprintf(stderr, "launch mcp: call %s: cannot send its reply\n",
+			cJSON_IsString(job->id) ? job->id->valuestring : "?");
+}
+
+/* A call thread: takes the oldest queued job until the input ends and the queue is empty. */
+static void *mcp_run_worker(void *ctx)
+{
+	struct mcp_runner *runner = ctx;
+
+	pthread_mutex_lock(&runner->lock);
+	for (;;) {
+		struct mcp_job *job;
+
+		while (!runner->queue && !runner->stopping)
+			pthread_cond_wait(&runner->queued, &runner->lock);
+		job = runner->queue;
+		if (!job)
+			break;
+		runner->queue = job->next;
+		job->next = runner->running;
+		runner->running = job;
+		pthread_mutex_unlock(&runner->lock);
+		mcp_run_job(runner, job);
+		pthread_mutex_lock(&runner->lock);
+		mcp_job_unlink(&runner->running, job);
+		mcp_job_free(job);
+	}
+	pthread_mutex_unlock(&runner->lock);
+	return NULL;
+}
+
+/* Queues a call: the first free call thread runs it. */
+static int mcp_run_submit(void *ctx, const cJSON *id, const char *code)
+{
+	struct mcp_runner *runner = ctx;
+	struct mcp_job *job = calloc(1, sizeof(*job)), **tail;
+
+	if (!job)
+		return -ENOMEM;
+	job->cancel_pipe[0] = job->cancel_pipe[1] = -1;
+	job->id = cJSON_Duplicate(id, true);
+	job->code = strdup(code);
+	if (!job->id || !job->code || pipe2(job->cancel_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		mcp_job_free(job);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&runner->lock);
+	for (tail = &runner->queue; *tail; tail = &(*tail)->next)
+		;
+	*tail = job;
+	pthread_cond_signal(&runner->queued);
+	pthread_mutex_unlock(&runner->lock);
+	return 0;
+}
+
+/*
+ * notifications/cancelled: a queued call is dropped; a running one is marked (no reply) and
+ * its thread, polling the cancel pipe, kills its sandbox and removes its folder.
+ */
+static void mcp_run_cancel(void *ctx, const cJSON *id)
+{
+	struct mcp_runner *runner = ctx;
+
+	pthread_mutex_lock(&runner->lock);
+	for (struct mcp_job **job = &runner->queue; *job; job = &(*job)->next)
+		if (cJSON_Compare((*job)->id, id, true)) {
+			struct mcp_job *dropped = *job;
+
+			*job = dropped->next;
+			mcp_job_free(dropped);
+			goto out;
+		}
+	for (struct mcp_job *job = runner->running; job; job = job->next)
+		if (cJSON_Compare(job->id, id, true) && !job->cancelled) {
+			job->cancelled = true;
+			if (write(job->cancel_pipe[1], "c", 1) < 0)
+				fprintf(stderr, "launch mcp: cannot cancel a call: %m\n");
+		}
+out:
+	pthread_mutex_unlock(&runner->lock);
 }
 
 /*
@@ -303,72 +448,98 @@ static void mcp_run_idle(void *ctx)
 	struct mcp_runner *runner = ctx;
 
 	mcp_run_trace(runner, "replied");
-	for (size_t i = 0; i < MCP_RUN_DYING_MAX; i++)
-		if (runner->dying[i].pid > 0 && runner->dying[i].dir[0]) {
-			mcp_remove_tree(runner->dying[i].dir);
-			runner->dying[i].dir[0] = '\0';
-		}
+	pthread_mutex_lock(&runner->lock);
+	mcp_dying_remove_dirs(runner);
 	runner->refill_at = monotonic_now_ms() + MCP_RUN_REFILL_DELAY_MS;
+	pthread_mutex_unlock(&runner->lock);
+	/* The main poll's timeout is recomputed: the refill is due in its delay. */
+	if (write(runner->wake[1], "w", 1) < 0 && errno != EAGAIN)
+		fprintf(stderr, "launch mcp: cannot wake the server's loop: %m\n");
+}
+
+/*
+ * One round of the main loop's background work, under runner->lock: the pool filled when due,
+ * ready runners settled, the launches of finished calls reaped. Fills fds (after in_fd and
+ * the wake pipe) with the pool's report sockets; returns poll's timeout.
+ */
+static int mcp_run_wait_prepare(struct mcp_runner *runner, struct pollfd *fds,
+				struct mcp_sandbox **of, size_t *n)
+{
+	size_t dying = mcp_dying_reap(runner, false);
+	int timeout = dying ? 100 : -1;
+
+	if (runner->refill_at && monotonic_now_ms() >= runner->refill_at) {
+		runner->refill_at = 0;
+		/* The client has had the answer for a while: the last call's sandbox goes. */
+		mcp_dying_kill(runner);
+		mcp_pool_fill(runner);
+	}
+	if (runner->refill_at) {
+		long long left = runner->refill_at - monotonic_now_ms();
+
+		/* Past refill_at already: a negative poll would block. */
+		if (left < 0)
+			left = 0;
+		if (timeout < 0 || left < timeout)
+			timeout = (int)left;
+	}
+	for (size_t i = 0; i < runner->config->pool; i++) {
+		struct mcp_sandbox *sandbox = &runner->pool[i];
+
+		if (sandbox->pid <= 0 || sandbox->synced || sandbox->in_fd < 0)
+			continue;
+		if (sandbox->ready) {
+			mcp_sandbox_settle(sandbox, monotonic_now_ms() + MCP_RUN_SYNC_TIMEOUT_MS);
+			continue;
+		}
+		fds[*n] = (struct pollfd){ .fd = sandbox->in_fd, .events = POLLIN };
+		of[(*n)++] = sandbox;
+	}
+	return timeout;
 }
 
 /*
  * Before each read of a request: the pool is filled when due, a prepared runner that reports
  * ready has its log synced now rather than in its call, and the launches of finished calls
- * are reaped as they exit (their logs copied). Returns once in_fd is readable, or when there
- * is nothing left to do.
+ * are reaped as they exit (their logs copied). Returns once in_fd is readable. Calls run on
+ * their threads meanwhile; one answered writes the wake pipe, for its refill's delay.
  */
 static void mcp_run_wait(void *ctx, int in_fd)
 {
 	struct mcp_runner *runner = ctx;
 
 	for (;;) {
-		struct pollfd fds[1 + MCP_RUN_POOL_MAX] = { { .fd = in_fd, .events = POLLIN } };
-		struct mcp_sandbox *of[1 + MCP_RUN_POOL_MAX] = { NULL };
-		size_t dying = mcp_dying_reap(runner, false), n = 1;
-		int timeout = dying ? 100 : -1;
+		struct pollfd fds[2 + MCP_RUN_POOL_MAX] = { { .fd = in_fd, .events = POLLIN },
+							    { .fd = runner->wake[0],
+							      .events = POLLIN } };
+		struct mcp_sandbox *of[2 + MCP_RUN_POOL_MAX] = { NULL };
+		size_t n = 2;
+		int timeout;
 
-		if (runner->refill_at && monotonic_now_ms() >= runner->refill_at) {
-			runner->refill_at = 0;
-			/* The client has had the answer for a while: the last call's sandbox goes.
-			 */
-			mcp_dying_kill(runner);
-			mcp_pool_fill(runner);
-		}
-		if (runner->refill_at) {
-			long long left = runner->refill_at - monotonic_now_ms();
-
-			/* Past refill_at already: a negative poll would block. */
-			if (left < 0)
-				left = 0;
-			if (timeout < 0 || left < timeout)
-				timeout = (int)left;
-		}
-		for (size_t i = 0; i < runner->config->pool; i++) {
-			struct mcp_sandbox *sandbox = &runner->pool[i];
-
-			if (sandbox->pid <= 0 || sandbox->synced || sandbox->in_fd < 0)
-				continue;
-			if (sandbox->ready) {
-				mcp_sandbox_settle(sandbox,
-						   monotonic_now_ms() + MCP_RUN_SYNC_TIMEOUT_MS);
-				continue;
-			}
-			fds[n] = (struct pollfd){ .fd = sandbox->in_fd, .events = POLLIN };
-			of[n++] = sandbox;
-		}
-		if (n == 1 && timeout < 0)
-			return;
+		pthread_mutex_lock(&runner->lock);
+		timeout = mcp_run_wait_prepare(runner, fds, of, &n);
+		pthread_mutex_unlock(&runner->lock);
 		/* A launch's exit is not an event here: looked for ten times a second. */
 		if (poll(fds, n, timeout) < 0 && errno != EINTR)
 			return;
+		if (fds[1].revents) {
+			char drain[64];
+
+			while (read(runner->wake[0], drain, sizeof(drain)) > 0)
+				;
+		}
+		pthread_mutex_lock(&runner->lock);
 		if (fds[0].revents) {
 			/* Any request, not only a call: the last call's sandbox goes now. */
 			mcp_dying_kill(runner);
+			pthread_mutex_unlock(&runner->lock);
 			return;
 		}
-		for (size_t i = 1; i < n; i++)
-			if (fds[i].revents)
+		/* A slot whose sandbox a call took meanwhile has another descriptor, or none. */
+		for (size_t i = 2; i < n; i++)
+			if (fds[i].revents && of[i]->in_fd == fds[i].fd)
 				mcp_sandbox_read_report(of[i]);
+		pthread_mutex_unlock(&runner->lock);
 	}
 }
 
@@ -432,31 +603,72 @@ static void mcp_run_index_docs(struct mcp_runner *runner)
 		entries, packages, monotonic_now_ms() - started);
 }
 
+/* The call threads: --max-calls of them, each running one call at a time. */
+static int mcp_run_start_workers(struct mcp_runner *runner, pthread_t *workers, size_t *ret_started)
+{
+	*ret_started = 0;
+	for (size_t i = 0; i < runner->config->max_calls; i++) {
+		int r = pthread_create(&workers[i], NULL, mcp_run_worker, runner);
+
+		if (r)
+			return -r;
+		(*ret_started)++;
+	}
+	return 0;
+}
+
+/* End of input: the queued calls run and answer, then the threads end. */
+static void mcp_run_stop_workers(struct mcp_runner *runner, pthread_t *workers, size_t started)
+{
+	pthread_mutex_lock(&runner->lock);
+	runner->stopping = true;
+	pthread_cond_broadcast(&runner->queued);
+	pthread_mutex_unlock(&runner->lock);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(workers[i], NULL);
+}
+
 int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, char *errbuf,
 		  size_t errlen)
 {
 	struct mcp_runner runner = { .config = config,
+				     .lock = PTHREAD_MUTEX_INITIALIZER,
+				     .queued = PTHREAD_COND_INITIALIZER,
+				     .audit_lock = PTHREAD_MUTEX_INITIALIZER,
+				     .wake = { -1, -1 },
 				     .audit_fd = -1,
 				     .trace = getenv("LAUNCH_MCP_TRACE") != NULL };
-	struct mcp_ops ops = {
-		.run = mcp_run_call, .idle = mcp_run_idle, .wait = mcp_run_wait, .ctx = &runner
-	};
+	struct mcp_ops ops = { .submit = mcp_run_submit,
+			       .cancel = mcp_run_cancel,
+			       .idle = mcp_run_idle,
+			       .wait = mcp_run_wait,
+			       .ctx = &runner };
 	struct mcp_server server = { .ops = &ops,
 				     .policy = config->policy,
-				     .timeout_s = config->timeout_s };
+				     .timeout_s = config->timeout_s,
+				     .out_fd = out_fd,
+				     .out_lock = PTHREAD_MUTEX_INITIALIZER };
+	pthread_t workers[MCP_RUN_CALLS_MAX];
+	size_t started = 0;
 	int r;
 
+	runner.server = &server;
 	for (size_t i = 0; i < MCP_RUN_POOL_MAX; i++)
 		mcp_sandbox_reset(&runner.pool[i]);
 	for (size_t i = 0; i < MCP_RUN_DYING_MAX; i++)
 		mcp_sandbox_reset(&runner.dying[i]);
+	if (pipe2(runner.wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+		r = -errno;
+		snprintf(errbuf, errlen, "cannot make a pipe: %s", strerror(-r));
+		return r;
+	}
 	if (config->audit_path) {
 		runner.audit_fd = mcp_run_open_audit(config->audit_path);
 		if (runner.audit_fd < 0) {
 			r = runner.audit_fd;
 			snprintf(errbuf, errlen, "audit log %s: %s", config->audit_path,
 				 strerror(-r));
-			return r;
+			goto out;
 		}
 	}
 	r = mcp_run_state_dir(&runner);
@@ -470,16 +682,24 @@ int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, ch
 	mcp_run_index_docs(&runner);
 	if (runner.docs)
 		ops.search = mcp_run_search;
+	r = mcp_run_start_workers(&runner, workers, &started);
+	if (r < 0) {
+		snprintf(errbuf, errlen, "cannot start the call threads: %s", strerror(-r));
+		goto out;
+	}
 	r = mcp_serve(&server, in_fd, out_fd);
 	if (r < 0)
 		snprintf(errbuf, errlen, "MCP on standard input and output: %s", strerror(-r));
 out:
+	mcp_run_stop_workers(&runner, workers, started);
 	for (size_t i = 0; i < MCP_RUN_POOL_MAX; i++)
 		mcp_sandbox_free(&runner, &runner.pool[i]);
 	mcp_dying_reap(&runner, true);
 	if (runner.state_dir[0] == '/')
 		mcp_remove_tree(runner.state_dir);
 	closep(&runner.audit_fd);
+	closep(&runner.wake[0]);
+	closep(&runner.wake[1]);
 	docindex_free(runner.docs);
 	return r;
 }

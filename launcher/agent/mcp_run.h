@@ -11,6 +11,8 @@
 /* Prepared sandboxes waiting for the next calls: --pool, at most MCP_RUN_POOL_MAX. */
 #define MCP_RUN_DEFAULT_POOL 2
 #define MCP_RUN_POOL_MAX     16
+/* run_typescript calls run at once: --max-calls, at most MCP_RUN_CALLS_MAX (default: CPUs). */
+#define MCP_RUN_CALLS_MAX 64
 /* The job runs as this user unless --user says otherwise: it owns nothing of root's. */
 #define MCP_RUN_DEFAULT_USER "nobody"
 
@@ -27,6 +29,7 @@ struct mcp_run_config {
 	double timeout_s;
 	size_t max_output_bytes; /* each of stdout and stderr */
 	size_t pool;		 /* prepared sandboxes kept ready (0: each call starts cold) */
+	size_t max_calls;	 /* calls run at once, each in a thread of its own; 1 or more */
 	uid_t uid;		 /* user's, as is each call's folder: the one its code may write */
 	gid_t gid;
 };

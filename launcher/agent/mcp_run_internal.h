@@ -6,6 +6,7 @@
 #ifndef LAUNCH_MCP_RUN_INTERNAL_H
 #define LAUNCH_MCP_RUN_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,7 +20,7 @@
  */
 #define MCP_RUN_SYNC_TIMEOUT_MS 2000
 /* Sandboxes killed after their call whose launch has not been reaped yet. */
-#define MCP_RUN_DYING_MAX (2 * MCP_RUN_POOL_MAX)
+#define MCP_RUN_DYING_MAX (2 * MCP_RUN_POOL_MAX + MCP_RUN_CALLS_MAX)
 
 /* One output stream of the job, kept up to the cap. */
 struct mcp_stream {
@@ -41,6 +42,8 @@ struct mcp_sandbox {
 	int done_status;
 	int in_fd;   /* warm: the runner's standard input, a socket: shut for "go", then its end */
 	int sync_fd; /* warm: launch's --audit-sync-fd */
+	/* Readable once the call is cancelled: the sandbox is killed (not owned: not closed). */
+	int cancel_fd;
 	unsigned char sync_seq; /* the byte of the last sync asked: launch echoes each one */
 	/*
 	 * CLOCK_REALTIME less CLOCK_BOOTTIME when its launch was started, as launch fixes it when
@@ -59,8 +62,33 @@ struct mcp_sandbox {
 	char dir[96], audit[96], name[64];
 };
 
+struct cJSON;
+struct mcp_server;
+
+/* A run_typescript call, queued or running. */
+struct mcp_job {
+	struct mcp_job *next;
+	struct cJSON *id; /* the request's, for its reply and notifications/cancelled */
+	char *code;
+	int cancel_pipe[2]; /* a byte written on cancel: its call's sandbox polls the other end */
+	bool cancelled;	    /* no reply is sent */
+};
+
+/*
+ * The server's side. lock guards pool, dying, calls, refill_at, queue, running and stopping:
+ * the main thread (requests, the pool's preparation) and the call threads share them; a
+ * call's own sandbox, once taken from the pool, is its thread's alone.
+ */
 struct mcp_runner {
 	const struct mcp_run_config *config;
+	pthread_mutex_t lock;
+	pthread_cond_t queued;	    /* a job was queued, or stopping was set */
+	pthread_mutex_t audit_lock; /* one call's lines at a time into audit_fd */
+	struct mcp_job *queue;	    /* waiting, in arrival order */
+	struct mcp_job *running;
+	bool stopping; /* end of input: the threads end once the queue is empty */
+	int wake[2];   /* written when refill_at changes: the main poll wakes */
+	struct mcp_server *server;
 	char state_dir[64]; /* 0711: the job may pass through to its folder, not list */
 	unsigned int calls;
 	int audit_fd;	   /* the server's audit log, where each call's lines go; -1: none */

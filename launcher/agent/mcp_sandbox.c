@@ -64,6 +64,7 @@ void mcp_sandbox_reset(struct mcp_sandbox *sandbox)
 {
 	memset(sandbox, 0, sizeof(*sandbox));
 	sandbox->in_fd = sandbox->sync_fd = sandbox->out.fd = sandbox->err.fd = -1;
+	sandbox->cancel_fd = -1;
 }
 
 static int remove_entry(const char *path, const struct stat *st __attribute__((unused)),
@@ -267,9 +268,11 @@ int mcp_sandbox_collect(const struct mcp_runner *runner, struct mcp_sandbox *san
 	int r;
 
 	while (sandbox->out.fd >= 0 || sandbox->err.fd >= 0 || sandbox->in_fd >= 0) {
-		struct pollfd fds[3] = { { .fd = sandbox->out.fd, .events = POLLIN },
+		struct pollfd fds[4] = { { .fd = sandbox->out.fd, .events = POLLIN },
 					 { .fd = sandbox->err.fd, .events = POLLIN },
-					 { .fd = killed ? -1 : sandbox->in_fd, .events = POLLIN } };
+					 { .fd = killed ? -1 : sandbox->in_fd, .events = POLLIN },
+					 { .fd = killed ? -1 : sandbox->cancel_fd,
+					   .events = POLLIN } };
 		long long left = deadline - monotonic_now_ms();
 
 		if (left <= 0 && !killed) {
@@ -290,11 +293,18 @@ int mcp_sandbox_collect(const struct mcp_runner *runner, struct mcp_sandbox *san
 		/* Killed: its report no longer counts, the output's end is waited for. */
 		if (killed && sandbox->out.fd < 0 && sandbox->err.fd < 0)
 			break;
-		r = poll(fds, 3, (int)(left > 1000 ? 1000 : left));
+		r = poll(fds, 4, (int)(left > 1000 ? 1000 : left));
 		if (r < 0 && errno != EINTR)
 			return -errno;
 		if (r <= 0)
 			continue;
+		/* Cancelled: killed as at the deadline; its output's end is waited for. */
+		if (fds[3].revents) {
+			mcp_sandbox_kill(runner, sandbox);
+			killed = true;
+			deadline = monotonic_now_ms() + MCP_RUN_GRACE_S * 1000;
+			continue;
+		}
 		if (fds[0].revents && (r = mcp_stream_read(&sandbox->out, cap)) < 0)
 			return r;
 		if (fds[1].revents && (r = mcp_stream_read(&sandbox->err, cap)) < 0)
@@ -599,12 +609,17 @@ void mcp_sandbox_settle(struct mcp_sandbox *sandbox, long long deadline)
 void mcp_sandbox_wait_ready(struct mcp_sandbox *sandbox, long long deadline)
 {
 	while (!sandbox->ready && sandbox->in_fd >= 0) {
-		struct pollfd pfd = { .fd = sandbox->in_fd, .events = POLLIN };
+		struct pollfd pfd[2] = { { .fd = sandbox->in_fd, .events = POLLIN },
+					 { .fd = sandbox->cancel_fd, .events = POLLIN } };
 		long long left = deadline - monotonic_now_ms();
 
-		if (left <= 0 || (poll(&pfd, 1, (int)left) < 0 && errno != EINTR))
+		if (left <= 0 || (poll(pfd, 2, (int)left) < 0 && errno != EINTR))
 			break;
-		mcp_sandbox_read_report(sandbox);
+		/* Cancelled: the call goes on to mcp_sandbox_collect, which kills it. */
+		if (pfd[1].revents)
+			break;
+		if (pfd[0].revents)
+			mcp_sandbox_read_report(sandbox);
 	}
 	if (sandbox->ready)
 		mcp_sandbox_settle(sandbox, deadline);

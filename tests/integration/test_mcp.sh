@@ -498,3 +498,156 @@ test_mcp_search_docs_quality() {
 	grep -Eq '^top3 (1[89]|20) of 20$' "$T_DIR/quality.out" ||
 		fail "fewer than 18 of 20 in the top 3: $(brief "$(tail -1 "$T_DIR/quality.out") $(cat "$T_DIR/quality.err")")"
 }
+
+# With --max-calls 2, two calls sent back to back run at once: the second one's code starts
+# before the first one's ends (a server answering one request at a time starts it after).
+test_mcp_parallel_calls() {
+	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$IT_DIR/fixtures" \
+		>"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+		import json, re, sys, time
+		launch, modules, policy, fixtures = sys.argv[1:5]
+		sys.path.insert(0, fixtures)
+		from mcp_client import Server
+		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "2",
+		                         "--max-calls", "2", "--timeout", "60"], stderr=sys.stderr)
+		server.initialize()
+		code = ("console.log('start ' + Date.now());\n"
+		        "await new Promise(r => setTimeout(r, 2000));\n"
+		        "console.log('end ' + Date.now());\n")
+		sent = time.monotonic()
+		server.call(2, code)
+		server.call(3, code)
+		times = {}
+		while len(times) < 2:
+		    msg = server.recv_any()
+		    if msg is None:
+		        print("the server ended")
+		        sys.exit(1)
+		    if msg.get("id") in (2, 3):
+		        out = msg["result"]["structuredContent"]["stdout"]
+		        times[msg["id"]] = [int(re.search(w + r" (\d+)", out).group(1))
+		                            for w in ("start", "end")]
+		print("took_ms %d" % ((time.monotonic() - sent) * 1000))
+		print("times %s" % json.dumps(times))
+		overlap = times[3][0] < times[2][1] and times[2][0] < times[3][1]
+		print("overlap" if overlap else "no overlap")
+		server.close()
+	PY
+	head -c 2000 "$T_DIR/call.out"
+	grep -qx 'overlap' "$T_DIR/call.out" ||
+		fail "the calls did not run at once: $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")"
+}
+
+# A ping sent while a call runs is answered before the call's result.
+test_mcp_ping_during_call() {
+	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$IT_DIR/fixtures" \
+		>"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+		import sys, time
+		launch, modules, policy, fixtures = sys.argv[1:5]
+		sys.path.insert(0, fixtures)
+		from mcp_client import Server
+		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "1",
+		                         "--timeout", "60"], stderr=sys.stderr)
+		server.initialize()
+		server.call(2, "await new Promise(r => setTimeout(r, 3000));\n")
+		time.sleep(0.5)
+		server.ping(3)
+		order = []
+		while len(order) < 2:
+		    msg = server.recv_any()
+		    if msg is None:
+		        break
+		    if msg.get("id") in (2, 3):
+		        order.append(msg["id"])
+		print("order %s" % " ".join(map(str, order)))
+		server.close()
+	PY
+	head -c 2000 "$T_DIR/call.out"
+	grep -qx 'order 3 2' "$T_DIR/call.out" ||
+		fail "the ping was not answered before the call: $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")"
+}
+
+# notifications/cancelled for a running call: its sandbox (the child launch the call took) and
+# its folder go, no response comes for it, and the server goes on with a ping and a call.
+test_mcp_cancel() {
+	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$IT_DIR/fixtures" \
+		>"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+		import os, select, sys, time
+		launch, modules, policy, fixtures = sys.argv[1:5]
+		sys.path.insert(0, fixtures)
+		from mcp_client import Server
+		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "1",
+		                         "--timeout", "60"], stderr=sys.stderr)
+		server.initialize()
+		deadline = time.monotonic() + 20
+		while not server.children() and time.monotonic() < deadline:
+		    time.sleep(0.05)
+		before = server.children()
+		if len(before) != 1:
+		    print("the pool is not one launch: %s" % before)
+		    sys.exit(1)
+		pid, argv = next(iter(before.items()))
+		folder = argv[argv.index("-c") + 3]
+		server.call(2, "await new Promise(r => setTimeout(r, 30000));\n")
+		time.sleep(1.5)
+		server.cancel(2)
+		# No response for the cancelled call: nothing comes in 2 s.
+		ready, _, _ = select.select([server.p.stdout], [], [], 2)
+		if ready:
+		    print("unexpected message: %s" % server.recv_any())
+		    sys.exit(1)
+		server.ping(3)
+		msg = server.recv_any()
+		print("ping %s" % (msg.get("id") if msg else None))
+		server.call(4, "console.log('after ' + (1 + 1));\n")
+		msg = server.recv_any()
+		print("call %s %s" % (msg.get("id") if msg else None,
+		                      msg and msg["result"]["structuredContent"]["stdout"].strip()))
+		deadline = time.monotonic() + 10
+		while pid in server.children() and time.monotonic() < deadline:
+		    time.sleep(0.05)
+		print("sandbox %s" % ("left" if pid in server.children() else "gone"))
+		print("folder %s" % ("left" if os.path.exists(folder) else "gone"))
+		server.close()
+	PY
+	head -c 2000 "$T_DIR/call.out"
+	local want
+
+	for want in 'ping 3' 'call 4 after 2' 'sandbox gone' 'folder gone'; do
+		grep -qx "$want" "$T_DIR/call.out" ||
+			fail "the cancelled call: not \"$want\": $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")" ||
+			return 1
+	done
+}
+
+# A call still queued (--max-calls 1, behind a running one) is dropped when cancelled: the
+# running call answers, the dropped one never does.
+test_mcp_cancel_queued() {
+	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$IT_DIR/fixtures" \
+		>"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+		import select, sys
+		launch, modules, policy, fixtures = sys.argv[1:5]
+		sys.path.insert(0, fixtures)
+		from mcp_client import Server
+		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "1",
+		                         "--max-calls", "1", "--timeout", "60"], stderr=sys.stderr)
+		server.initialize()
+		server.call(2, "await new Promise(r => setTimeout(r, 2000));\n")
+		server.call(3, "console.log('queued');\n")
+		server.cancel(3)
+		ids = []
+		while 2 not in ids:
+		    msg = server.recv_any()
+		    if msg is None:
+		        break
+		    ids.append(msg.get("id"))
+		ready, _, _ = select.select([server.p.stdout], [], [], 2)
+		if ready:
+		    ids.append(server.recv_any().get("id"))
+		print("answered %s" % " ".join(map(str, ids)))
+		server.close()
+	PY
+	head -c 2000 "$T_DIR/call.out"
+	grep -qx 'answered 2' "$T_DIR/call.out" ||
+		fail "the queued call was not dropped: $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")"
+}

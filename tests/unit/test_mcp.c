@@ -20,6 +20,10 @@ static struct {
 	int idles;	 /* replies after which the idle hook ran */
 	char query[64];	 /* the last search_docs query, and its limit */
 	int limit;
+	int submits; /* background calls started, and the last one's id */
+	char submit_id[32];
+	int cancels; /* notifications/cancelled passed on, and the last one's id */
+	char cancel_id[32];
 } fake;
 
 static int fake_run(void *ctx __attribute__((unused)), const char *code,
@@ -80,6 +84,29 @@ static int fake_search(void *ctx __attribute__((unused)), const char *query, int
 	return 0;
 }
 
+static void fake_id(const cJSON *id, char *buf, size_t len)
+{
+	char *text = cJSON_PrintUnformatted(id);
+
+	snprintf(buf, len, "%s", text ?: "");
+	free(text);
+}
+
+static int fake_submit(void *ctx __attribute__((unused)), const cJSON *id, const char *code)
+{
+	fake.submits++;
+	fake_id(id, fake.submit_id, sizeof(fake.submit_id));
+	snprintf(fake.code, sizeof(fake.code), "%s", code);
+	return fake.fail;
+}
+
+static void fake_cancel(void *ctx __attribute__((unused)), const cJSON *id)
+{
+	fake.cancels++;
+	fake_id(id, fake.cancel_id, sizeof(fake.cancel_id));
+}
+
+static const struct mcp_ops FAKE_OPS_SUBMIT = { .submit = fake_submit, .cancel = fake_cancel };
 static const struct mcp_ops FAKE_OPS = { .run = fake_run, .idle = fake_idle };
 static const struct mcp_ops FAKE_OPS_SEARCH = { .run = fake_run,
 						.idle = fake_idle,
@@ -561,6 +588,45 @@ static void test_serve_too_long(void)
 	close(out_fds[0]);
 }
 
+/*
+ * With a submit op, a run_typescript call gets no reply now (its thread sends it later); a
+ * submit that fails is an internal error now. notifications/cancelled passes its requestId
+ * on, and nothing else does.
+ */
+static void test_submit_and_cancel(void)
+{
+	struct mcp_server server;
+	cJSON *reply;
+
+	server_init(&server);
+	server.ops = &FAKE_OPS_SUBMIT;
+	initialize(&server);
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"method\":\"tools/call\","
+				  "\"params\":{\"name\":\"run_typescript\","
+				  "\"arguments\":{\"code\":\"1\"}}}");
+	CHECK(reply == NULL);
+	CHECK_EQ_INT(fake.submits, 1);
+	CHECK_EQ_STR(fake.submit_id, "\"c1\"");
+	CHECK_EQ_STR(fake.code, "1");
+	fake.fail = -ENOMEM;
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
+				  "\"params\":{\"name\":\"run_typescript\","
+				  "\"arguments\":{\"code\":\"2\"}}}");
+	CHECK_EQ_INT(error_code(reply), MCP_INTERNAL_ERROR);
+	cJSON_Delete(reply);
+	fake.fail = 0;
+	CHECK(send_msg(&server, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+				"\"params\":{\"requestId\":\"c1\",\"reason\":\"x\"}}") == NULL);
+	CHECK_EQ_INT(fake.cancels, 1);
+	CHECK_EQ_STR(fake.cancel_id, "\"c1\"");
+	/* No requestId, or one that is no id: nothing to cancel. */
+	CHECK(send_msg(&server, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+				"\"params\":{\"requestId\":[1]}}") == NULL);
+	CHECK(send_msg(&server, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\"}") ==
+	      NULL);
+	CHECK_EQ_INT(fake.cancels, 1);
+}
+
 int main(void)
 {
 	RUN(test_initialize_negotiates);
@@ -570,6 +636,7 @@ int main(void)
 	RUN(test_tools_list);
 	RUN(test_refused_counted);
 	RUN(test_tools_call);
+	RUN(test_submit_and_cancel);
 	RUN(test_search_docs);
 	RUN(test_serve);
 	RUN(test_serve_too_long);
