@@ -743,10 +743,11 @@ int audit_start_writer(struct audit_log *log)
 	 * The writer takes no signal but the one that interrupts it: the ones the launcher
 	 * forwards stay for its signalfd, whatever thread the kernel would pick.
 	 */
+	/* Before the thread starts: from then on progress_ms is written under the lock only. */
+	log->progress_ms = monotonic_now_ms();
 	r = thread_start_masked(&log->writer, audit_writer, log, AUDIT_INTERRUPT_SIGNAL);
 	if (r < 0)
 		return r;
-	log->progress_ms = monotonic_now_ms();
 	log->writer_running = true;
 	return 0;
 }
