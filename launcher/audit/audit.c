@@ -858,7 +858,9 @@ int audit_format_exit(const struct audit_log *log, const struct audit_exit *exit
 	struct json_line j = { .out = { .buf = buf, .cap = len } };
 
 	json_begin(&j, log, realtime_ns(), "sandbox_exit");
-	if (exit->exit_code >= 0)
+	if (exit->exit_unknown)
+		; /* neither */
+	else if (exit->exit_code >= 0)
 		json_key_u64(&j, "exit_code", (unsigned int)exit->exit_code);
 	else
 		json_key_u64(&j, "signal", (unsigned int)-exit->exit_code);

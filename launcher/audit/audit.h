@@ -261,7 +261,8 @@ int audit_format_policy_update(const struct audit_log *log, const struct audit_u
 			       char *buf, size_t len);
 /* What sandbox_exit says. */
 struct audit_exit {
-	int exit_code; /* >= 0 for a normal exit, else -signal */
+	int exit_code;	   /* >= 0 for a normal exit, else -signal */
+	bool exit_unknown; /* no exit_code nor signal: a container's, which its engine keeps */
 	long long duration_ms;
 	unsigned long long denied;	   /* every refusal, DNS look-ups included */
 	unsigned long long lost;	   /* refusals the kernel's ring had no room for */

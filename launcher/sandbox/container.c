@@ -615,7 +615,9 @@ static void container_supervise(struct container *c)
 /* sandbox_exit: every refusal the kernel counted, and what became of its line. */
 static void container_log_exit(struct container *c)
 {
-	struct audit_exit exit = { .duration_ms = monotonic_now_ms() - c->started_ms };
+	/* The engine, not the hook, learns how the container ended: no exit_code is made up. */
+	struct audit_exit exit = { .duration_ms = monotonic_now_ms() - c->started_ms,
+				   .exit_unknown = true };
 	struct sandbox_counters kernel;
 	struct audit_counts counts;
 	char line[AUDIT_LINE_MAX];

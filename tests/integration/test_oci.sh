@@ -90,7 +90,7 @@ test_oci_refused() {
 	expect_match "sandbox id" '^[0-9a-f]{12}$' "$id" || return 1
 	expect_audit 1 "$log" event=deny sandbox="$id" op=connect dst_ip=127.0.0.1 dst_port=9 ||
 		return 1
-	expect_audit 1 "$log" event=sandbox_exit sandbox="$id" denied=1
+	expect_audit 1 "$log" event=sandbox_exit sandbox="$id" denied=1 exit_code! signal!
 }
 
 # A policy that does not exist: podman run fails with the hook's line, the command never ran,
