@@ -143,11 +143,74 @@ static bool mcp_protocol_known(const char *version)
 	return false;
 }
 
+/* What initialize and server/discover both say: capabilities, the server's name, a hint. */
+static void mcp_describe(cJSON *result)
+{
+	cJSON *capabilities, *info;
+
+	capabilities = cJSON_AddObjectToObject(result, "capabilities");
+	cJSON_AddBoolToObject(cJSON_AddObjectToObject(capabilities, "tools"), "listChanged", false);
+	info = cJSON_AddObjectToObject(result, "serverInfo");
+	cJSON_AddStringToObject(info, "name", "launch");
+	cJSON_AddStringToObject(info, "title", "launch: TypeScript in an egress sandbox");
+	cJSON_AddStringToObject(info, "version", "1");
+	cJSON_AddStringToObject(
+		result, "instructions",
+		"Call run_typescript with code that uses the provider's SDK; the "
+		"sandbox reaches only that provider, and the result lists what it "
+		"refused. search_docs finds the SDK's methods and README sections.");
+}
+
+/* 2026-07-28's server/discover: every revision spoken, and what initialize would say. */
+static int mcp_discover(const cJSON *id, char **ret_reply)
+{
+	cJSON *result = cJSON_CreateObject();
+
+	if (!result)
+		return -ENOMEM;
+	cJSON_AddStringToObject(result, "resultType", "complete");
+	cJSON_AddItemToObject(result, "supportedVersions",
+			      cJSON_CreateStringArray(MCP_PROTOCOLS, ARRAY_SIZE(MCP_PROTOCOLS)));
+	mcp_describe(result);
+	return mcp_reply(id, "result", result, ret_reply);
+}
+
+/*
+ * A 2026-07-28 request names its revision in params._meta rather than after an initialize:
+ * *ret_named is true when it names one spoken (then it needs no initialize). One not spoken
+ * is answered -32022 with the revisions spoken, in *ret_reply. Returns 0, or -ENOMEM.
+ */
+static int mcp_request_revision(const cJSON *id, const cJSON *params, bool *ret_named,
+				char **ret_reply)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
+	const cJSON *version = cJSON_GetObjectItemCaseSensitive(meta, MCP_META_PROTOCOL);
+	cJSON *error, *data;
+
+	*ret_named = false;
+	if (!version)
+		return 0;
+	if (cJSON_IsString(version) && mcp_protocol_known(version->valuestring)) {
+		*ret_named = true;
+		return 0;
+	}
+	error = cJSON_CreateObject();
+	if (!error)
+		return -ENOMEM;
+	cJSON_AddNumberToObject(error, "code", MCP_UNSUPPORTED_PROTOCOL);
+	cJSON_AddStringToObject(error, "message", "Unsupported protocol version");
+	data = cJSON_AddObjectToObject(error, "data");
+	cJSON_AddItemToObject(data, "supported",
+			      cJSON_CreateStringArray(MCP_PROTOCOLS, ARRAY_SIZE(MCP_PROTOCOLS)));
+	cJSON_AddItemToObject(data, "requested", cJSON_Duplicate(version, true));
+	return mcp_reply(id, "error", error, ret_reply);
+}
+
 static int mcp_initialize(struct mcp_server *server, const cJSON *id, const cJSON *params,
 			  char **ret_reply)
 {
 	const cJSON *version = cJSON_GetObjectItemCaseSensitive(params, "protocolVersion");
-	cJSON *result, *capabilities, *info;
+	cJSON *result;
 
 	if (!cJSON_IsString(version))
 		return mcp_error(id, MCP_INVALID_PARAMS,
@@ -161,17 +224,7 @@ static int mcp_initialize(struct mcp_server *server, const cJSON *id, const cJSO
 	if (!result)
 		return -ENOMEM;
 	cJSON_AddStringToObject(result, "protocolVersion", server->protocol);
-	capabilities = cJSON_AddObjectToObject(result, "capabilities");
-	cJSON_AddBoolToObject(cJSON_AddObjectToObject(capabilities, "tools"), "listChanged", false);
-	info = cJSON_AddObjectToObject(result, "serverInfo");
-	cJSON_AddStringToObject(info, "name", "launch");
-	cJSON_AddStringToObject(info, "title", "launch: TypeScript in an egress sandbox");
-	cJSON_AddStringToObject(info, "version", "1");
-	cJSON_AddStringToObject(
-		result, "instructions",
-		"Call run_typescript with code that uses the provider's SDK; the "
-		"sandbox reaches only that provider, and the result lists what it "
-		"refused. search_docs finds the SDK's methods and README sections.");
+	mcp_describe(result);
 	server->initialize_seen = true;
 	return mcp_reply(id, "result", result, ret_reply);
 }
@@ -521,7 +574,8 @@ int mcp_handle(struct mcp_server *server, const char *message, size_t len, char 
 {
 	_cleanup_(cJSON_Deletep) cJSON *msg = cJSON_ParseWithLength(message, len);
 	const cJSON *id, *method, *params, *version;
-	bool id_valid;
+	bool id_valid, named;
+	int r;
 
 	*ret_reply = NULL;
 	if (!msg)
@@ -571,11 +625,16 @@ int mcp_handle(struct mcp_server *server, const char *message, size_t len, char 
 				 "Invalid params: \"params\" must be an object", ret_reply);
 	if (strcmp(method->valuestring, "initialize") == 0)
 		return mcp_initialize(server, id, params, ret_reply);
+	if (strcmp(method->valuestring, "server/discover") == 0)
+		return mcp_discover(id, ret_reply);
+	r = mcp_request_revision(id, params, &named, ret_reply);
+	if (r < 0 || *ret_reply)
+		return r;
 	if (strcmp(method->valuestring, "ping") == 0)
 		return mcp_reply(id, "result", cJSON_CreateObject(), ret_reply);
 	if (strcmp(method->valuestring, "tools/list") == 0 ||
 	    strcmp(method->valuestring, "tools/call") == 0) {
-		if (!server->initialize_seen)
+		if (!server->initialize_seen && !named)
 			return mcp_error(id, MCP_INVALID_REQUEST,
 					 "Invalid Request: the server is not initialized (send "
 					 "initialize first)",

@@ -26,6 +26,10 @@
 #define MCP_METHOD_NOT_FOUND -32601
 #define MCP_INVALID_PARAMS   -32602
 #define MCP_INTERNAL_ERROR   -32603
+/* MCP's own (2026-07-28): a request's _meta names a revision the server does not speak. */
+#define MCP_UNSUPPORTED_PROTOCOL -32022
+/* Where a 2026-07-28 request names its revision, in params._meta. */
+#define MCP_META_PROTOCOL "io.modelcontextprotocol/protocolVersion"
 
 /* What one run_typescript call did. */
 struct mcp_result {

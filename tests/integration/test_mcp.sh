@@ -757,8 +757,10 @@ test_mcp_timeout_ms() {
 }
 
 # initialize answers with the revision the client asks for when the server speaks it
-# (2025-11-25, 2026-07-28), else with the newest it speaks; tools/list carries each tool's
-# title and annotations (search_docs reads only; run_typescript reaches the provider).
+# (2025-11-25, 2026-07-28), else with the newest it speaks; without initialize, server/discover
+# lists the revisions, and a request naming a spoken one in _meta is served (-32022 for one
+# not spoken); tools/list carries each tool's title and annotations (search_docs reads only;
+# run_typescript reaches the provider).
 test_mcp_protocol_versions() {
 	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$IT_DIR/fixtures" \
 		>"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
@@ -768,6 +770,19 @@ test_mcp_protocol_versions() {
 		from mcp_client import Server
 		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "0"],
 		                stderr=sys.stderr)
+		# 2026-07-28's stateless form, before any initialize: server/discover, and requests
+		# naming their revision in _meta.
+		meta = "io.modelcontextprotocol/protocolVersion"
+		server.send({"jsonrpc": "2.0", "id": 20, "method": "server/discover",
+		             "params": {"_meta": {meta: "2026-07-28"}}})
+		print("discover %s" % " ".join(server.recv(20)["result"]["supportedVersions"]))
+		server.send({"jsonrpc": "2.0", "id": 21, "method": "tools/list",
+		             "params": {"_meta": {meta: "2026-07-28"}}})
+		print("stateless tools/list %d tools" % len(server.recv(21)["result"]["tools"]))
+		server.send({"jsonrpc": "2.0", "id": 22, "method": "tools/list",
+		             "params": {"_meta": {meta: "1999-01-01"}}})
+		err = server.recv(22)["error"]
+		print("stateless 1999-01-01 %s %s" % (err["code"], " ".join(err["data"]["supported"])))
 		for n, version in enumerate(["2025-11-25", "2026-07-28", "1999-01-01"], 1):
 		    server.send({"jsonrpc": "2.0", "id": n, "method": "initialize", "params": {
 		        "protocolVersion": version, "capabilities": {},
@@ -784,6 +799,9 @@ test_mcp_protocol_versions() {
 	head -c 2000 "$T_DIR/call.out"
 	for want in 'asked 2025-11-25 got 2025-11-25' 'asked 2026-07-28 got 2026-07-28' \
 		'asked 1999-01-01 got 2026-07-28' \
+		'discover 2026-07-28 2025-11-25 2025-06-18 2025-03-26 2024-11-05' \
+		'stateless tools/list 2 tools' \
+		'stateless 1999-01-01 -32022 2026-07-28 2025-11-25 2025-06-18 2025-03-26 2024-11-05' \
 		'tool run_typescript titled yes annotations {"openWorldHint": true, "readOnlyHint": false}' \
 		'tool search_docs titled yes annotations {"openWorldHint": false, "readOnlyHint": true}'; do
 		grep -qxF "$want" "$T_DIR/call.out" ||

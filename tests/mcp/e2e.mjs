@@ -263,7 +263,7 @@ check('raw: no method -32600', byId(3)?.error?.code === -32600, brief(byId(3)));
 check('raw: before initialize -32600', byId(4)?.error?.code === -32600, brief(byId(4)));
 check('raw: initialize without protocolVersion -32602', byId(5)?.error?.code === -32602,
       brief(byId(5)));
-check('raw: unknown version gets the newest', byId(6)?.result?.protocolVersion === '2025-11-25',
+check('raw: unknown version gets the newest', byId(6)?.result?.protocolVersion === '2026-07-28',
       brief(byId(6)));
 check('raw: params not an object -32602', byId(7)?.error?.code === -32602, brief(byId(7)));
 check('raw: still answers ping', byId(8)?.result && !byId(8).error, brief(codes));

@@ -683,6 +683,42 @@ static void test_call_progress_and_timeout(void)
 	CHECK_EQ_INT(fake.submits, 2);
 }
 
+/*
+ * 2026-07-28 without initialize: server/discover lists the revisions; a request whose _meta
+ * names a spoken one is served, one naming another is -32022; one naming none still needs
+ * initialize.
+ */
+static void test_stateless_revision(void)
+{
+	struct mcp_server server;
+	cJSON *reply, *result;
+
+	server_init(&server);
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"}");
+	result = cJSON_GetObjectItem(reply, "result");
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetArrayItem(
+			     cJSON_GetObjectItem(result, "supportedVersions"), 0)),
+		     MCP_PROTOCOL_LATEST);
+	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(result, "capabilities"), "tools") != NULL);
+	cJSON_Delete(reply);
+	reply = send_msg(&server,
+			 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\","
+			 "\"params\":{\"_meta\":{\"" MCP_META_PROTOCOL "\":\"2026-07-28\"}}}");
+	CHECK_EQ_INT(cJSON_GetArraySize(
+			     cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "result"), "tools")),
+		     1);
+	cJSON_Delete(reply);
+	reply = send_msg(&server,
+			 "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\","
+			 "\"params\":{\"_meta\":{\"" MCP_META_PROTOCOL "\":\"1999-01-01\"}}}");
+	CHECK_EQ_INT(error_code(reply), MCP_UNSUPPORTED_PROTOCOL);
+	cJSON_Delete(reply);
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}");
+	CHECK_EQ_INT(error_code(reply), MCP_INVALID_REQUEST);
+	cJSON_Delete(reply);
+	CHECK(!server.initialize_seen);
+}
+
 int main(void)
 {
 	RUN(test_initialize_negotiates);
@@ -694,6 +730,7 @@ int main(void)
 	RUN(test_tools_call);
 	RUN(test_submit_and_cancel);
 	RUN(test_call_progress_and_timeout);
+	RUN(test_stateless_revision);
 	RUN(test_search_docs);
 	RUN(test_serve);
 	RUN(test_serve_too_long);
