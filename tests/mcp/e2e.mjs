@@ -177,6 +177,30 @@ check('unknown tool -32602', e?.code === -32602, brief(e?.message ?? 'no error')
 e = await rpcError(client.callTool({ name: 'run_typescript', arguments: { source: '1' } }));
 check('missing code -32602', e?.code === -32602, brief(e?.message ?? 'no error'));
 
+// Progress and a per-call timeout through the SDK: onprogress makes it send a progressToken.
+{
+	const seen = [];
+	const p = await client.callTool({ name: 'run_typescript', arguments: {
+		code: 'await new Promise((r) => setTimeout(r, 2500));\nconsole.log("slept");\n' } },
+	undefined, { timeout: 120000, resetTimeoutOnProgress: true,
+		     onprogress: (n) => seen.push(n.progress) });
+	check('progress notifications', !p.isError && seen.length >= 2 &&
+	      seen.every((v, i) => i === 0 || v > seen[i - 1]), brief(seen));
+	const t = await client.callTool({ name: 'run_typescript', arguments: {
+		code: 'await new Promise((r) => setTimeout(r, 5000));\n', timeout_ms: 500 } },
+	undefined, { timeout: 120000 });
+	check('timeout_ms', t.isError && t.structuredContent?.timed_out === true &&
+	      t.structuredContent.exit_status === 124 && t.structuredContent.duration_ms < 4000,
+	      brief(t.structuredContent));
+	e = await rpcError(client.callTool({ name: 'run_typescript',
+					    arguments: { code: '1', timeout_ms: 'x' } }));
+	check('timeout_ms "x" -32602', e?.code === -32602, brief(e?.message ?? 'no error'));
+	const search = tools.find((x) => x.name === 'search_docs');
+	check('annotations', search?.annotations?.readOnlyHint === true &&
+	      search.annotations.openWorldHint === false && tool?.annotations?.readOnlyHint === false &&
+	      tool.annotations.openWorldHint === true && search.title && tool.title, brief(tools));
+}
+
 // A call that outlives its timeout: a second server, whose --timeout (the last one given
 // wins) is 3 s, so that the other calls keep a timeout a loaded machine cannot reach.
 {
