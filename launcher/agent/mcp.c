@@ -16,8 +16,10 @@
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
 /* The versions of the specification this server speaks, newest first. */
-static const char *const MCP_PROTOCOLS[] = { MCP_PROTOCOL_LATEST, "2025-06-18", "2025-03-26",
-					     "2024-11-05" };
+static const char *const MCP_PROTOCOLS[] = { MCP_PROTOCOL_LATEST, "2025-11-25", "2025-06-18",
+					     "2025-03-26", "2024-11-05" };
+/* run_typescript's "timeout_ms" above this is the server's --timeout anyway: no overflow. */
+#define MCP_CALL_TIMEOUT_MS_MAX (1000LL * 1000 * 1000 * 1000)
 
 static const char MCP_OUTPUT_SCHEMA[] =
 	"{\"type\":\"object\",\"properties\":{"
@@ -141,11 +143,74 @@ static bool mcp_protocol_known(const char *version)
 	return false;
 }
 
+/* What initialize and server/discover both say: capabilities, the server's name, a hint. */
+static void mcp_describe(cJSON *result)
+{
+	cJSON *capabilities, *info;
+
+	capabilities = cJSON_AddObjectToObject(result, "capabilities");
+	cJSON_AddBoolToObject(cJSON_AddObjectToObject(capabilities, "tools"), "listChanged", false);
+	info = cJSON_AddObjectToObject(result, "serverInfo");
+	cJSON_AddStringToObject(info, "name", "launch");
+	cJSON_AddStringToObject(info, "title", "launch: TypeScript in an egress sandbox");
+	cJSON_AddStringToObject(info, "version", "1");
+	cJSON_AddStringToObject(
+		result, "instructions",
+		"Call run_typescript with code that uses the provider's SDK; the "
+		"sandbox reaches only that provider, and the result lists what it "
+		"refused. search_docs finds the SDK's methods and README sections.");
+}
+
+/* 2026-07-28's server/discover: every revision spoken, and what initialize would say. */
+static int mcp_discover(const cJSON *id, char **ret_reply)
+{
+	cJSON *result = cJSON_CreateObject();
+
+	if (!result)
+		return -ENOMEM;
+	cJSON_AddStringToObject(result, "resultType", "complete");
+	cJSON_AddItemToObject(result, "supportedVersions",
+			      cJSON_CreateStringArray(MCP_PROTOCOLS, ARRAY_SIZE(MCP_PROTOCOLS)));
+	mcp_describe(result);
+	return mcp_reply(id, "result", result, ret_reply);
+}
+
+/*
+ * A 2026-07-28 request names its revision in params._meta rather than after an initialize:
+ * *ret_named is true when it names one spoken (then it needs no initialize). One not spoken
+ * is answered -32022 with the revisions spoken, in *ret_reply. Returns 0, or -ENOMEM.
+ */
+static int mcp_request_revision(const cJSON *id, const cJSON *params, bool *ret_named,
+				char **ret_reply)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
+	const cJSON *version = cJSON_GetObjectItemCaseSensitive(meta, MCP_META_PROTOCOL);
+	cJSON *error, *data;
+
+	*ret_named = false;
+	if (!version)
+		return 0;
+	if (cJSON_IsString(version) && mcp_protocol_known(version->valuestring)) {
+		*ret_named = true;
+		return 0;
+	}
+	error = cJSON_CreateObject();
+	if (!error)
+		return -ENOMEM;
+	cJSON_AddNumberToObject(error, "code", MCP_UNSUPPORTED_PROTOCOL);
+	cJSON_AddStringToObject(error, "message", "Unsupported protocol version");
+	data = cJSON_AddObjectToObject(error, "data");
+	cJSON_AddItemToObject(data, "supported",
+			      cJSON_CreateStringArray(MCP_PROTOCOLS, ARRAY_SIZE(MCP_PROTOCOLS)));
+	cJSON_AddItemToObject(data, "requested", cJSON_Duplicate(version, true));
+	return mcp_reply(id, "error", error, ret_reply);
+}
+
 static int mcp_initialize(struct mcp_server *server, const cJSON *id, const cJSON *params,
 			  char **ret_reply)
 {
 	const cJSON *version = cJSON_GetObjectItemCaseSensitive(params, "protocolVersion");
-	cJSON *result, *capabilities, *info;
+	cJSON *result;
 
 	if (!cJSON_IsString(version))
 		return mcp_error(id, MCP_INVALID_PARAMS,
@@ -159,25 +224,27 @@ static int mcp_initialize(struct mcp_server *server, const cJSON *id, const cJSO
 	if (!result)
 		return -ENOMEM;
 	cJSON_AddStringToObject(result, "protocolVersion", server->protocol);
-	capabilities = cJSON_AddObjectToObject(result, "capabilities");
-	cJSON_AddBoolToObject(cJSON_AddObjectToObject(capabilities, "tools"), "listChanged", false);
-	info = cJSON_AddObjectToObject(result, "serverInfo");
-	cJSON_AddStringToObject(info, "name", "launch");
-	cJSON_AddStringToObject(info, "title", "launch: TypeScript in an egress sandbox");
-	cJSON_AddStringToObject(info, "version", "1");
-	cJSON_AddStringToObject(
-		result, "instructions",
-		"Call run_typescript with code that uses the provider's SDK; the "
-		"sandbox reaches only that provider, and the result lists what it "
-		"refused. search_docs finds the SDK's methods and README sections.");
+	mcp_describe(result);
 	server->initialize_seen = true;
 	return mcp_reply(id, "result", result, ret_reply);
+}
+
+/*
+ * What a client may tell its user about a tool before calling it: search_docs only reads the
+ * index; run_typescript's code may do anything and reaches the provider's hosts.
+ */
+static void mcp_tool_annotate(cJSON *tool, bool read_only, bool open_world)
+{
+	cJSON *annotations = cJSON_AddObjectToObject(tool, "annotations");
+
+	cJSON_AddBoolToObject(annotations, "readOnlyHint", read_only);
+	cJSON_AddBoolToObject(annotations, "openWorldHint", open_world);
 }
 
 static cJSON *mcp_tool(const struct mcp_server *server)
 {
 	char description[1024];
-	cJSON *tool = cJSON_CreateObject(), *schema, *properties, *code;
+	cJSON *tool = cJSON_CreateObject(), *schema, *properties, *code, *timeout;
 
 	if (!tool)
 		return NULL;
@@ -200,10 +267,17 @@ static cJSON *mcp_tool(const struct mcp_server *server)
 	code = cJSON_AddObjectToObject(properties, "code");
 	cJSON_AddStringToObject(code, "type", "string");
 	cJSON_AddStringToObject(code, "description", "TypeScript source, run as an ES module");
+	timeout = cJSON_AddObjectToObject(properties, "timeout_ms");
+	cJSON_AddStringToObject(timeout, "type", "integer");
+	cJSON_AddNumberToObject(timeout, "minimum", 1);
+	cJSON_AddStringToObject(timeout, "description",
+				"stop the code after this many milliseconds (at most the server's "
+				"timeout, which is the default)");
 	cJSON_AddItemToObject(schema, "required",
 			      cJSON_CreateStringArray((const char *[]){ "code" }, 1));
 	cJSON_AddBoolToObject(schema, "additionalProperties", false);
 	cJSON_AddItemToObject(tool, "outputSchema", cJSON_Parse(MCP_OUTPUT_SCHEMA));
+	mcp_tool_annotate(tool, false, true);
 	return tool;
 }
 
@@ -238,6 +312,7 @@ static cJSON *mcp_search_tool(void)
 			      cJSON_CreateStringArray((const char *[]){ "query" }, 1));
 	cJSON_AddBoolToObject(schema, "additionalProperties", false);
 	cJSON_AddItemToObject(tool, "outputSchema", cJSON_Parse(MCP_SEARCH_OUTPUT_SCHEMA));
+	mcp_tool_annotate(tool, true, false);
 	return tool;
 }
 
@@ -426,7 +501,11 @@ static int mcp_tools_call(struct mcp_server *server, const cJSON *id, const cJSO
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	const cJSON *arguments = cJSON_GetObjectItemCaseSensitive(params, "arguments");
 	const cJSON *code = cJSON_GetObjectItemCaseSensitive(arguments, "code");
+	const cJSON *timeout = cJSON_GetObjectItemCaseSensitive(arguments, "timeout_ms");
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
+	const cJSON *token = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
 	struct mcp_result result = { 0 };
+	struct mcp_call call = { 0 };
 	char message[256];
 	int r;
 
@@ -448,8 +527,23 @@ static int mcp_tools_call(struct mcp_server *server, const cJSON *id, const cJSO
 				 "Invalid params: " MCP_TOOL_NAME " needs \"arguments\": "
 				 "{\"code\": \"<TypeScript>\"}",
 				 ret_reply);
+	/* An integer of at least 1; above the server's own timeout it is that one. */
+	if (timeout && (!cJSON_IsNumber(timeout) || !(timeout->valuedouble >= 1) ||
+			(timeout->valuedouble <= (double)MCP_CALL_TIMEOUT_MS_MAX &&
+			 timeout->valuedouble != (double)(long long)timeout->valuedouble)))
+		return mcp_error(id, MCP_INVALID_PARAMS,
+				 "Invalid params: \"timeout_ms\" must be an integer of at least 1 "
+				 "(milliseconds)",
+				 ret_reply);
+	call.code = code->valuestring;
+	if (cJSON_IsString(token) || cJSON_IsNumber(token))
+		call.progress_token = token;
+	if (timeout)
+		call.timeout_ms = timeout->valuedouble > (double)MCP_CALL_TIMEOUT_MS_MAX
+					  ? MCP_CALL_TIMEOUT_MS_MAX
+					  : (long long)timeout->valuedouble;
 	if (server->ops->submit) {
-		r = server->ops->submit(server->ops->ctx, id, code->valuestring);
+		r = server->ops->submit(server->ops->ctx, id, &call);
 		return r < 0 ? mcp_call_reply(id, r, &result, ret_reply) : 0;
 	}
 	r = server->ops->run(server->ops->ctx, code->valuestring, &result);
@@ -480,7 +574,8 @@ int mcp_handle(struct mcp_server *server, const char *message, size_t len, char 
 {
 	_cleanup_(cJSON_Deletep) cJSON *msg = cJSON_ParseWithLength(message, len);
 	const cJSON *id, *method, *params, *version;
-	bool id_valid;
+	bool id_valid, named;
+	int r;
 
 	*ret_reply = NULL;
 	if (!msg)
@@ -530,11 +625,16 @@ int mcp_handle(struct mcp_server *server, const char *message, size_t len, char 
 				 "Invalid params: \"params\" must be an object", ret_reply);
 	if (strcmp(method->valuestring, "initialize") == 0)
 		return mcp_initialize(server, id, params, ret_reply);
+	if (strcmp(method->valuestring, "server/discover") == 0)
+		return mcp_discover(id, ret_reply);
+	r = mcp_request_revision(id, params, &named, ret_reply);
+	if (r < 0 || *ret_reply)
+		return r;
 	if (strcmp(method->valuestring, "ping") == 0)
 		return mcp_reply(id, "result", cJSON_CreateObject(), ret_reply);
 	if (strcmp(method->valuestring, "tools/list") == 0 ||
 	    strcmp(method->valuestring, "tools/call") == 0) {
-		if (!server->initialize_seen)
+		if (!server->initialize_seen && !named)
 			return mcp_error(id, MCP_INVALID_REQUEST,
 					 "Invalid Request: the server is not initialized (send "
 					 "initialize first)",
@@ -593,6 +693,36 @@ static int mcp_answer(struct mcp_server *server, const char *line, size_t len)
 	if (!reply)
 		return 0;
 	return mcp_server_send(server, reply);
+}
+
+int mcp_progress_notification(const cJSON *token, long long progress, const char *message,
+			      char **ret_text)
+{
+	_cleanup_(cJSON_Deletep) cJSON *note = cJSON_CreateObject();
+	cJSON *params;
+
+	if (!note)
+		return -ENOMEM;
+	cJSON_AddStringToObject(note, "jsonrpc", "2.0");
+	cJSON_AddStringToObject(note, "method", "notifications/progress");
+	params = cJSON_AddObjectToObject(note, "params");
+	if (!params)
+		return -ENOMEM;
+	cJSON_AddItemToObject(params, "progressToken", cJSON_Duplicate(token, true));
+	cJSON_AddNumberToObject(params, "progress", (double)progress);
+	cJSON_AddStringToObject(params, "message", message);
+	*ret_text = cJSON_PrintUnformatted(note);
+	return *ret_text ? 0 : -ENOMEM;
+}
+
+int mcp_server_notify(struct mcp_server *server, const char *text)
+{
+	int r;
+
+	pthread_mutex_lock(&server->out_lock);
+	r = write_line(server->out_fd, text, strlen(text));
+	pthread_mutex_unlock(&server->out_lock);
+	return r;
 }
 
 int mcp_server_send(struct mcp_server *server, const char *reply)

@@ -15,8 +15,8 @@
 /* search_docs' "limit": when not given, and the most it may be (larger ones are this). */
 #define MCP_SEARCH_LIMIT_DEFAULT 5
 #define MCP_SEARCH_LIMIT_MAX	 20
-/* The newest first: an initialize asking for another gets this one. */
-#define MCP_PROTOCOL_LATEST "2025-11-25"
+/* The newest revision spoken: an initialize asking for one not spoken gets this one. */
+#define MCP_PROTOCOL_LATEST "2026-07-28"
 /* Largest message read; a longer line is answered with -32600 and skipped. */
 #define MCP_MESSAGE_MAX_BYTES (4 * 1024 * 1024)
 
@@ -26,6 +26,10 @@
 #define MCP_METHOD_NOT_FOUND -32601
 #define MCP_INVALID_PARAMS   -32602
 #define MCP_INTERNAL_ERROR   -32603
+/* MCP's own (2026-07-28): a request's _meta names a revision the server does not speak. */
+#define MCP_UNSUPPORTED_PROTOCOL -32022
+/* Where a 2026-07-28 request names its revision, in params._meta. */
+#define MCP_META_PROTOCOL "io.modelcontextprotocol/protocolVersion"
 
 /* What one run_typescript call did. */
 struct mcp_result {
@@ -60,6 +64,14 @@ int mcp_result_add_refusal(struct mcp_result *result, const struct refusal *refu
 
 struct cJSON;
 
+/* A run_typescript call's arguments, as tools/call gives them. */
+struct mcp_call {
+	const char *code;
+	/* params._meta.progressToken (a string or a number), or NULL: no progress is sent. */
+	const struct cJSON *progress_token;
+	long long timeout_ms; /* the call's own "timeout_ms", or 0: the server's --timeout */
+};
+
 /* How a tools/call is run: mcp_run.c in launch, a stand-in in the unit tests. */
 struct mcp_ops {
 	/* Runs code; returns 0 and fills ret_result, or a negative errno (an internal error). */
@@ -69,7 +81,7 @@ struct mcp_ops {
 	 * reply goes out later through mcp_server_send, built by mcp_call_reply. Returns 0, or
 	 * a negative errno (answered as an internal error now).
 	 */
-	int (*submit)(void *ctx, const struct cJSON *id, const char *code);
+	int (*submit)(void *ctx, const struct cJSON *id, const struct mcp_call *call);
 	/* notifications/cancelled for request id (may be NULL): a submitted call is dropped. */
 	void (*cancel)(void *ctx, const struct cJSON *id);
 	/*
@@ -118,6 +130,19 @@ int mcp_call_reply(const struct cJSON *id, int run_r, struct mcp_result *result,
  * ops->idle. Returns 0, or a negative errno.
  */
 int mcp_server_send(struct mcp_server *server, const char *reply);
+
+/*
+ * The notifications/progress for a call's progressToken: progress is its count (it only
+ * grows), message says what the call does. Returns 0 and the JSON text, or -ENOMEM.
+ */
+int mcp_progress_notification(const struct cJSON *token, long long progress, const char *message,
+			      char **ret_text);
+
+/*
+ * Writes one notification line, under the same lock as the replies (not followed by
+ * ops->idle: no call ended). Returns 0, or a negative errno.
+ */
+int mcp_server_notify(struct mcp_server *server, const char *text);
 
 /*
  * Serves newline-delimited messages from in_fd until end of file, one reply line each on

@@ -27,6 +27,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
  * node's) would otherwise take the CPU from the client while it reads the reply.
  */
 #define MCP_RUN_REFILL_DELAY_MS 100
+/*
+ * A call with a progressToken hears of it this often while it runs: clients reset their
+ * request timeout on progress (the official SDK's resetTimeoutOnProgress), so a long call is
+ * not given up on.
+ */
+#define MCP_RUN_PROGRESS_INTERVAL_S 1
 /* A prepared sandbox's program, MCP_RUN_WARM_RUNNER: launcher/mcp_runner.mjs. */
 #include "mcp_runner.h"
 /* Transformed by tsx ahead of the call, so that esbuild is started already. */
@@ -208,10 +214,12 @@ static void mcp_pool_fill(struct mcp_runner *runner)
 }
 
 /* One call, on its thread: cancel_fd, readable once it is cancelled, kills its sandbox. */
-static int mcp_run_call(struct mcp_runner *runner, const char *code, int cancel_fd,
+static int mcp_run_call(struct mcp_runner *runner, const struct mcp_job *job,
 			struct mcp_result *ret_result)
 {
 	const struct mcp_run_config *config = runner->config;
+	long long timeout_ms = (long long)(config->timeout_s * 1000);
+	const char *code = job->code;
 	struct mcp_sandbox sandbox;
 	long long started, deadline;
 	bool killed = false;
@@ -231,11 +239,14 @@ static int mcp_run_call(struct mcp_runner *runner, const char *code, int cancel_
 	pthread_mutex_unlock(&runner->lock);
 	if (r < 0)
 		return r;
-	sandbox.cancel_fd = cancel_fd;
+	sandbox.cancel_fd = job->cancel_pipe[0];
+	/* The call's own timeout, when it asks for a shorter one than the server's. */
+	if (job->timeout_ms > 0 && job->timeout_ms < timeout_ms)
+		timeout_ms = job->timeout_ms;
 	mcp_run_trace(runner, "taken");
 	/* The timeout is the call's: waiting for a prepared sandbox to be ready counts in it. */
 	started = monotonic_now_ms();
-	deadline = started + (long long)(config->timeout_s * 1000);
+	deadline = started + timeout_ms;
 	if (sandbox.warm && !sandbox.synced) {
 		mcp_sandbox_wait_ready(&sandbox, deadline);
 		mcp_run_trace(runner, "waited");
@@ -273,8 +284,7 @@ static int mcp_run_call(struct mcp_runner *runner, const char *code, int cancel_
 		ret_result->exit_status = 128 + WTERMSIG(wait_status);
 	/* launch's own timeout status (a cold call), or the server's kill (a prepared one). */
 	ret_result->timed_out =
-		killed || (ret_result->exit_status == 124 &&
-			   ret_result->duration_ms >= (long long)(config->timeout_s * 1000));
+		killed || (ret_result->exit_status == 124 && ret_result->duration_ms >= timeout_ms);
 	if (ret_result->timed_out)
 		ret_result->exit_status = 124;
 	r = mcp_run_audit(runner, sandbox.audit, sandbox.audit_from, sandbox.audit_since,
@@ -320,6 +330,7 @@ static void mcp_job_free(struct mcp_job *job)
 	if (!job)
 		return;
 	cJSON_Delete(job->id);
+	cJSON_Delete(job->progress_token);
 	free(job->code);
 	closep(&job->cancel_pipe[0]);
 	closep(&job->cancel_pipe[1]);
@@ -335,15 +346,90 @@ static void mcp_job_unlink(struct mcp_job **list, const struct mcp_job *job)
 		}
 }
 
+/* A running call's notifications/progress: one as it starts, then every interval. */
+struct mcp_progress {
+	struct mcp_server *server;
+	const cJSON *token;
+	pthread_mutex_t lock;
+	pthread_cond_t stopped; /* stop was set */
+	bool stop;
+	bool started; /* thread runs */
+	pthread_t thread;
+};
+
+static void *mcp_progress_run(void *ctx)
+{
+	struct mcp_progress *progress = ctx;
+	struct timespec at;
+	long long n = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &at);
+	pthread_mutex_lock(&progress->lock);
+	while (!progress->stop) {
+		_cleanup_free_ char *text = NULL;
+
+		pthread_mutex_unlock(&progress->lock);
+		if (mcp_progress_notification(progress->token, ++n, "running", &text) < 0 ||
+		    mcp_server_notify(progress->server, text) < 0)
+			fprintf(stderr, "launch mcp: cannot send a call's progress\n");
+		pthread_mutex_lock(&progress->lock);
+		at.tv_sec += MCP_RUN_PROGRESS_INTERVAL_S;
+		while (!progress->stop && pthread_cond_timedwait(&progress->stopped,
+								 &progress->lock, &at) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&progress->lock);
+	return NULL;
+}
+
+/* Starts a call's progress when it has a token; without one (or a thread) none is sent. */
+static void mcp_progress_start(struct mcp_progress *progress, struct mcp_server *server,
+			       const cJSON *token)
+{
+	pthread_condattr_t attr;
+
+	*progress = (struct mcp_progress){ .server = server, .token = token };
+	if (!token)
+		return;
+	pthread_mutex_init(&progress->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&progress->stopped, &attr);
+	pthread_condattr_destroy(&attr);
+	progress->started =
+		pthread_create(&progress->thread, NULL, mcp_progress_run, progress) == 0;
+	if (!progress->started)
+		fprintf(stderr, "launch mcp: cannot start a call's progress\n");
+}
+
+/* Ends a call's progress: once this returns, none of it is sent (its result may go now). */
+static void mcp_progress_stop(struct mcp_progress *progress)
+{
+	if (!progress->token)
+		return;
+	if (progress->started) {
+		pthread_mutex_lock(&progress->lock);
+		progress->stop = true;
+		pthread_cond_signal(&progress->stopped);
+		pthread_mutex_unlock(&progress->lock);
+		pthread_join(progress->thread, NULL);
+	}
+	pthread_cond_destroy(&progress->stopped);
+	pthread_mutex_destroy(&progress->lock);
+}
+
 /* Runs a job and sends its reply, unless it was cancelled. */
 static void mcp_run_job(struct mcp_runner *runner, struct mcp_job *job)
 {
 	_cleanup_free_ char *reply = NULL;
+	struct mcp_progress progress;
 	struct mcp_result result;
 	bool cancelled;
 	int r;
 
-	r = mcp_run_call(runner, job->code, job->cancel_pipe[0], &result);
+	mcp_progress_start(&progress, runner->server, job->progress_token);
+	r = mcp_run_call(runner, job, &result);
+	mcp_progress_stop(&progress);
 	pthread_mutex_lock(&runner->lock);
 	cancelled = job->cancelled;
 	if (cancelled)
@@ -388,7 +474,7 @@ static void *mcp_run_worker(void *ctx)
 }
 
 /* Queues a call: the first free call thread runs it. */
-static int mcp_run_submit(void *ctx, const cJSON *id, const char *code)
+static int mcp_run_submit(void *ctx, const cJSON *id, const struct mcp_call *call)
 {
 	struct mcp_runner *runner = ctx;
 	struct mcp_job *job = calloc(1, sizeof(*job)), **tail;
@@ -397,7 +483,13 @@ static int mcp_run_submit(void *ctx, const cJSON *id, const char *code)
 		return -ENOMEM;
 	job->cancel_pipe[0] = job->cancel_pipe[1] = -1;
 	job->id = cJSON_Duplicate(id, true);
-	job->code = strdup(code);
+	job->code = strdup(call->code);
+	job->timeout_ms = call->timeout_ms;
+	if (call->progress_token &&
+	    !(job->progress_token = cJSON_Duplicate(call->progress_token, true))) {
+		mcp_job_free(job);
+		return -ENOMEM;
+	}
 	if (!job->id || !job->code || pipe2(job->cancel_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		mcp_job_free(job);
 		return -ENOMEM;

@@ -70,6 +70,8 @@ struct mcp_job {
 	struct mcp_job *next;
 	struct cJSON *id; /* the request's, for its reply and notifications/cancelled */
 	char *code;
+	struct cJSON *progress_token; /* params._meta.progressToken; NULL: no progress is sent */
+	long long timeout_ms;	      /* the call's own timeout; 0: the server's */
 	int cancel_pipe[2]; /* a byte written on cancel: its call's sandbox polls the other end */
 	bool cancelled;	    /* no reply is sent */
 };

@@ -651,3 +651,161 @@ test_mcp_cancel_queued() {
 	grep -qx 'answered 2' "$T_DIR/call.out" ||
 		fail "the queued call was not dropped: $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")"
 }
+
+# A call whose request carries a progressToken hears notifications/progress while it runs
+# (one as it starts, then every second: at least two in a 3-s call), their progress growing,
+# and none once its result is out; a call without a token hears none.
+test_mcp_progress() {
+	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$IT_DIR/fixtures" \
+		>"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+		import select, sys
+		launch, modules, policy, fixtures = sys.argv[1:5]
+		sys.path.insert(0, fixtures)
+		from mcp_client import Server
+		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "1",
+		                         "--timeout", "60"], stderr=sys.stderr)
+		server.initialize()
+
+		def run(call_id, seconds, meta):
+		    params = {"name": "run_typescript", "arguments": {
+		        "code": "await new Promise(r => setTimeout(r, %d));\n" % (seconds * 1000)}}
+		    if meta:
+		        params["_meta"] = meta
+		    server.send({"jsonrpc": "2.0", "id": call_id, "method": "tools/call",
+		                 "params": params})
+		    progress = []
+		    while True:
+		        msg = server.recv_any()
+		        if msg is None:
+		            print("the server ended")
+		            sys.exit(1)
+		        if msg.get("method") == "notifications/progress":
+		            progress.append(msg["params"])
+		        elif msg.get("id") == call_id:
+		            break
+		    # Nothing more for this call once its result is out.
+		    ready, _, _ = select.select([server.p.stdout], [], [], 2.5)
+		    after = [server.recv_any()] if ready else []
+		    return progress, after
+
+		progress, after = run(2, 3, {"progressToken": "tok-2"})
+		values = [p["progress"] for p in progress]
+		print("with token: %d notifications %s" % (len(progress), values))
+		print("tokens %s" % sorted({p["progressToken"] for p in progress}))
+		print("messages %s" % sorted({p.get("message") for p in progress}))
+		print("increasing" if all(a < b for a, b in zip(values, values[1:])) else "not increasing")
+		print("after result: %d" % len(after))
+		progress, after = run(3, 2, None)
+		print("without token: %d notifications, after %d" % (len(progress), len(after)))
+		server.close()
+	PY
+	head -c 2000 "$T_DIR/call.out"
+	local n
+
+	n=$(sed -n 's/^with token: \([0-9]*\) notifications.*/\1/p' "$T_DIR/call.out")
+	[ "${n:-0}" -ge 2 ] ||
+		fail "fewer than 2 progress notifications in a 3-s call: $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")" ||
+		return 1
+	for want in "tokens ['tok-2']" "messages ['running']" 'increasing' 'after result: 0' \
+		'without token: 0 notifications, after 0'; do
+		grep -qxF "$want" "$T_DIR/call.out" ||
+			fail "progress: not \"$want\": $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")" ||
+			return 1
+	done
+}
+
+# run_typescript's timeout_ms stops a call sooner than the server's --timeout, with the
+# result a timeout gives (timed_out, exit status 124); a timeout_ms that is no integer of at
+# least 1 is invalid params (-32602) naming it.
+test_mcp_timeout_ms() {
+	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$IT_DIR/fixtures" \
+		>"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+		import sys, time
+		launch, modules, policy, fixtures = sys.argv[1:5]
+		sys.path.insert(0, fixtures)
+		from mcp_client import Server
+		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "1",
+		                         "--timeout", "60"], stderr=sys.stderr)
+		server.initialize()
+		sent = time.monotonic()
+		server.call_tool(2, "run_typescript", {
+		    "code": "await new Promise(r => setTimeout(r, 5000));\nconsole.log('slept');\n",
+		    "timeout_ms": 500})
+		msg = server.recv(2)
+		took = time.monotonic() - sent
+		result = msg["result"]
+		sc = result["structuredContent"]
+		print("took %s" % ("short" if took < 3.5 else "long (%.1f s)" % took))
+		print("timed_out %s exit_status %s isError %s" % (sc["timed_out"], sc["exit_status"],
+		                                                   result["isError"]))
+		print("text %s" % result["content"][0]["text"].split(" after ")[0])
+		print("stdout %r" % sc["stdout"])
+		server.call_tool(3, "run_typescript", {"code": "1", "timeout_ms": "x"})
+		msg = server.recv(3)
+		err = msg.get("error", {})
+		print("bad %s %s" % (err.get("code"), "names it" if "timeout_ms" in err.get("message", "")
+		                     else err.get("message")))
+		server.close()
+	PY
+	head -c 2000 "$T_DIR/call.out"
+	for want in 'took short' 'timed_out True exit_status 124 isError True' 'text timed out' \
+		"stdout ''" 'bad -32602 names it'; do
+		grep -qxF "$want" "$T_DIR/call.out" ||
+			fail "timeout_ms: not \"$want\": $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")" ||
+			return 1
+	done
+}
+
+# initialize answers with the revision the client asks for when the server speaks it
+# (2025-11-25, 2026-07-28), else with the newest it speaks; without initialize, server/discover
+# lists the revisions, and a request naming a spoken one in _meta is served (-32022 for one
+# not spoken); tools/list carries each tool's title and annotations (search_docs reads only;
+# run_typescript reaches the provider).
+test_mcp_protocol_versions() {
+	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$IT_DIR/fixtures" \
+		>"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+		import json, sys
+		launch, modules, policy, fixtures = sys.argv[1:5]
+		sys.path.insert(0, fixtures)
+		from mcp_client import Server
+		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "0"],
+		                stderr=sys.stderr)
+		# 2026-07-28's stateless form, before any initialize: server/discover, and requests
+		# naming their revision in _meta.
+		meta = "io.modelcontextprotocol/protocolVersion"
+		server.send({"jsonrpc": "2.0", "id": 20, "method": "server/discover",
+		             "params": {"_meta": {meta: "2026-07-28"}}})
+		print("discover %s" % " ".join(server.recv(20)["result"]["supportedVersions"]))
+		server.send({"jsonrpc": "2.0", "id": 21, "method": "tools/list",
+		             "params": {"_meta": {meta: "2026-07-28"}}})
+		print("stateless tools/list %d tools" % len(server.recv(21)["result"]["tools"]))
+		server.send({"jsonrpc": "2.0", "id": 22, "method": "tools/list",
+		             "params": {"_meta": {meta: "1999-01-01"}}})
+		err = server.recv(22)["error"]
+		print("stateless 1999-01-01 %s %s" % (err["code"], " ".join(err["data"]["supported"])))
+		for n, version in enumerate(["2025-11-25", "2026-07-28", "1999-01-01"], 1):
+		    server.send({"jsonrpc": "2.0", "id": n, "method": "initialize", "params": {
+		        "protocolVersion": version, "capabilities": {},
+		        "clientInfo": {"name": "t", "version": "1"}}})
+		    print("asked %s got %s" % (version, server.recv(n)["result"]["protocolVersion"]))
+		server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+		server.send({"jsonrpc": "2.0", "id": 9, "method": "tools/list"})
+		for tool in server.recv(9)["result"]["tools"]:
+		    print("tool %s titled %s annotations %s" % (
+		        tool["name"], "yes" if tool.get("title") else "no",
+		        json.dumps(tool.get("annotations"), sort_keys=True)))
+		server.close()
+	PY
+	head -c 2000 "$T_DIR/call.out"
+	for want in 'asked 2025-11-25 got 2025-11-25' 'asked 2026-07-28 got 2026-07-28' \
+		'asked 1999-01-01 got 2026-07-28' \
+		'discover 2026-07-28 2025-11-25 2025-06-18 2025-03-26 2024-11-05' \
+		'stateless tools/list 2 tools' \
+		'stateless 1999-01-01 -32022 2026-07-28 2025-11-25 2025-06-18 2025-03-26 2024-11-05' \
+		'tool run_typescript titled yes annotations {"openWorldHint": true, "readOnlyHint": false}' \
+		'tool search_docs titled yes annotations {"openWorldHint": false, "readOnlyHint": true}'; do
+		grep -qxF "$want" "$T_DIR/call.out" ||
+			fail "protocol: not \"$want\": $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")" ||
+			return 1
+	done
+}

@@ -177,6 +177,30 @@ check('unknown tool -32602', e?.code === -32602, brief(e?.message ?? 'no error')
 e = await rpcError(client.callTool({ name: 'run_typescript', arguments: { source: '1' } }));
 check('missing code -32602', e?.code === -32602, brief(e?.message ?? 'no error'));
 
+// Progress and a per-call timeout through the SDK: onprogress makes it send a progressToken.
+{
+	const seen = [];
+	const p = await client.callTool({ name: 'run_typescript', arguments: {
+		code: 'await new Promise((r) => setTimeout(r, 2500));\nconsole.log("slept");\n' } },
+	undefined, { timeout: 120000, resetTimeoutOnProgress: true,
+		     onprogress: (n) => seen.push(n.progress) });
+	check('progress notifications', !p.isError && seen.length >= 2 &&
+	      seen.every((v, i) => i === 0 || v > seen[i - 1]), brief(seen));
+	const t = await client.callTool({ name: 'run_typescript', arguments: {
+		code: 'await new Promise((r) => setTimeout(r, 5000));\n', timeout_ms: 500 } },
+	undefined, { timeout: 120000 });
+	check('timeout_ms', t.isError && t.structuredContent?.timed_out === true &&
+	      t.structuredContent.exit_status === 124 && t.structuredContent.duration_ms < 4000,
+	      brief(t.structuredContent));
+	e = await rpcError(client.callTool({ name: 'run_typescript',
+					    arguments: { code: '1', timeout_ms: 'x' } }));
+	check('timeout_ms "x" -32602', e?.code === -32602, brief(e?.message ?? 'no error'));
+	const search = tools.find((x) => x.name === 'search_docs');
+	check('annotations', search?.annotations?.readOnlyHint === true &&
+	      search.annotations.openWorldHint === false && tool?.annotations?.readOnlyHint === false &&
+	      tool.annotations.openWorldHint === true && search.title && tool.title, brief(tools));
+}
+
 // A call that outlives its timeout: a second server, whose --timeout (the last one given
 // wins) is 3 s, so that the other calls keep a timeout a loaded machine cannot reach.
 {
@@ -263,7 +287,7 @@ check('raw: no method -32600', byId(3)?.error?.code === -32600, brief(byId(3)));
 check('raw: before initialize -32600', byId(4)?.error?.code === -32600, brief(byId(4)));
 check('raw: initialize without protocolVersion -32602', byId(5)?.error?.code === -32602,
       brief(byId(5)));
-check('raw: unknown version gets the newest', byId(6)?.result?.protocolVersion === '2025-11-25',
+check('raw: unknown version gets the newest', byId(6)?.result?.protocolVersion === '2026-07-28',
       brief(byId(6)));
 check('raw: params not an object -32602', byId(7)?.error?.code === -32602, brief(byId(7)));
 check('raw: still answers ping', byId(8)?.result && !byId(8).error, brief(codes));

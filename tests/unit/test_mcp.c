@@ -22,6 +22,8 @@ static struct {
 	int limit;
 	int submits; /* background calls started, and the last one's id */
 	char submit_id[32];
+	char progress_token[32];
+	long long timeout_ms;
 	int cancels; /* notifications/cancelled passed on, and the last one's id */
 	char cancel_id[32];
 } fake;
@@ -92,11 +94,14 @@ static void fake_id(const cJSON *id, char *buf, size_t len)
 	free(text);
 }
 
-static int fake_submit(void *ctx __attribute__((unused)), const cJSON *id, const char *code)
+static int fake_submit(void *ctx __attribute__((unused)), const cJSON *id,
+		       const struct mcp_call *call)
 {
 	fake.submits++;
 	fake_id(id, fake.submit_id, sizeof(fake.submit_id));
-	snprintf(fake.code, sizeof(fake.code), "%s", code);
+	snprintf(fake.code, sizeof(fake.code), "%s", call->code);
+	fake.timeout_ms = call->timeout_ms;
+	fake_id(call->progress_token, fake.progress_token, sizeof(fake.progress_token));
 	return fake.fail;
 }
 
@@ -179,8 +184,8 @@ static void test_initialize_negotiates(void)
 	cJSON_Delete(reply);
 	server_init(&server);
 	initialize(&server);
-	for (const char *const *v =
-		     (const char *const[]){ "2024-11-05", "2025-03-26", "2025-11-25", NULL };
+	for (const char *const *v = (const char *const[]){ "2024-11-05", "2025-03-26", "2025-11-25",
+							   "2026-07-28", NULL };
 	     *v; v++) {
 		char message[256];
 
@@ -304,6 +309,10 @@ static void test_tools_list(void)
 			     cJSON_GetArrayItem(cJSON_GetObjectItem(schema, "required"), 0)),
 		     "code");
 	CHECK(cJSON_IsObject(cJSON_GetObjectItem(tool, "outputSchema")));
+	CHECK(cJSON_IsFalse(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(tool, "annotations"), "readOnlyHint")));
+	CHECK(cJSON_IsTrue(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(tool, "annotations"), "openWorldHint")));
 	cJSON_Delete(reply);
 
 	/* With an index, search_docs too. */
@@ -320,6 +329,10 @@ static void test_tools_list(void)
 	CHECK(cJSON_IsObject(cJSON_GetObjectItem(
 		cJSON_GetObjectItem(cJSON_GetObjectItem(tool, "outputSchema"), "properties"),
 		"results")));
+	CHECK(cJSON_IsTrue(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(tool, "annotations"), "readOnlyHint")));
+	CHECK(cJSON_IsFalse(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(tool, "annotations"), "openWorldHint")));
 	cJSON_Delete(reply);
 }
 
@@ -627,6 +640,85 @@ static void test_submit_and_cancel(void)
 	CHECK_EQ_INT(fake.cancels, 1);
 }
 
+/*
+ * A call's progressToken and timeout_ms go to submit; a timeout_ms that is no integer of at
+ * least 1 is invalid params, naming it.
+ */
+static void test_call_progress_and_timeout(void)
+{
+	struct mcp_server server;
+	cJSON *reply;
+
+	server_init(&server);
+	server.ops = &FAKE_OPS_SUBMIT;
+	initialize(&server);
+	CHECK(send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+				"\"params\":{\"name\":\"run_typescript\",\"_meta\":{"
+				"\"progressToken\":\"p1\"},\"arguments\":{\"code\":\"1\","
+				"\"timeout_ms\":500}}}") == NULL);
+	CHECK_EQ_STR(fake.progress_token, "\"p1\"");
+	CHECK_EQ_INT((int)fake.timeout_ms, 500);
+	CHECK(send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\","
+				"\"params\":{\"name\":\"run_typescript\","
+				"\"arguments\":{\"code\":\"1\"}}}") == NULL);
+	CHECK_EQ_STR(fake.progress_token, "");
+	CHECK_EQ_INT((int)fake.timeout_ms, 0);
+	for (const char *const *v =
+		     (const char *const[]){ "\"x\"", "0", "-5", "1.5", "null", NULL };
+	     *v; v++) {
+		char message[256];
+
+		snprintf(message, sizeof(message),
+			 "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{"
+			 "\"name\":\"run_typescript\",\"arguments\":{\"code\":\"1\","
+			 "\"timeout_ms\":%s}}}",
+			 *v);
+		reply = send_msg(&server, message);
+		CHECK_EQ_INT(error_code(reply), MCP_INVALID_PARAMS);
+		CHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(
+				     cJSON_GetObjectItem(reply, "error"), "message")),
+			     "timeout_ms") != NULL);
+		cJSON_Delete(reply);
+	}
+	CHECK_EQ_INT(fake.submits, 2);
+}
+
+/*
+ * 2026-07-28 without initialize: server/discover lists the revisions; a request whose _meta
+ * names a spoken one is served, one naming another is -32022; one naming none still needs
+ * initialize.
+ */
+static void test_stateless_revision(void)
+{
+	struct mcp_server server;
+	cJSON *reply, *result;
+
+	server_init(&server);
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"}");
+	result = cJSON_GetObjectItem(reply, "result");
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetArrayItem(
+			     cJSON_GetObjectItem(result, "supportedVersions"), 0)),
+		     MCP_PROTOCOL_LATEST);
+	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(result, "capabilities"), "tools") != NULL);
+	cJSON_Delete(reply);
+	reply = send_msg(&server,
+			 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\","
+			 "\"params\":{\"_meta\":{\"" MCP_META_PROTOCOL "\":\"2026-07-28\"}}}");
+	CHECK_EQ_INT(cJSON_GetArraySize(
+			     cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "result"), "tools")),
+		     1);
+	cJSON_Delete(reply);
+	reply = send_msg(&server,
+			 "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\","
+			 "\"params\":{\"_meta\":{\"" MCP_META_PROTOCOL "\":\"1999-01-01\"}}}");
+	CHECK_EQ_INT(error_code(reply), MCP_UNSUPPORTED_PROTOCOL);
+	cJSON_Delete(reply);
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\"}");
+	CHECK_EQ_INT(error_code(reply), MCP_INVALID_REQUEST);
+	cJSON_Delete(reply);
+	CHECK(!server.initialize_seen);
+}
+
 int main(void)
 {
 	RUN(test_initialize_negotiates);
@@ -637,6 +729,8 @@ int main(void)
 	RUN(test_refused_counted);
 	RUN(test_tools_call);
 	RUN(test_submit_and_cancel);
+	RUN(test_call_progress_and_timeout);
+	RUN(test_stateless_revision);
 	RUN(test_search_docs);
 	RUN(test_serve);
 	RUN(test_serve_too_long);
