@@ -512,7 +512,7 @@ test_mcp_parallel_calls() {
 		                         "--max-calls", "2", "--timeout", "60"], stderr=sys.stderr)
 		server.initialize()
 		code = ("console.log('start ' + Date.now());\n"
-		        "await new Promise(r => setTimeout(r, 2000));\n"
+		        "await new Promise(r => setTimeout(r, 5000));\n"
 		        "console.log('end ' + Date.now());\n")
 		sent = time.monotonic()
 		server.call(2, code)
