@@ -202,8 +202,9 @@ int loader_slot_map(struct loader_sandbox *sb, enum image_map kind, __u32 max_en
 		__u32 len = sizeof(info);
 
 		fd = bpf_map_get_fd_by_id(id);
+		/* The id names the map put there (the record never outlives it), of this kind. */
 		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0 &&
-		    info.max_entries >= max_entries) {
+		    info.type == spec->type && info.max_entries >= max_entries) {
 			if (spec->type == BPF_MAP_TYPE_HASH)
 				r = hash_clear(fd, spec->key_size, spec->value_size);
 			else if (spec->type == BPF_MAP_TYPE_LPM_TRIE)
