@@ -897,3 +897,27 @@ test_mcp_call_cannot_hurt_another() {
 	grep -qx 'all ok' "$T_DIR/call.out" ||
 		fail "a bad call hurt the server or the call beside it: $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")"
 }
+
+# A soak: calls of console.log(1), 4 at a time; the server's RSS and open descriptors stay
+# flat after the warm-up, and nothing of the calls is left (tests/integration/fixtures/
+# mcp_soak.py). make test runs 200 calls (checkpoints every 20, the first the warm-up);
+# make soak 10,000 (every 1,000) with IT_MCP_SOAK_CALLS.
+mcp_soak() {
+	local calls=$1 step=$2
+
+	python3 "$IT_DIR/fixtures/mcp_soak.py" "$IT_LAUNCH" "$MCP_MODULES" \
+		"$IT_ROOT/policies/stripe.json" "$IT_CG2/launch" "$calls" 4 "$step" \
+		>"$T_DIR/soak.out" 2>"$T_DIR/soak.err"
+	cat "$T_DIR/soak.out"
+	grep -qx 'soak ok' "$T_DIR/soak.out" ||
+		fail "soak of $calls calls: $(brief "$(tail -n 6 "$T_DIR/soak.out" "$T_DIR/soak.err")")"
+}
+
+test_mcp_soak_short() {
+	mcp_soak 200 20
+}
+
+test_mcp_soak() {
+	[ -n "${IT_MCP_SOAK_CALLS:-}" ] || return 0 # make soak's
+	mcp_soak "$IT_MCP_SOAK_CALLS" $((IT_MCP_SOAK_CALLS / 10))
+}
