@@ -335,9 +335,11 @@ demo-mini: all
 	@tests/demo-mini
 
 # The fault tests at length: 200 launchers SIGKILLed at random moments, 500 launches beside
-# launch gc loops (make test runs short forms of both).
-soak: all
+# launch gc loops, 10,000 launch mcp calls 4 at a time with the server's RSS and descriptors
+# reported every 1,000 (make test runs short forms of all three).
+soak: all $(MCP_TEST_MODULES)
 	@IT_GC_KILLS=200 IT_GC_LAUNCHES=500 IT_TEST_TIMEOUT_S=900 tests/integration/run '^gc_'
+	@IT_MCP_SOAK_CALLS=10000 IT_TEST_TIMEOUT_S=7200 tests/integration/run '^mcp_soak$$'
 
 # The Debian package, built from the tree's files (not the ignored ones) in a copy under
 # $(BUILD)/deb, and checked by lintian: no error, no warning (debian/ justifies any override).

@@ -809,3 +809,115 @@ test_mcp_protocol_versions() {
 			return 1
 	done
 }
+
+# One call cannot hurt the server or another call: each bad call (a runtime crash, an
+# out-of-memory kill under a 256M limit, a fork bomb under the default task limit, 2 GiB
+# written to stdout (queued by Node, and written synchronously), stdout and stderr closed
+# early) runs beside a normal call, with two
+# call threads and two prepared sandboxes. The normal call prints 42 and exits 0, the bad
+# call gets a result, and a ping is answered after each pair.
+test_mcp_call_cannot_hurt_another() {
+	python3 - "$IT_LAUNCH" "$MCP_MODULES" "$IT_ROOT/policies/stripe.json" "$IT_DIR/fixtures" \
+		>"$T_DIR/call.out" 2>"$T_DIR/call.err" <<-'PY'
+		import sys, time
+		launch, modules, policy, fixtures = sys.argv[1:5]
+		sys.path.insert(0, fixtures)
+		from mcp_client import Server
+		bad = [
+		    ("crash", "process.abort();\n"),
+		    ("oom", "const a: number[][] = [];\nfor (;;) a.push(new Array(1e6).fill(1));\n"),
+		    ("forkbomb", "import { spawn } from 'node:child_process';\n"
+		                 "for (;;) { try { spawn('sleep', ['100']).on('error', () => {}); }\n"
+		                 "catch { }\n"
+		                 "await new Promise((r) => setImmediate(r)); }\n"),
+		    ("stdout2g", "const b = 'x'.repeat(1 << 20);\n"
+		                 "for (let i = 0; i < 2048; i++) process.stdout.write(b);\n"),
+		    # Node queues the writes above and fails (ENOBUFS) before 2 GiB is out: these
+		    # go through the pipe (non-blocking: EAGAIN is tried again), every byte of 2 GiB.
+		    ("stdout2gsync", "import { writeSync } from 'node:fs';\n"
+		                     "const b = Buffer.alloc(1 << 20, 120);\n"
+		                     "let n = 0;\n"
+		                     "while (n < 2 ** 31) {\n"
+		                     "\ttry { n += writeSync(1, b, 0, Math.min(b.length, 2 ** 31 - n)); }\n"
+		                     "\tcatch (e: any) { if (e.code !== 'EAGAIN') throw e; }\n"
+		                     "}\n"
+		                     "console.error('wrote ' + n);\n"),
+		    ("closepipes", "import { closeSync } from 'node:fs';\n"
+		                   "closeSync(1); closeSync(2);\n"
+		                   "await new Promise((r) => setTimeout(r, 1000));\n"),
+		]
+		server = Server(launch, ["--policy", policy, "--modules", modules, "--pool", "2",
+		                         "--max-calls", "2", "--timeout", "20", "--memory-max", "256M"],
+		                stderr=sys.stderr)
+		server.initialize()
+		print("%-12s %-8s %-6s %-8s %-7s %-9s %-7s %s" % ("bad call", "isError", "exit",
+		      "signal", "timeout", "stdout", "took_s", "good call"))
+		failed, why = False, {}
+		for n, (name, code) in enumerate(bad):
+		    bad_id, good_id, ping_id = 100 + 3 * n, 101 + 3 * n, 102 + 3 * n
+		    start = time.monotonic()
+		    server.call_tool(bad_id, "run_typescript", {"code": code, "timeout_ms": 10000})
+		    server.call(good_id, "console.log(6 * 7);\n")
+		    got = {}
+		    while bad_id not in got or good_id not in got:
+		        msg = server.recv_any()
+		        if msg is None:
+		            print("%s: the server ended" % name)
+		            sys.exit(1)
+		        if msg.get("id") in (bad_id, good_id):
+		            got[msg["id"]] = (msg, time.monotonic() - start)
+		    server.ping(ping_id)
+		    pong = server.recv(ping_id)
+		    (b, b_took), (g, _) = got[bad_id], got[good_id]
+		    br = b.get("result", {})
+		    bs = br.get("structuredContent", {})
+		    gs = g.get("result", {}).get("structuredContent", {})
+		    good = gs.get("exit_status") == 0 and gs.get("stdout") == "42\n"
+		    # A result of any kind: an error, or the code's own end (closed pipes exit 0).
+		    bad_ok = "exit_status" in bs
+		    print("%-12s %-8s %-6s %-8s %-7s %-9s %-7.1f %s" % (
+		        name, br.get("isError"), bs.get("exit_status"), bs.get("signal"),
+		        bs.get("timed_out"), len(bs.get("stdout", "")), b_took,
+		        "42 exit 0" if good else repr(g)[:300]))
+		    errs = [l for l in bs.get("stderr", "").splitlines()
+		            if l.startswith(("Error", "wrote")) or "code:" in l]
+		    why[name] = " ".join(errs)[:160]
+		    if not bad_ok:
+		        print("%s: no result: %r" % (name, b)[:500])
+		    if not good or not bad_ok or not pong or "result" not in pong:
+		        failed = True
+		        print("%s: FAILED (ping %r)" % (name, pong))
+		for name, line in why.items():
+		    print("%-12s stderr: %s" % (name, line))
+		server.close()
+		print("server exit %s" % server.p.returncode)
+		print("all ok" if not failed and server.p.returncode == 0 else "not ok")
+	PY
+	cat "$T_DIR/call.out"
+	grep -qx 'all ok' "$T_DIR/call.out" ||
+		fail "a bad call hurt the server or the call beside it: $(brief "$(cat "$T_DIR/call.out" "$T_DIR/call.err")")"
+}
+
+# A soak: calls of console.log(1), 4 at a time; the server's RSS and open descriptors stay
+# flat after the warm-up, and nothing of the calls is left (tests/integration/fixtures/
+# mcp_soak.py). make test runs 200 calls (checkpoints every 20, the first the warm-up);
+# make soak 10,000 (every 1,000) with IT_MCP_SOAK_CALLS.
+mcp_soak() {
+	local calls=$1 step=$2
+
+	python3 "$IT_DIR/fixtures/mcp_soak.py" "$IT_LAUNCH" "$MCP_MODULES" \
+		"$IT_ROOT/policies/stripe.json" "$IT_CG2/launch" "$calls" 4 "$step" \
+		>"$T_DIR/soak.out" 2>"$T_DIR/soak.err"
+	cat "$T_DIR/soak.out"
+	grep -qx 'soak ok' "$T_DIR/soak.out" ||
+		fail "soak of $calls calls: $(brief "$(tail -n 6 "$T_DIR/soak.out" "$T_DIR/soak.err")")"
+}
+
+test_mcp_soak_short() {
+	mcp_soak 200 20
+}
+
+test_mcp_soak() {
+	[ -n "${IT_MCP_SOAK_CALLS:-}" ] || return 0 # make soak's
+	mcp_soak "$IT_MCP_SOAK_CALLS" $((IT_MCP_SOAK_CALLS / 10))
+}
