@@ -900,7 +900,7 @@ test_mcp_call_cannot_hurt_another() {
 
 # A soak: calls of console.log(1), 4 at a time; the server's RSS and open descriptors stay
 # flat after the warm-up, and nothing of the calls is left (tests/integration/fixtures/
-# mcp_soak.py). make test runs 200 calls (checkpoints every 20, the first the warm-up);
+# mcp_soak.py). make test runs 60 calls (checkpoints every 6, the first the warm-up);
 # make soak 10,000 (every 1,000) with IT_MCP_SOAK_CALLS.
 mcp_soak() {
 	local calls=$1 step=$2
@@ -913,11 +913,8 @@ mcp_soak() {
 		fail "soak of $calls calls: $(brief "$(tail -n 6 "$T_DIR/soak.out" "$T_DIR/soak.err")")"
 }
 
-test_mcp_soak_short() {
-	mcp_soak 200 20
-}
-
 test_mcp_soak() {
-	[ -n "${IT_MCP_SOAK_CALLS:-}" ] || return 0 # make soak's
-	mcp_soak "$IT_MCP_SOAK_CALLS" $((IT_MCP_SOAK_CALLS / 10))
+	local calls=${IT_MCP_SOAK_CALLS:-60}
+
+	mcp_soak "$calls" $((calls / 10))
 }
