@@ -37,33 +37,7 @@ static const struct command_help oci_help = {
 
 static int read_state(char **ret_text)
 {
-	size_t len = 0, cap = 4096;
-	char *text = malloc(cap);
-	ssize_t n;
-
-	while (text) {
-		n = read(STDIN_FILENO, text + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (len + 1 == cap) {
-			char *bigger = cap < OCI_STATE_MAX ? realloc(text, cap * 2) : NULL;
-
-			if (!bigger) {
-				free(text);
-				return -EFBIG;
-			}
-			text = bigger;
-			cap *= 2;
-		}
-	}
-	if (!text)
-		return -ENOMEM;
-	text[len] = '\0';
-	*ret_text = text;
-	return 0;
+	return read_fd_text(STDIN_FILENO, OCI_STATE_MAX, ret_text);
 }
 
 /* io.launch.policy's names into arg.policies, as --policy NAME would put them. */

@@ -126,4 +126,10 @@ bool word_list_has(const char *list, size_t len, const char *word, const char *s
  */
 int thread_start_masked(pthread_t *ret_thread, void *(*fn)(void *), void *arg, int allowed);
 
+/*
+ * Reads fd to its end into a NUL-terminated string of at most max bytes (in *ret_text, to
+ * free). 0, -EFBIG when there is more, or -errno.
+ */
+int read_fd_text(int fd, size_t max, char **ret_text);
+
 #endif /* LAUNCH_UTIL_H */

@@ -45,29 +45,11 @@ static inline void fclosep(FILE **f)
 /* A small file's text, NUL-terminated (at most 1 MiB). */
 static int read_text(const char *path, char **ret_text)
 {
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	size_t cap = 4096, len = 0, n;
-	char *text;
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (!f)
+	if (fd < 0)
 		return -errno;
-	text = malloc(cap);
-	while (text && (n = fread(text + len, 1, cap - len - 1, f)) > 0) {
-		len += n;
-		if (len + 1 == cap) {
-			char *bigger = cap < (1 << 20) ? realloc(text, cap * 2) : NULL;
-
-			if (!bigger)
-				break;
-			text = bigger;
-			cap *= 2;
-		}
-	}
-	if (!text)
-		return -ENOMEM;
-	text[len] = '\0';
-	*ret_text = text;
-	return 0;
+	return read_fd_text(fd, 1 << 20, ret_text);
 }
 
 /* One container's supervisor: everything it holds, released in reverse order. */

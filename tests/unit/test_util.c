@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* Unit tests for util.c: the bounded line buffer, and finding a word in a separated list. */
+/*
+ * Unit tests for util.c: the bounded line buffer, finding a word in a separated list, and
+ * reading a descriptor to its end within a bound.
+ */
+#include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "test.h"
 #include "lib/util.h"
@@ -78,11 +85,67 @@ static void test_word_list_has(void)
 	CHECK(!word_list_has("rw,nosuid,pids", 14, "nosuid,pids", ", \n"));
 }
 
+/* n bytes of 'a' through a pipe (a writer child for the big ones), read with the bound max. */
+static int read_n(size_t n, size_t max, char **ret_text)
+{
+	int fds[2], r;
+	pid_t pid;
+
+	if (pipe(fds) < 0)
+		return -errno;
+	pid = fork();
+	if (pid == 0) {
+		char chunk[4096];
+
+		memset(chunk, 'a', sizeof(chunk));
+		close(fds[0]);
+		for (size_t off = 0; off < n;) {
+			size_t k = n - off < sizeof(chunk) ? n - off : sizeof(chunk);
+			ssize_t w = write(fds[1], chunk, k);
+
+			if (w <= 0)
+				_exit(1);
+			off += (size_t)w;
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	r = read_fd_text(fds[0], max, ret_text);
+	close(fds[0]);
+	while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
+static void test_read_fd_text_bound(void)
+{
+	char *text = NULL;
+
+	CHECK_EQ_INT(read_n(0, 100, &text), 0);
+	CHECK(text && text[0] == '\0');
+	free(text);
+	text = NULL;
+	/* Exactly max bytes: all of it; one more: -EFBIG, nothing returned. */
+	CHECK_EQ_INT(read_n(100, 100, &text), 0);
+	CHECK(text && strlen(text) == 100);
+	free(text);
+	text = NULL;
+	CHECK_EQ_INT(read_n(101, 100, &text), -EFBIG);
+	CHECK(text == NULL);
+	/* Past the first buffer's growth: 1 MiB exactly, and 1 MiB and a byte. */
+	CHECK_EQ_INT(read_n(1 << 20, 1 << 20, &text), 0);
+	CHECK(text && strlen(text) == 1 << 20);
+	free(text);
+	text = NULL;
+	CHECK_EQ_INT(read_n((1 << 20) + 1, 1 << 20, &text), -EFBIG);
+}
+
 int main(void)
 {
 	RUN(test_line_buf_fits);
 	RUN(test_line_buf_keeps_room_for_nul);
 	RUN(test_line_buf_overflow_sticks);
 	RUN(test_word_list_has);
+	RUN(test_read_fd_text_bound);
 	return test_failures != 0;
 }
