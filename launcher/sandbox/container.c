@@ -754,15 +754,19 @@ int container_confine(const struct container_options *options, char *errbuf, siz
 	pid_t pid;
 
 	if (pipe2(fds, O_CLOEXEC) < 0) {
-		snprintf(errbuf, errlen, "cannot make a pipe: %s", strerror(errno));
-		return -errno;
+		int r = -errno;
+
+		snprintf(errbuf, errlen, "cannot make a pipe: %s", strerror(-r));
+		return r;
 	}
 	pid = fork();
 	if (pid < 0) {
-		snprintf(errbuf, errlen, "cannot start the supervisor: %s", strerror(errno));
+		int r = -errno;
+
+		snprintf(errbuf, errlen, "cannot start the supervisor: %s", strerror(-r));
 		close(fds[0]);
 		close(fds[1]);
-		return -errno;
+		return r;
 	}
 	if (pid == 0) {
 		close(fds[0]);

@@ -105,6 +105,30 @@ static bool may_rename_in(const struct stat *st, const char *entry,
 	return lstat(entry, &est) != 0 || est.st_uid == job_uid(config);
 }
 
+/*
+ * The resolved path of the log's folder: one that does not exist yet, which launch makes
+ * when it opens the log, is its parent's resolved path and its own name, so that it is
+ * judged as the folder it will be. 0 or -errno.
+ */
+static int log_folder(const char *dir, char ret[static PATH_MAX])
+{
+	char parent[PATH_MAX], name[PATH_MAX];
+
+	if (realpath(dir, ret))
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	strcpy(parent, dir);
+	strcpy(name, dir);
+	if (!realpath(dirname(parent), ret))
+		return -errno;
+	if ((size_t)snprintf(parent, sizeof(parent), "%s/%s", strcmp(ret, "/") ? ret : "",
+			     basename(name)) >= sizeof(parent))
+		return -ENAMETOOLONG;
+	strcpy(ret, parent);
+	return 0;
+}
+
 int reach_job_may_write(const struct child_config *config, const char *path, char *why,
 			size_t whylen)
 {
@@ -112,6 +136,7 @@ int reach_job_may_write(const struct child_config *config, const char *path, cha
 	const char *root;
 	struct stat st;
 	bool exists, hidden;
+	int r;
 
 	if (strlen(path) >= sizeof(copy))
 		return -ENAMETOOLONG;
@@ -120,8 +145,9 @@ int reach_job_may_write(const struct child_config *config, const char *path, cha
 	if (exists && !S_ISREG(st.st_mode))
 		return 0;
 	strcpy(copy, path);
-	if (!realpath(dirname(copy), folder))
-		return -errno;
+	r = log_folder(dirname(copy), folder);
+	if (r < 0)
+		return r;
 	root = writable_root(config, folder, top);
 	if (!root)
 		return 0;

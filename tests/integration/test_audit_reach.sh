@@ -41,6 +41,14 @@ test_audit_reach_refused() {
 	launch_raw --audit-log "$w/audit.jsonl" --policy "$p" -- /bin/true
 	expect_rc "a log the job's user may not write" 0 || return 1
 	rm -rf "$w"
+	# A folder launch would make, under one the job may write (its working folder's a/):
+	# the job could rename a/ and put its own in its place.
+	mkdir -p "$T_DIR/a" && chmod 0777 "$T_DIR/a"
+	p=$(policy reach "$REACH_POLICY")
+	launch_raw --audit-log "$T_DIR/a/new/audit.jsonl" --policy "$p" -- /bin/true
+	expect_rc "a log in a folder still to be made, below a writable one" 125 || return 1
+	expect_match "its message" "the job may rename $T_DIR/a " "$L_ERR" || return 1
+	[ ! -e "$T_DIR/a/new" ] || fail "the refused start made $T_DIR/a/new" || return 1
 	# uid 0 with "read_only": false may write every folder root owns: the log's folder is
 	# hidden from it, but it could rename the one above.
 	p=$(policy reach_rw '{"name": "reach_rw", "allow": [], "fs": {"read_only": false}}')
