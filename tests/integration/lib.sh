@@ -147,6 +147,31 @@ launch_raw() {
 	return 0
 }
 
+# dnsmasq_start ADDR PORT LOG [ARG...]: dnsmasq on ADDR:PORT (ADDR in 127.0.0.0/8 of this
+# namespace) with the test's records (ARGs), its queries logged to LOG; returns once its UDP
+# and TCP sockets are bound (DNSMASQ_PID), or fails with its error.
+dnsmasq_start() {
+	local addr=$1 port=$2 log=$3 i bound a b c d
+
+	shift 3
+	: >"$log"
+	dnsmasq --keep-in-foreground --conf-file=/dev/null --port="$port" \
+		--listen-address="$addr" --bind-interfaces --no-resolv --no-hosts --pid-file= \
+		--user=root --log-queries --log-facility="$log" "$@" 2>"$T_DIR/dnsmasq.err" &
+	DNSMASQ_PID=$!
+	track_pid "$DNSMASQ_PID"
+	# /proc/net/{udp,tcp} show the bound address as hex, little endian.
+	IFS=. read -r a b c d <<<"$addr"
+	bound=$(printf '%02X%02X%02X%02X:%04X' "$d" "$c" "$b" "$a" "$port")
+	for ((i = 0; i < 250; i++)); do
+		grep -q " $bound " /proc/net/udp && grep -q " $bound 00000000:0000 0A " /proc/net/tcp &&
+			return 0
+		kill -0 "$DNSMASQ_PID" 2>/dev/null || break
+		sleep 0.02
+	done
+	fail "dnsmasq did not start: $(brief "$(cat "$T_DIR/dnsmasq.err")")"
+}
+
 # Next sandbox name and audit log path; run checks that no cgroup of these names survives.
 launch_next_names() {
 	L_NAME=it$IT_RUNID-$BASHPID-$((L_N + 1))

@@ -24,33 +24,19 @@ DNS_WILD_POLICY='{"name": "wild", "allow": [{"host": "*.cdn.provider.test", "por
 
 # Starts dnsmasq with api.provider.test at $1 (default 127.0.3.1); sets DNS_UP_PID.
 dns_upstream() {
-	local i bound
+	local i
 
 	printf '%s api.provider.test\n' "${1:-127.0.3.1}" >"$T_DIR/zone.hosts"
 	# 40 addresses: more than a 512-byte UDP answer holds.
 	for ((i = 1; i <= 40; i++)); do
 		printf '127.0.4.%d x.big.provider.test\n' "$i"
 	done >"$T_DIR/big.hosts"
-	: >"$T_DIR/upstream.log"
-	dnsmasq --keep-in-foreground --conf-file=/dev/null --port=$DNS_UP_PORT \
-		--listen-address=$DNS_UP_ADDR --bind-interfaces --no-resolv --no-hosts \
-		--pid-file= --user=root --log-queries --log-facility="$T_DIR/upstream.log" \
+	dnsmasq_start "$DNS_UP_ADDR" "$DNS_UP_PORT" "$T_DIR/upstream.log" \
 		--addn-hosts="$T_DIR/zone.hosts" --addn-hosts="$T_DIR/big.hosts" --no-negcache \
 		--address=/cdn.provider.test/127.0.3.7 --address=/cdn.provider.test/2001:db8::2 \
 		--address=/evil.example/127.0.3.9 --address=/missing.provider.test/ \
-		--txt-record=api.provider.test,leaked --txt-record=x.cdn.provider.test,leaked \
-		2>"$T_DIR/dnsmasq.err" &
-	DNS_UP_PID=$!
-	track_pid "$DNS_UP_PID"
-	# /proc/net/{udp,tcp} show the bound address as hex, little endian: 127.0.0.53:5354.
-	bound=$(printf '%02X%02X%02X%02X:%04X' 53 0 0 127 $DNS_UP_PORT)
-	for ((i = 0; i < 250; i++)); do
-		grep -q " $bound " /proc/net/udp && grep -q " $bound 00000000:0000 0A " /proc/net/tcp &&
-			return 0
-		kill -0 "$DNS_UP_PID" 2>/dev/null || break
-		sleep 0.02
-	done
-	fail "dnsmasq did not start: $(brief "$(cat "$T_DIR/dnsmasq.err")")"
+		--txt-record=api.provider.test,leaked --txt-record=x.cdn.provider.test,leaked || return 1
+	DNS_UP_PID=$DNSMASQ_PID
 }
 
 # The queries the upstream saw for NAME (any type), e.g. "query[A] x.cdn.provider.test".

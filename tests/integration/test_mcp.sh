@@ -20,8 +20,6 @@ fi
 
 # The stand-in and dnsmasq, as the demo runs them.
 mcp_providers() {
-	local i
-
 	[ -f "$MCP_MODULES/.package-lock.json" ] ||
 		fail "tests/mcp/node_modules is not installed: make test runs npm ci in tests/mcp" ||
 		return 1
@@ -30,21 +28,10 @@ mcp_providers() {
 	node "$IT_ROOT/tests/standin/server.mjs" "$T_DIR/ca/server.pem" "$T_DIR/ca/server.key" \
 		127.0.5.2 443 "$T_DIR/standin.ready" >"$T_DIR/standin.log" 2>&1 &
 	track_pid $!
-	: >"$T_DIR/dns.log"
-	dnsmasq --keep-in-foreground --conf-file=/dev/null --port=$MCP_DNS_PORT \
-		--listen-address=$MCP_DNS --bind-interfaces --no-resolv --no-hosts --pid-file= \
-		--user=root --log-queries --log-facility="$T_DIR/dns.log" \
-		--address=/stripe.com/127.0.5.2 --address=/evil.example/127.0.5.3 \
-		2>"$T_DIR/dnsmasq.err" &
-	track_pid $!
+	dnsmasq_start "$MCP_DNS" "$MCP_DNS_PORT" "$T_DIR/dns.log" \
+		--address=/stripe.com/127.0.5.2 --address=/evil.example/127.0.5.3 || return 1
 	wait_for_file "$T_DIR/standin.ready" 10 ||
-		fail "the stand-in did not start: $(brief "$(cat "$T_DIR/standin.log")")" || return 1
-	for ((i = 0; i < 250; i++)); do
-		grep -q "$(printf ' %02X%02X%02X%02X:%04X ' 53 0 0 127 $MCP_DNS_PORT)" /proc/net/udp &&
-			return 0
-		sleep 0.02
-	done
-	fail "dnsmasq did not start: $(brief "$(cat "$T_DIR/dnsmasq.err")")"
+		fail "the stand-in did not start: $(brief "$(cat "$T_DIR/standin.log")")"
 }
 
 test_mcp_e2e() {

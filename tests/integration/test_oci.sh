@@ -165,23 +165,9 @@ test_oci_supervisor_killed() {
 # Starts dnsmasq on $OCI_DNS_ADDR:$OCI_DNS_PORT: ok.test is 127.0.0.1 (the container's own
 # loopback), *.evil.test an address that must never be looked up, ok.test's TXT a secret.
 oci_dns_upstream() {
-	local i bound pid
-
-	: >"$T_DIR/upstream.log"
-	dnsmasq --keep-in-foreground --conf-file=/dev/null --port=$OCI_DNS_PORT \
-		--listen-address=$OCI_DNS_ADDR --bind-interfaces --no-resolv --no-hosts \
-		--pid-file= --user=root --log-queries --log-facility="$T_DIR/upstream.log" \
-		--no-negcache --address=/ok.test/127.0.0.1 --address=/evil.test/127.0.0.9 \
-		--txt-record=ok.test,leaked 2>"$T_DIR/dnsmasq.err" &
-	pid=$!
-	track_pid "$pid"
-	bound=$(printf '%02X%02X%02X%02X:%04X' 53 0 0 127 $OCI_DNS_PORT)
-	for ((i = 0; i < 250; i++)); do
-		grep -q " $bound " /proc/net/udp && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.02
-	done
-	fail "dnsmasq did not start: $(brief "$(cat "$T_DIR/dnsmasq.err")")"
+	dnsmasq_start "$OCI_DNS_ADDR" "$OCI_DNS_PORT" "$T_DIR/upstream.log" --no-negcache \
+		--address=/ok.test/127.0.0.1 --address=/evil.test/127.0.0.9 \
+		--txt-record=ok.test,leaked
 }
 
 # The container's look-ups go to a proxy in its own network namespace (it has no other way

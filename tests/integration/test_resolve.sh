@@ -10,23 +10,9 @@ DNS_PORT=5353
 
 # Starts dnsmasq in this netns and waits (bounded) until its UDP socket is bound.
 start_dnsmasq() {
-	local pid i bound
-
-	dnsmasq --keep-in-foreground --conf-file=/dev/null --port=$DNS_PORT \
-		--listen-address=$DNS_ADDR --bind-interfaces --no-resolv --no-hosts --pid-file= \
-		--user=root --log-queries --log-facility="$T_DIR/dnsmasq.log" \
+	dnsmasq_start "$DNS_ADDR" "$DNS_PORT" "$T_DIR/dnsmasq.log" \
 		--address=/api.provider.test/127.0.0.2 --address=/api.provider.test/2001:db8::1 \
-		--address=/missing.provider.test/ 2>"$T_DIR/dnsmasq.err" &
-	pid=$!
-	track_pid "$pid"
-	# /proc/net/udp shows the bound address as hex, little endian: 127.0.0.53:5353.
-	bound=$(printf '%02X%02X%02X%02X:%04X' 53 0 0 127 $DNS_PORT)
-	for ((i = 0; i < 250; i++)); do
-		grep -q " $bound " /proc/net/udp && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.02
-	done
-	fail "dnsmasq did not start: $(brief "$(cat "$T_DIR/dnsmasq.err")")"
+		--address=/missing.provider.test/
 }
 
 # "localhost" resolves through /etc/hosts (files), never through DNS.
