@@ -307,6 +307,11 @@ size_t audit_room(struct audit_log *log);
 /* Readable after each write of the writer (an eventfd); -1 before it starts. */
 int audit_event_fd(const struct audit_log *log);
 void audit_get_counts(struct audit_log *log, struct audit_counts *ret_counts);
+/*
+ * sandbox_exit's unwritten and log_failed, from the log's counts: the lines it could not
+ * write and, once it failed, those it still holds (call after audit_drain).
+ */
+void audit_exit_unwritten(struct audit_log *log, struct audit_exit *exit);
 /* What a failure of the log means, for an error message: strerror, or words for our own. */
 const char *audit_strerror(int error);
 /* The queued lines as text (for tests of what would be written), NUL-terminated. */

@@ -826,6 +826,15 @@ void audit_get_counts(struct audit_log *log, struct audit_counts *ret_counts)
 	audit_unlock(log);
 }
 
+void audit_exit_unwritten(struct audit_log *log, struct audit_exit *exit)
+{
+	struct audit_counts counts;
+
+	audit_get_counts(log, &counts);
+	exit->unwritten = counts.unwritten_denied + (log->error ? counts.queued_denied : 0);
+	exit->log_failed = counts.unwritten_lines + (log->error ? counts.queued_lines : 0);
+}
+
 /*
  * Waits for the writer to end, at most ms; false when it is still running. An abandoned
  * writer is interrupted again each round: the first signal may come just before its write().

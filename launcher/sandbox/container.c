@@ -601,7 +601,6 @@ static void container_log_exit(struct container *c)
 	struct audit_exit exit = { .duration_ms = monotonic_now_ms() - c->started_ms,
 				   .exit_unknown = true };
 	struct sandbox_counters kernel;
-	struct audit_counts counts;
 	char line[AUDIT_LINE_MAX];
 	int n;
 
@@ -625,7 +624,6 @@ static void container_log_exit(struct container *c)
 	}
 	c->log->wait_room = true;
 	audit_drain(c->log);
-	audit_get_counts(c->log, &counts);
 	exit.denied += kernel.denied;
 	exit.lost = kernel.lost;
 	exit.packet_dropped = kernel.packet_dropped;
@@ -633,8 +631,7 @@ static void container_log_exit(struct container *c)
 	exit.would_deny_lost = kernel.would_deny_lost;
 	exit.allowed = kernel.allowed;
 	exit.allowed_lost = kernel.allowed_lost;
-	exit.unwritten = counts.unwritten_denied + (c->log->error ? counts.queued_denied : 0);
-	exit.log_failed = counts.unwritten_lines + (c->log->error ? counts.queued_lines : 0);
+	audit_exit_unwritten(c->log, &exit);
 	n = audit_format_exit(c->log, &exit, line, sizeof(line));
 	audit_append_formatted(c->log, AUDIT_KIND_OTHER, line, n);
 }

@@ -71,7 +71,6 @@ static void sandbox_log_exit(struct sandbox *sandbox)
 	struct audit_log *log = sandbox->log;
 	struct audit_exit exit = { .duration_ms = monotonic_now_ms() - sandbox->started_ms };
 	struct sandbox_counters kernel;
-	struct audit_counts counts;
 	char line[AUDIT_LINE_MAX];
 	int n;
 
@@ -121,12 +120,10 @@ static void sandbox_log_exit(struct sandbox *sandbox)
 		sandbox->exit_status = EXIT_LIMIT;
 	/* What the queue still holds after a stall will not be written either. */
 	audit_drain(log);
-	audit_get_counts(log, &counts);
 	exit.denied = sandbox->denied;
 	exit.lost = sandbox->lost;
-	exit.unwritten =
-		counts.unwritten_denied + (log->error ? counts.queued_denied : 0) + sandbox->unread;
-	exit.log_failed = counts.unwritten_lines + (log->error ? counts.queued_lines : 0);
+	audit_exit_unwritten(log, &exit);
+	exit.unwritten += sandbox->unread;
 	n = audit_format_exit(log, &exit, line, sizeof(line));
 	audit_append_formatted(log, AUDIT_KIND_OTHER, line, n);
 	sandbox->exit_logged = true;
