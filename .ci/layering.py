@@ -23,9 +23,10 @@ LAYERS = {
     "policy": ["lib"],
     "audit": ["lib", "policy"],
     "dns": ["lib", "policy", "audit"],
-    "sandbox": ["lib", "policy", "audit", "dns"],
-    "agent": ["lib", "policy", "audit"],
-    "": ["lib", "policy", "audit", "dns", "sandbox", "agent"],
+    "gateway": ["lib", "policy", "audit"],
+    "sandbox": ["lib", "policy", "audit", "dns", "gateway"],
+    "agent": ["lib", "policy", "audit", "gateway"],
+    "": ["lib", "policy", "audit", "dns", "gateway", "sandbox", "agent"],
 }
 # Headers from outside launcher/ that any layer may include: the kernel programs' contract and
 # what the build generates (the skeleton, versions, tables, the MCP runner).
