@@ -211,6 +211,16 @@ static void test_bad_http(void)
 	EXPECT_ERROR("{\"name\":\"t\",\"allow\":[{\"host\":\"x.com\",\"protocol\":\"any\","
 		     "\"http\":{}}]}",
 		     "t.json: allow[0].http: needs \"protocol\": \"tcp\" (the default)");
+	EXPECT_ERROR(
+		"{\"name\":\"t\",\"allow\":[{\"host\":\"a.x.com\",\"ports\":[443],"
+		"\"http\":{}},{\"host\":\"b.x.com\"},{\"host\":\"A.x.com\",\"ports\":[80]}]}",
+		"t.json: allow[2]: \"a.x.com\" is also allow[0]; a host with \"http\" takes one "
+		"rule (list its ports there)");
+	EXPECT_ERROR(
+		"{\"name\":\"t\",\"allow\":[{\"host\":\"a.x.com\"},{\"host\":\"a.x.com\","
+		"\"http\":{}}]}",
+		"t.json: allow[1]: \"a.x.com\" is also allow[0]; a host with \"http\" takes one "
+		"rule (list its ports there)");
 	EXPECT_ERROR(with_http("[]", NULL),
 		     "t.json: allow[1].http: must be an object, not an array");
 	EXPECT_ERROR(with_http("{\"allows\":[]}", NULL),
