@@ -71,6 +71,17 @@ struct lenient_view {
 	uint64_t content_length;
 };
 
+/* "chunked" anywhere, in any case (codings are case-insensitive). */
+static bool has_chunked(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 7 <= len; i++)
+		if (strncasecmp(s + i, "chunked", 7) == 0)
+			return true;
+	return false;
+}
+
 static bool lenient_read(const char *buf, size_t len, struct lenient_view *ret)
 {
 	const char *p = buf, *end = buf + len, *nl;
@@ -101,7 +112,7 @@ static bool lenient_read(const char *buf, size_t len, struct lenient_view *ret)
 				length = strtoull(v, NULL, 10);
 			} else if ((size_t)(n1 - p) == 17 &&
 				   strncasecmp(p, "transfer-encoding", 17) == 0 &&
-				   memmem(v, (size_t)(line_end - v), "chunked", 7)) {
+				   has_chunked(v, (size_t)(line_end - v))) {
 				chunked = true;
 			}
 		}
