@@ -16,7 +16,7 @@ SCDOC ?= scdoc
 # The release; `launch --version` prints it with the BPF object's hash.
 VERSION := $(shell cat VERSION)
 
-LIBS_PKG := libbpf libelf zlib libcjson libcap sqlite3
+LIBS_PKG := libbpf libelf zlib libcjson libcap sqlite3 libmicrohttpd
 WARN := -Wall -Wextra -Werror
 # CFLAGS is the user's (optimisation, debug info, extra warnings): `make CFLAGS=-O0` replaces
 # it, and LAUNCH_CFLAGS, which the build cannot do without, still applies after it.
@@ -57,7 +57,7 @@ PURE_SRCS := $(addprefix launcher/, \
 	dns/dnsproxy.c dns/dnsproxy_names.c dns/dnsproxy_audit.c \
 	sandbox/landlock.c sandbox/cgplan.c sandbox/jobenv.c sandbox/seccomp.c sandbox/kbtf.c \
 	sandbox/mounthide.c sandbox/childmsg.c sandbox/reach.c \
-	agent/mcp.c agent/docscan.c)
+	agent/mcp.c agent/mcp_http_check.c agent/docscan.c)
 SRCS := $(filter-out launcher/sandbox/init.c launcher/sandbox/init_mount.c,$(wildcard launcher/*.c launcher/*/*.c))
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 # The sandbox's init, exec'd by the launcher: what it runs and nothing of the launcher's. Built
@@ -95,6 +95,9 @@ DEB_PKGS := clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-
 	python3 liburing-dev bind9-dnsutils shellcheck scdoc strace logrotate rsyslog
 # search_docs' index (launcher/agent/docindex.c): SQLite's FTS5, in memory.
 DEB_PKGS += libsqlite3-dev
+# launch mcp --http (launcher/agent/mcp_http.c): a well-kept HTTP/1.1 server library, a thread
+# per connection, rather than an HTTP server of our own.
+DEB_PKGS += libmicrohttpd-dev
 # The agent example, its demo and the MCP server's end-to-end test: Node.js (18 on Debian 12)
 # and a throwaway CA. Debian's npm only when no npm is there: NodeSource's nodejs carries its
 # own and conflicts with Debian's.

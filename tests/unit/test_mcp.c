@@ -105,7 +105,8 @@ static int fake_submit(void *ctx __attribute__((unused)), const cJSON *id,
 	return fake.fail;
 }
 
-static void fake_cancel(void *ctx __attribute__((unused)), const cJSON *id)
+static void fake_cancel(void *ctx __attribute__((unused)),
+			const struct mcp_server *server __attribute__((unused)), const cJSON *id)
 {
 	fake.cancels++;
 	fake_id(id, fake.cancel_id, sizeof(fake.cancel_id));
