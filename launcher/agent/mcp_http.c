@@ -145,9 +145,20 @@ static void mcp_http_sink_hold(struct mcp_server *server)
 	pthread_mutex_unlock(&ex->lock);
 }
 
+/*
+ * The call ended: nothing more comes for its request. One cancelled sent no answer; its
+ * stream ends now rather than holding its connection's thread until the client closes it.
+ */
 static void mcp_http_sink_release(struct mcp_server *server)
 {
-	mcp_http_exchange_unref(mcp_http_of(server));
+	struct mcp_http_exchange *ex = mcp_http_of(server);
+
+	pthread_mutex_lock(&ex->lock);
+	ex->last = true;
+	pthread_mutex_unlock(&ex->lock);
+	if (write(ex->wake[1], "e", 1) < 0 && errno != EAGAIN)
+		fprintf(stderr, "launch mcp: cannot wake an HTTP stream: %m\n");
+	mcp_http_exchange_unref(ex);
 }
 
 static const struct mcp_sink MCP_HTTP_SINK = { .write = mcp_http_sink_write,
