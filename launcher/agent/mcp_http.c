@@ -526,6 +526,7 @@ static enum MHD_Result mcp_http_post(struct mcp_http *http, struct MHD_Connectio
 				     struct mcp_http_exchange *ex)
 {
 	const char *session = mcp_http_header(conn, "Mcp-Session-Id"), *mismatch;
+	const char *revision = mcp_http_header(conn, "MCP-Protocol-Version");
 	_cleanup_(cJSON_Deletep) cJSON *msg = NULL;
 	_cleanup_free_ char *reply = NULL;
 	char session_id[2 * MCP_HTTP_SESSION_ID_BYTES + 1] = "";
@@ -544,6 +545,9 @@ static enum MHD_Result mcp_http_post(struct mcp_http *http, struct MHD_Connectio
 	id = cJSON_GetObjectItemCaseSensitive(msg, "id");
 	method = cJSON_GetObjectItemCaseSensitive(msg, "method");
 	initialize = cJSON_IsString(method) && strcmp(method->valuestring, "initialize") == 0;
+	/* 2026-07-28 has no sessions: a session id beside it is ignored, as it says. */
+	if (revision && strcmp(revision, MCP_PROTOCOL_LATEST) == 0)
+		session = NULL;
 	if (session) {
 		if (!mcp_http_join_session(http, conn, ex, session, id, &refused))
 			return refused;

@@ -6,7 +6,8 @@
 //
 // usage: node bench_http.mjs LAUNCH MODULES_DIR POLICY RESOLVER
 // Prints a Markdown table: median and p95 in ms. MCP_BENCH_N calls per transport (15),
-// MCP_BENCH_GAP_MS between calls (3000).
+// MCP_BENCH_GAP_MS between calls (3000); MCP_BENCH_TRACE=1: where each transport's time goes
+// (the request's way in, the server's call, the answer's way out), from the servers' marks.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -26,6 +27,24 @@ const customers = await stripe.customers.list({ limit: 2 });
 console.log(customers.data.length);
 `;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const TRACE = !!process.env.MCP_BENCH_TRACE;
+const wall = () => performance.timeOrigin + performance.now();
+const marks = { stdio: [], http: [] };
+// The server's "launch-trace-server STEP MS" lines into marks[name].
+function collect(name, stream) {
+	let text = '';
+	stream.setEncoding('utf8').on('data', (chunk) => {
+		text += chunk;
+		const lines = text.split('\n');
+		text = lines.pop();
+		for (const line of lines) {
+			const m = /^launch-trace-server (\S+) ([\d.]+)$/.exec(line);
+			if (m)
+				marks[name].push([m[1], Number(m[2])]);
+		}
+	});
+}
+const env = { ...process.env, ...(TRACE ? { LAUNCH_MCP_TRACE: '1' } : {}) };
 const args = ['mcp', '--policy', policy, '--resolver', resolver, '--modules', modules,
 	      '--pass-env', 'STRIPE_API_KEY', '--pass-env', 'NODE_EXTRA_CA_CERTS',
 	      '--audit-log', '/dev/null'];
@@ -42,10 +61,15 @@ const token = randomBytes(32).toString('hex');
 writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
 
 const stdio = new Client({ name: 'bench-stdio', version: '1' });
-await stdio.connect(new StdioClientTransport({ command: launch, args, env: { ...process.env },
-					       stderr: 'ignore' }));
+const stdioTransport = new StdioClientTransport({ command: launch, args, env,
+						 stderr: TRACE ? 'pipe' : 'ignore' });
+if (TRACE)
+	collect('stdio', stdioTransport.stderr);
+await stdio.connect(stdioTransport);
 const server = spawn(launch, [...args, '--http', String(PORT), '--token-file', tokenFile],
-		     { stdio: ['ignore', 'ignore', 'pipe'] });
+		     { stdio: ['ignore', 'ignore', 'pipe'], env });
+if (TRACE)
+	collect('http', server.stderr);
 await new Promise((resolve, reject) => {
 	let text = '';
 	server.stderr.setEncoding('utf8').on('data', (chunk) => {
@@ -60,6 +84,7 @@ await http.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:$
 	{ requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
 
 const times = { stdio: [], http: [] }, pings = { stdio: [], http: [] };
+const spans = { stdio: [], http: [] }; // [sent, server's call, server's reply, answered]
 const clients = { stdio, http };
 // One unmeasured call each: both pools are filled and the SDK's first import is done.
 for (const client of Object.values(clients))
@@ -67,10 +92,12 @@ for (const client of Object.values(clients))
 for (let i = 0; i < N; i++) {
 	for (const [name, client] of Object.entries(clients)) {
 		await sleep(GAP_MS);
+		const sent = wall();
 		let t0 = performance.now();
 		const r = await client.callTool({ name: 'run_typescript', arguments: { code: SNIPPET } },
 						undefined, { timeout: 60000 });
 		times[name].push(performance.now() - t0);
+		spans[name].push([sent, wall()]);
 		if (r.isError || r.structuredContent?.stdout !== '2\n')
 			throw new Error(`${name} call failed: ${JSON.stringify(r).slice(0, 400)}`);
 		t0 = performance.now();
@@ -85,6 +112,25 @@ await new Promise((resolve) => server.on('exit', resolve));
 rmSync(dir, { recursive: true, force: true });
 
 const f = (ms) => ms.toFixed(1);
+if (TRACE) {
+	await sleep(200);
+	for (const name of ['stdio', 'http']) {
+		const inbound = [], served = [], outbound = [];
+		for (const [sent, answered] of spans[name]) {
+			const at = (step) => marks[name].find(([s, ms]) => s === step && ms >= sent &&
+							      ms <= answered)?.[1];
+			const call = at('call'), replied = at('replied');
+			if (call === undefined || replied === undefined)
+				continue;
+			inbound.push(call - sent);
+			served.push(replied - call);
+			outbound.push(answered - replied);
+		}
+		console.error(`${name}: request in ${f(stats(inbound).median)} ms, server ` +
+			      `${f(stats(served).median)} ms, answer out ${f(stats(outbound).median)} ms ` +
+			      `(medians of ${served.length})`);
+	}
+}
 console.log('| transport | warm call median (ms) | p95 (ms) | ping median (ms) | ping p95 (ms) |');
 console.log('|---|---:|---:|---:|---:|');
 for (const name of ['stdio', 'http']) {

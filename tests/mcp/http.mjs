@@ -172,9 +172,9 @@ body = await res.json();
 check('2026-07-28 server/discover', res.status === 200 &&
       body.result?.supportedVersions?.includes(V) &&
       body.result.supportedVersions.includes('2025-11-25'), brief(body));
-res = await modern(2, 'tools/list');
+res = await modern(2, 'tools/list', {}, { 'Mcp-Session-Id': 'not-a-session' });
 body = await res.json();
-check('2026-07-28 tools/list without a session', res.status === 200 &&
+check('2026-07-28 tools/list without a session (an Mcp-Session-Id ignored)', res.status === 200 &&
       body.result?.tools?.length === 2 && !res.headers.get('mcp-session-id'), brief(body));
 res = await modern(3, 'tools/call', { name: 'run_typescript',
 				     arguments: { code: 'console.log(6 * 7);' },
