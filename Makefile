@@ -16,7 +16,7 @@ SCDOC ?= scdoc
 # The release; `launch --version` prints it with the BPF object's hash.
 VERSION := $(shell cat VERSION)
 
-LIBS_PKG := libbpf libelf zlib libcjson libcap sqlite3 libmicrohttpd
+LIBS_PKG := libbpf libelf zlib libcjson libcap sqlite3
 WARN := -Wall -Wextra -Werror
 # CFLAGS is the user's (optimisation, debug info, extra warnings): `make CFLAGS=-O0` replaces
 # it, and LAUNCH_CFLAGS, which the build cannot do without, still applies after it.
@@ -96,7 +96,8 @@ DEB_PKGS := clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-
 # search_docs' index (launcher/agent/docindex.c): SQLite's FTS5, in memory.
 DEB_PKGS += libsqlite3-dev
 # launch mcp --http (launcher/agent/mcp_http.c): a well-kept HTTP/1.1 server library, a thread
-# per connection, rather than an HTTP server of our own.
+# per connection, rather than an HTTP server of our own. Its header only at build time: the
+# library is opened at run time by --http alone (mcp_http_load says why).
 DEB_PKGS += libmicrohttpd-dev
 # The agent example, its demo and the MCP server's end-to-end test: Node.js (18 on Debian 12)
 # and a throwaway CA. Debian's npm only when no npm is there: NodeSource's nodejs carries its

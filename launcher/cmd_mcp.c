@@ -131,7 +131,7 @@ static int mcp_modules_dir(const char *given, char *path, size_t len)
  */
 static int mcp_http_options(struct mcp_http_config *config)
 {
-	char text[MCP_HTTP_TOKEN_MAX_BYTES + 1];
+	char text[MCP_HTTP_TOKEN_MAX_BYTES + 1], errbuf[512];
 	_cleanup_close_ int fd = -1;
 	ssize_t n;
 	int r;
@@ -173,6 +173,10 @@ static int mcp_http_options(struct mcp_http_config *config)
 		fail("--token-file: %s: the token must be one line of %d to %d visible ASCII "
 		     "characters, without spaces",
 		     mcp_token_file, MCP_HTTP_TOKEN_MIN_BYTES, MCP_HTTP_TOKEN_MAX_BYTES - 1);
+		return -1;
+	}
+	if (mcp_http_load(errbuf, sizeof(errbuf)) < 0) {
+		fail("--http: %s", errbuf);
 		return -1;
 	}
 	if (!mcp_http_is_loopback(&config->addr))

@@ -6,6 +6,7 @@
  * result). 2025-11-25 clients get a session at initialize (Mcp-Session-Id, DELETE ends it);
  * 2026-07-28 requests carry their revision and need none.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -32,6 +33,63 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 #define MCP_HTTP_SESSION_PROTOCOL "2025-11-25"
 /* 2026-07-28's error for headers that do not mirror the body. */
 #define MCP_HEADER_MISMATCH -32020
+
+/*
+ * libmicrohttpd, opened by mcp_http_load only when --http is given: linked into launch, it
+ * would bring GnuTLS into every sandbox's launcher, whose destructor reads the environment
+ * that launch has replaced for the job (a crash at every exit), and cost each start its
+ * relocations. Set once, before any thread, then only read.
+ */
+static struct {
+	__typeof__(MHD_start_daemon) *start_daemon;
+	__typeof__(MHD_stop_daemon) *stop_daemon;
+	__typeof__(MHD_get_daemon_info) *get_daemon_info;
+	__typeof__(MHD_get_connection_info) *get_connection_info;
+	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+	__typeof__(MHD_create_response_from_callback) *create_response_from_callback;
+	__typeof__(MHD_add_response_header) *add_response_header;
+	__typeof__(MHD_queue_response) *queue_response;
+	__typeof__(MHD_destroy_response) *destroy_response;
+} mhd;
+
+int mcp_http_load(char *errbuf, size_t errlen)
+{
+	void *lib = dlopen(MCP_HTTP_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+	struct {
+		void **slot;
+		const char *name;
+	} symbols[] = {
+		{ (void **)&mhd.start_daemon, "MHD_start_daemon" },
+		{ (void **)&mhd.stop_daemon, "MHD_stop_daemon" },
+		{ (void **)&mhd.get_daemon_info, "MHD_get_daemon_info" },
+		{ (void **)&mhd.get_connection_info, "MHD_get_connection_info" },
+		{ (void **)&mhd.lookup_connection_value, "MHD_lookup_connection_value" },
+		{ (void **)&mhd.create_response_from_buffer, "MHD_create_response_from_buffer" },
+		{ (void **)&mhd.create_response_from_callback,
+		  "MHD_create_response_from_callback" },
+		{ (void **)&mhd.add_response_header, "MHD_add_response_header" },
+		{ (void **)&mhd.queue_response, "MHD_queue_response" },
+		{ (void **)&mhd.destroy_response, "MHD_destroy_response" },
+	};
+
+	if (!lib) {
+		snprintf(errbuf, errlen,
+			 "cannot load %s (Debian: apt-get install libmicrohttpd12): %s",
+			 MCP_HTTP_LIBRARY, dlerror());
+		return -ENOENT;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(symbols); i++) {
+		*symbols[i].slot = dlsym(lib, symbols[i].name);
+		if (!*symbols[i].slot) {
+			snprintf(errbuf, errlen, "%s has no %s: %s", MCP_HTTP_LIBRARY,
+				 symbols[i].name, dlerror());
+			return -ENOENT;
+		}
+	}
+	/* Kept open: the server uses it until the process ends. */
+	return 0;
+}
 
 /* Written by SIGINT and SIGTERM's handler: the serving loop ends. */
 static int mcp_http_stop_fd = -1;
@@ -195,7 +253,7 @@ static struct mcp_http_exchange *mcp_http_exchange_new(struct mcp_http *http)
 static enum MHD_Result mcp_http_respond(struct MHD_Connection *conn, unsigned int status,
 					char *json, const char *session_id)
 {
-	struct MHD_Response *response = MHD_create_response_from_buffer(
+	struct MHD_Response *response = mhd.create_response_from_buffer(
 		json ? strlen(json) : 0, json ?: (char *)"",
 		json ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
 	enum MHD_Result r;
@@ -205,16 +263,16 @@ static enum MHD_Result mcp_http_respond(struct MHD_Connection *conn, unsigned in
 		return MHD_NO;
 	}
 	if (json)
-		MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+		mhd.add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
 	if (status == MHD_HTTP_UNAUTHORIZED)
-		MHD_add_response_header(response, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+		mhd.add_response_header(response, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					"Bearer realm=\"launch mcp\"");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, "POST, DELETE");
+		mhd.add_response_header(response, MHD_HTTP_HEADER_ALLOW, "POST, DELETE");
 	if (session_id)
-		MHD_add_response_header(response, "Mcp-Session-Id", session_id);
-	r = MHD_queue_response(conn, status, response);
-	MHD_destroy_response(response);
+		mhd.add_response_header(response, "Mcp-Session-Id", session_id);
+	r = mhd.queue_response(conn, status, response);
+	mhd.destroy_response(response);
 	return r;
 }
 
@@ -237,7 +295,7 @@ static enum MHD_Result mcp_http_fail(struct MHD_Connection *conn, unsigned int s
 
 static const char *mcp_http_header(struct MHD_Connection *conn, const char *name)
 {
-	return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
+	return mhd.lookup_connection_value(conn, MHD_HEADER_KIND, name);
 }
 
 /*
@@ -503,21 +561,21 @@ static ssize_t mcp_http_read(void *cls, uint64_t pos, char *buf, size_t max)
 static enum MHD_Result mcp_http_stream(struct MHD_Connection *conn, struct mcp_http_exchange *ex)
 {
 	const union MHD_ConnectionInfo *info =
-		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct MHD_Response *response;
 	enum MHD_Result r;
 
 	ex->socket_fd = info ? info->connect_fd : -1;
-	response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, mcp_http_read, ex,
+	response = mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, mcp_http_read, ex,
 						     NULL);
 	if (!response)
 		return MHD_NO;
-	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
-	MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	mhd.add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+	mhd.add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	/* Proxies pass each event on as it comes (the specification's advice). */
-	MHD_add_response_header(response, "X-Accel-Buffering", "no");
-	r = MHD_queue_response(conn, MHD_HTTP_OK, response);
-	MHD_destroy_response(response);
+	mhd.add_response_header(response, "X-Accel-Buffering", "no");
+	r = mhd.queue_response(conn, MHD_HTTP_OK, response);
+	mhd.destroy_response(response);
 	return r;
 }
 
@@ -692,7 +750,7 @@ static struct MHD_Daemon *mcp_http_start(struct mcp_http *http)
 	if (http->config->addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	/* A thread per connection: a client's call that blocks its stream blocks no other. */
-	return MHD_start_daemon(flags, 0, NULL, NULL, mcp_http_access, http, MHD_OPTION_SOCK_ADDR,
+	return mhd.start_daemon(flags, 0, NULL, NULL, mcp_http_access, http, MHD_OPTION_SOCK_ADDR,
 				(const struct sockaddr *)&http->config->addr,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MCP_HTTP_CONNECTIONS_MAX,
 				MHD_OPTION_CONNECTION_TIMEOUT,
@@ -732,7 +790,7 @@ int mcp_http_serve(struct mcp_server *base, const struct mcp_http_config *config
 		snprintf(errbuf, errlen, "--http: cannot listen on %s: %s", where, strerror(-r));
 		goto out;
 	}
-	info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+	info = mhd.get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
 	mcp_http_describe(config, info ? info->port : 0, where, sizeof(where));
 	fprintf(stderr, "launch mcp: serving MCP over HTTP at http://%s" MCP_HTTP_PATH "\n", where);
 	/* This thread does the runner's background work (the pool, reaping) until a signal. */
@@ -747,7 +805,7 @@ int mcp_http_serve(struct mcp_server *base, const struct mcp_http_config *config
 			break;
 	}
 	fprintf(stderr, "launch mcp: stopping\n");
-	MHD_stop_daemon(daemon);
+	mhd.stop_daemon(daemon);
 out:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);

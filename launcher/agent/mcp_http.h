@@ -30,6 +30,15 @@ struct mcp_http_config {
 
 struct mcp_server;
 
+/* libmicrohttpd's run-time name, opened by mcp_http_load (Debian's libmicrohttpd12). */
+#define MCP_HTTP_LIBRARY "libmicrohttpd.so.12"
+
+/*
+ * Opens libmicrohttpd, before mcp_http_serve and before any thread. Returns 0, or -ENOENT
+ * with one line in errbuf.
+ */
+int mcp_http_load(char *errbuf, size_t errlen);
+
 /*
  * Serves MCP over HTTP with base's tools until SIGINT or SIGTERM; base->ops->wait does the
  * runner's background work meanwhile. Returns 0, or a negative errno with one line in errbuf.
