@@ -238,6 +238,8 @@ static struct mcp_http_exchange *mcp_http_exchange_new(struct mcp_http *http)
 	ex->server.out_fd = -1;
 	ex->server.initialize_seen = ex->server.initialized = false;
 	ex->server.protocol[0] = '\0';
+	/* Only sessions initialize, and 2026-07-28 has none: theirs is 2025-11-25 at most. */
+	ex->server.initialize_latest = MCP_HTTP_SESSION_PROTOCOL;
 	ex->http = http;
 	ex->refs = 1;
 	ex->tail = &ex->head;
@@ -609,10 +611,7 @@ static enum MHD_Result mcp_http_post(struct mcp_http *http, struct MHD_Connectio
 	if (session) {
 		if (!mcp_http_join_session(http, conn, ex, session, id, &refused))
 			return refused;
-	} else if (initialize) {
-		/* A client that initializes gets a session: the revisions that have them. */
-		ex->server.initialize_latest = MCP_HTTP_SESSION_PROTOCOL;
-	} else {
+	} else if (!initialize) {
 		mismatch = mcp_http_mirror_error(conn, msg);
 		if (mismatch)
 			return mcp_http_fail(conn, MHD_HTTP_BAD_REQUEST, id, MCP_HEADER_MISMATCH,

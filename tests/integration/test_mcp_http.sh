@@ -32,27 +32,34 @@ mcp_http_start() {
 }
 
 test_mcp_http_e2e() {
-	local marker=mcp-http-$BASHPID rc
+	local marker=mcp-http-$BASHPID rc server_rc dir
 
 	mcp_http_start || return 1
-	grep -q "at http://127.0.0.1:$MCP_HTTP_PORT/mcp" "$T_DIR/server.err" ||
-		fail "the start line does not name 127.0.0.1: $(cat "$T_DIR/server.err")" || return 1
 	echo "+ node tests/mcp/http.mjs http://127.0.0.1:$MCP_HTTP_PORT/mcp ..."
 	timeout -k 5 100 node "$IT_ROOT/tests/mcp/http.mjs" \
 		"http://127.0.0.1:$MCP_HTTP_PORT/mcp" "$T_DIR/token" "$marker" >"$T_DIR/http.out" 2>&1
 	rc=$?
 	cat "$T_DIR/http.out"
+	# SIGTERM ends the server, whatever the client saw: exit 0, its state folder removed.
+	kill -TERM "$MCP_HTTP_PID"
+	wait "$MCP_HTTP_PID"
+	server_rc=$?
 	[ "$rc" = 0 ] || fail "http.mjs exited $rc: $(grep '^not ok' "$T_DIR/http.out" | head -5)" ||
 		return 1
 	grep -q '^ok closing the stream cancels the call' "$T_DIR/http.out" ||
 		fail "http.mjs stopped early" || return 1
-	# SIGTERM ends the server: exit 0, nothing of its calls left.
-	kill -TERM "$MCP_HTTP_PID"
-	wait "$MCP_HTTP_PID"
-	rc=$?
-	[ "$rc" = 0 ] || fail "the server exited $rc after SIGTERM: $(tail -3 "$T_DIR/server.err")" ||
+	grep -q "at http://127.0.0.1:$MCP_HTTP_PORT/mcp" "$T_DIR/server.err" ||
+		fail "the start line does not name 127.0.0.1: $(cat "$T_DIR/server.err")" || return 1
+	[ "$server_rc" = 0 ] ||
+		fail "the server exited $server_rc after SIGTERM: $(tail -3 "$T_DIR/server.err")" ||
 		return 1
-	[ -z "$(find_pids sh "$marker")" ] || fail "processes left: $(find_pids sh "$marker")"
+	[ -z "$(find_pids sh "$marker")" ] || fail "processes left: $(find_pids sh "$marker")" ||
+		return 1
+	# The server's folder (its node_modules links to this run's modules) is gone.
+	for dir in /run/launch-mcp.*; do
+		[ "$(readlink "$dir/node_modules" 2>/dev/null)" != "$MCP_HTTP_MODULES" ] ||
+			fail "the server left $dir" || return 1
+	done
 }
 
 # Bad --http and --token-file: one line naming the option or the file, exit 125.
