@@ -148,8 +148,8 @@ int mcp_handle(struct mcp_server *server, const char *message, size_t len, char 
 int mcp_call_reply(const struct cJSON *id, int run_r, struct mcp_result *result, char **ret_reply);
 
 /*
- * Writes one reply line to the server's output, whole among other threads' replies, then runs
- * ops->idle. Returns 0, or a negative errno.
+ * Writes one reply line to the server's output, whole among other threads' replies (or hands
+ * it to the sink), then runs ops->idle. Returns 0, or a negative errno.
  */
 int mcp_server_send(struct mcp_server *server, const char *reply);
 
@@ -161,8 +161,8 @@ int mcp_progress_notification(const struct cJSON *token, long long progress, con
 			      char **ret_text);
 
 /*
- * Writes one notification line, under the same lock as the replies (not followed by
- * ops->idle: no call ended). Returns 0, or a negative errno.
+ * Writes one notification line, under the same lock as the replies, or to the sink (not
+ * followed by ops->idle: no call ended). Returns 0, or a negative errno.
  */
 int mcp_server_notify(struct mcp_server *server, const char *text);
 
