@@ -65,9 +65,9 @@ static const struct command_help mcp_help = {
 		"                  [--http [ADDR:]PORT --token-file FILE]\n"
 		"\n"
 		"Serves a Model Context Protocol tool, run_typescript, on standard input and\n"
-		"output (or over HTTP with --http): each call runs its TypeScript in a fresh "
-		"sandbox under these policies,\n"
-		"with a working folder of its own, and its result lists what was refused.\n",
+		"output (or over HTTP with --http): each call runs its TypeScript in a fresh\n"
+		"sandbox under these policies, with a working folder of its own, and its\n"
+		"result lists what was refused.\n",
 	.own = mcp_options,
 	.nown = ARRAY_SIZE(mcp_options),
 	.command = CMD_MCP,
