@@ -379,7 +379,8 @@ static int mcp_http_session_add(struct mcp_http *http, const struct mcp_server *
 	return 0;
 }
 
-/* DELETE with Mcp-Session-Id: the session ends (its running calls still answer, if asked). */
+/* DELETE with Mcp-Session-Id: the session ends (its running calls still answer on their streams).
+ */
 static enum MHD_Result mcp_http_delete(struct mcp_http *http, struct MHD_Connection *conn)
 {
 	const char *id = mcp_http_header(conn, "Mcp-Session-Id");

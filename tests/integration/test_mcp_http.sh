@@ -12,7 +12,8 @@ if [ ! -d "$MCP_HTTP_MODULES" ] && [ -f "$IT_ROOT/tests/mcp/node_modules/.packag
 		chmod -R a+rX "$MCP_HTTP_MODULES.$$" && mv "$MCP_HTTP_MODULES.$$" "$MCP_HTTP_MODULES"
 fi
 
-# Starts the server on 127.0.0.1:$MCP_HTTP_PORT with a fresh token; waits for its start line.
+# Starts the server on ${1:-$MCP_HTTP_PORT} (127.0.0.1 when only a port) with a fresh token;
+# waits for its start line.
 mcp_http_start() {
 	[ -f "$MCP_HTTP_MODULES/.package-lock.json" ] ||
 		fail "tests/mcp/node_modules is not installed: make test runs npm ci in tests/mcp" ||
@@ -20,7 +21,7 @@ mcp_http_start() {
 	head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T_DIR/token" && chmod 600 "$T_DIR/token"
 	"$IT_LAUNCH" mcp --policy "$IT_ROOT/policies/stripe.json" --modules "$MCP_HTTP_MODULES" \
 		--max-calls 4 --audit-log "$T_DIR/audit.jsonl" \
-		--http "$MCP_HTTP_PORT" --token-file "$T_DIR/token" 2>"$T_DIR/server.err" &
+		--http "${1:-$MCP_HTTP_PORT}" --token-file "$T_DIR/token" 2>"$T_DIR/server.err" &
 	MCP_HTTP_PID=$!
 	track_pid "$MCP_HTTP_PID"
 	for _ in $(seq 200); do
@@ -34,7 +35,7 @@ mcp_http_start() {
 test_mcp_http_e2e() {
 	local marker=mcp-http-$BASHPID rc server_rc dir
 
-	mcp_http_start || return 1
+	mcp_http_start "$MCP_HTTP_PORT" || return 1
 	echo "+ node tests/mcp/http.mjs http://127.0.0.1:$MCP_HTTP_PORT/mcp ..."
 	timeout -k 5 100 node "$IT_ROOT/tests/mcp/http.mjs" \
 		"http://127.0.0.1:$MCP_HTTP_PORT/mcp" "$T_DIR/token" "$marker" >"$T_DIR/http.out" 2>&1
@@ -93,4 +94,27 @@ test_mcp_http_bad_options() {
 	launch_raw mcp --policy "$p" --modules "$MCP_HTTP_MODULES" --token-file "$T_DIR/short"
 	expect_rc "--token-file without --http" 125 || return 1
 	expect_match "message" '^launch: --token-file: only with --http' "$L_ERR"
+}
+
+# [::1]:PORT listens on IPv6 loopback alone: a ping with the token is answered there, and
+# 127.0.0.1's port is not served.
+test_mcp_http_ipv6() {
+	local out
+
+	mcp_http_start "[::1]:$MCP_HTTP_PORT" || return 1
+	grep -q "at http://\[::1\]:$MCP_HTTP_PORT/mcp" "$T_DIR/server.err" ||
+		fail "the start line: $(cat "$T_DIR/server.err")" || return 1
+	out=$(node --input-type=module -e '
+		const [port, token] = process.argv.slice(1);
+		const ping = (host) => fetch(`http://${host}:${port}/mcp`, { method: "POST",
+			headers: { Authorization: `Bearer ${token}`, "MCP-Protocol-Version": "2026-07-28",
+				   "Mcp-Method": "ping", "Content-Type": "application/json" },
+			body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { _meta: {
+				"io.modelcontextprotocol/protocolVersion": "2026-07-28" } } }) })
+			.then((r) => r.status, (e) => e.cause?.code ?? e.message);
+		console.log(await ping("[::1]"), await ping("127.0.0.1"));' \
+		"$MCP_HTTP_PORT" "$(cat "$T_DIR/token")" 2>&1)
+	kill -TERM "$MCP_HTTP_PID"
+	wait "$MCP_HTTP_PID"
+	[ "$out" = "200 ECONNREFUSED" ] || fail "[::1] and 127.0.0.1 answered: $out"
 }
