@@ -58,7 +58,7 @@ PURE_SRCS := $(addprefix launcher/, \
 	dns/dnsproxy.c dns/dnsproxy_names.c dns/dnsproxy_audit.c \
 	sandbox/landlock.c sandbox/cgplan.c sandbox/jobenv.c sandbox/seccomp.c sandbox/kbtf.c \
 	sandbox/mounthide.c sandbox/childmsg.c sandbox/reach.c \
-	agent/mcp.c agent/docscan.c)
+	agent/mcp.c agent/mcp_http_check.c agent/docscan.c)
 SRCS := $(filter-out launcher/sandbox/init.c launcher/sandbox/init_mount.c,$(wildcard launcher/*.c launcher/*/*.c))
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 # The sandbox's init, exec'd by the launcher: what it runs and nothing of the launcher's. Built
@@ -112,6 +112,10 @@ DEB_PKGS := clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-
 	python3 liburing-dev bind9-dnsutils shellcheck scdoc strace logrotate rsyslog
 # search_docs' index (launcher/agent/docindex.c): SQLite's FTS5, in memory.
 DEB_PKGS += libsqlite3-dev
+# launch mcp --http (launcher/agent/mcp_http.c): a well-kept HTTP/1.1 server library, a thread
+# per connection, rather than an HTTP server of our own. Its header only at build time: the
+# library is opened at run time by --http alone (mcp_http_load says why).
+DEB_PKGS += libmicrohttpd-dev
 # The agent example, its demo and the MCP server's end-to-end test: Node.js (18 on Debian 12)
 # and a throwaway CA. Debian's npm only when no npm is there: NodeSource's nodejs carries its
 # own and conflicts with Debian's.

@@ -4,6 +4,7 @@
  * goes on to each call's launch, which reads it again.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,11 +12,13 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "agent/mcp_http.h"
 #include "agent/mcp_run.h"
 #include "lib/util.h"
 #include "sandbox/child.h"
 
 static const char *mcp_runtime, *mcp_modules, *mcp_max_output, *mcp_pool, *mcp_max_calls;
+static const char *mcp_http, *mcp_token_file;
 
 /* The defaults the help names, checked against the ones mcp_run uses. */
 _Static_assert(MCP_RUN_DEFAULT_TIMEOUT_S == 30.0, "--timeout's help says 30");
@@ -43,6 +46,15 @@ static const struct opt mcp_options[] = {
 	  "each of a call's stdout and stderr is cut there\n"
 	  "(default 65536; the result says stdout_truncated)",
 	  .string = &mcp_max_output },
+	{ "http", 0, "[ADDR:]PORT",
+	  "serve MCP's Streamable HTTP transport there instead of\n"
+	  "stdio (ADDR: 127.0.0.1 when only a port is given;\n"
+	  "[ADDR6]:PORT for IPv6); needs --token-file",
+	  .string = &mcp_http },
+	{ "token-file", 0, "FILE",
+	  "with --http: the bearer token every request must carry\n"
+	  "(Authorization: Bearer TOKEN), at least 16 characters",
+	  .string = &mcp_token_file },
 };
 
 static const struct command_help mcp_help = {
@@ -50,10 +62,12 @@ static const struct command_help mcp_help = {
 		"Usage: launch mcp --policy FILE [--policy FILE...] [--modules DIR] [--pool N]\n"
 		"                  [--max-calls N] [--timeout SECONDS] [--max-output BYTES] "
 		"[--pass-env NAME...]\n"
+		"                  [--http [ADDR:]PORT --token-file FILE]\n"
 		"\n"
 		"Serves a Model Context Protocol tool, run_typescript, on standard input and\n"
-		"output: each call runs its TypeScript in a fresh sandbox under these policies,\n"
-		"with a working folder of its own, and its result lists what was refused.\n",
+		"output (or over HTTP with --http): each call runs its TypeScript in a fresh\n"
+		"sandbox under these policies, with a working folder of its own, and its\n"
+		"result lists what was refused.\n",
 	.own = mcp_options,
 	.nown = ARRAY_SIZE(mcp_options),
 	.command = CMD_MCP,
@@ -109,6 +123,68 @@ static int mcp_modules_dir(const char *given, char *path, size_t len)
 	     "TypeScript: npm install tsx there",
 	     dir);
 	return -1;
+}
+
+/*
+ * --http and --token-file: the address and the token, read now (a server that could not check
+ * its clients would not start). -1 after one line naming the option or the file.
+ */
+static int mcp_http_options(struct mcp_http_config *config)
+{
+	char text[MCP_HTTP_TOKEN_MAX_BYTES + 1], errbuf[512];
+	_cleanup_close_ int fd = -1;
+	ssize_t n;
+	int r;
+
+	if (!mcp_http) {
+		if (mcp_token_file) {
+			fail("--token-file: only with --http (stdio needs no token)");
+			return -1;
+		}
+		return 0;
+	}
+	if (mcp_http_parse_listen(mcp_http, &config->addr, &config->addr_len) < 0) {
+		fail("--http: \"%s\" is not PORT, ADDR:PORT or [ADDR6]:PORT (numbers, port "
+		     "0-65535)",
+		     mcp_http);
+		return -1;
+	}
+	if (!mcp_token_file || !*mcp_token_file) {
+		fail("--http: needs --token-file FILE, the bearer token clients must send");
+		return -1;
+	}
+	fd = open(mcp_token_file, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, text, sizeof(text));
+	if (n < 0) {
+		fail("--token-file: %s: %s", mcp_token_file, strerror(errno));
+		return -1;
+	}
+	r = n > MCP_HTTP_TOKEN_MAX_BYTES
+		    ? -EINVAL
+		    : mcp_http_token_parse(text, (size_t)n, config->token, sizeof(config->token));
+	explicit_bzero(text, sizeof(text));
+	if (r == -ENODATA) {
+		fail("--token-file: %s is empty: write a random token there (for example: "
+		     "openssl rand -hex 32 >%s)",
+		     mcp_token_file, mcp_token_file);
+		return -1;
+	}
+	if (r < 0) {
+		fail("--token-file: %s: the token must be one line of %d to %d visible ASCII "
+		     "characters, without spaces",
+		     mcp_token_file, MCP_HTTP_TOKEN_MIN_BYTES, MCP_HTTP_TOKEN_MAX_BYTES - 1);
+		return -1;
+	}
+	if (mcp_http_load(errbuf, sizeof(errbuf)) < 0) {
+		fail("--http: %s", errbuf);
+		return -1;
+	}
+	if (!mcp_http_is_loopback(&config->addr))
+		fprintf(stderr,
+			"launch mcp: --http %s is reachable from other hosts, in clear "
+			"text: put a TLS proxy in front, or bind 127.0.0.1\n",
+			mcp_http);
+	return 0;
 }
 
 /* Takes "--NAME VALUE" or "--NAME=VALUE" out of argv; NULL when absent, "" without a value. */
@@ -182,6 +258,7 @@ int cmd_mcp(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
 	struct mcp_run_config config = { 0 };
+	static struct mcp_http_config http;
 	struct child_config job = { 0 };
 	char modules_path[PATH_MAX], self[PATH_MAX], errbuf[PATH_MAX + 256];
 	char parent[PATH_MAX];
@@ -239,6 +316,8 @@ int cmd_mcp(int argc, char **argv)
 		fail("--max-calls: \"%s\" is not 1-%d calls", mcp_max_calls, MCP_RUN_CALLS_MAX);
 		return EXIT_LAUNCH_FAILED;
 	}
+	if (mcp_http_options(&http) < 0)
+		return EXIT_LAUNCH_FAILED;
 	/* The code imports tsx's loader and the SDK from here: it must be complete now. */
 	if (mcp_modules_dir(mcp_modules, modules_path, sizeof(modules_path)) < 0)
 		return EXIT_LAUNCH_FAILED;
@@ -278,6 +357,7 @@ int cmd_mcp(int argc, char **argv)
 	config.pool = pool_size;
 	config.max_calls = max_calls;
 	config.cgroup_parent = parent;
+	config.http = mcp_http ? &http : NULL;
 	if (mcp_run_serve(&config, STDIN_FILENO, STDOUT_FILENO, errbuf, sizeof(errbuf)) < 0) {
 		fail("mcp: %s", errbuf);
 		return EXIT_LAUNCH_FAILED;

@@ -210,6 +210,7 @@ static int mcp_initialize(struct mcp_server *server, const cJSON *id, const cJSO
 			  char **ret_reply)
 {
 	const cJSON *version = cJSON_GetObjectItemCaseSensitive(params, "protocolVersion");
+	const char *latest;
 	cJSON *result;
 
 	if (!cJSON_IsString(version))
@@ -217,9 +218,12 @@ static int mcp_initialize(struct mcp_server *server, const cJSON *id, const cJSO
 				 "Invalid params: initialize needs \"protocolVersion\" (a string)",
 				 ret_reply);
 	/* The client's version if we speak it, else our newest: the client decides then. */
+	latest = server->initialize_latest ?: MCP_PROTOCOL_LATEST;
 	snprintf(server->protocol, sizeof(server->protocol), "%s",
-		 mcp_protocol_known(version->valuestring) ? version->valuestring
-							  : MCP_PROTOCOL_LATEST);
+		 mcp_protocol_known(version->valuestring) &&
+				 strcmp(version->valuestring, latest) <= 0
+			 ? version->valuestring
+			 : latest);
 	result = cJSON_CreateObject();
 	if (!result)
 		return -ENOMEM;
@@ -536,6 +540,7 @@ static int mcp_tools_call(struct mcp_server *server, const cJSON *id, const cJSO
 				 "(milliseconds)",
 				 ret_reply);
 	call.code = code->valuestring;
+	call.origin = server;
 	if (cJSON_IsString(token) || cJSON_IsNumber(token))
 		call.progress_token = token;
 	if (timeout)
@@ -616,7 +621,7 @@ int mcp_handle(struct mcp_server *server, const char *message, size_t len, char 
 				cJSON_GetObjectItemCaseSensitive(params, "requestId");
 
 			if (cJSON_IsString(request) || cJSON_IsNumber(request))
-				server->ops->cancel(server->ops->ctx, request);
+				server->ops->cancel(server->ops->ctx, server, request);
 		}
 		return 0;
 	}
@@ -719,6 +724,8 @@ int mcp_server_notify(struct mcp_server *server, const char *text)
 {
 	int r;
 
+	if (server->sink)
+		return server->sink->write(server, text, false);
 	pthread_mutex_lock(&server->out_lock);
 	r = write_line(server->out_fd, text, strlen(text));
 	pthread_mutex_unlock(&server->out_lock);
@@ -729,9 +736,13 @@ int mcp_server_send(struct mcp_server *server, const char *reply)
 {
 	int r;
 
-	pthread_mutex_lock(&server->out_lock);
-	r = write_line(server->out_fd, reply, strlen(reply));
-	pthread_mutex_unlock(&server->out_lock);
+	if (server->sink) {
+		r = server->sink->write(server, reply, true);
+	} else {
+		pthread_mutex_lock(&server->out_lock);
+		r = write_line(server->out_fd, reply, strlen(reply));
+		pthread_mutex_unlock(&server->out_lock);
+	}
 	if (r == 0 && server->ops->idle)
 		server->ops->idle(server->ops->ctx);
 	return r;

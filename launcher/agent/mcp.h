@@ -69,7 +69,21 @@ struct mcp_call {
 	const char *code;
 	/* params._meta.progressToken (a string or a number), or NULL: no progress is sent. */
 	const struct cJSON *progress_token;
-	long long timeout_ms; /* the call's own "timeout_ms", or 0: the server's --timeout */
+	long long timeout_ms;	   /* the call's own "timeout_ms", or 0: the server's --timeout */
+	struct mcp_server *origin; /* whose request it is: its reply and progress go there */
+};
+
+struct mcp_server;
+
+/*
+ * Where a server's answers go when not to out_fd's lines (mcp_http.c: one HTTP exchange's
+ * response). A background call holds its origin until it ends: the exchange outlives it.
+ */
+struct mcp_sink {
+	/* One message: a response (last: nothing more comes for its request) or a notification. */
+	int (*write)(struct mcp_server *server, const char *text, bool last);
+	void (*hold)(struct mcp_server *server);
+	void (*release)(struct mcp_server *server);
 };
 
 /* How a tools/call is run: mcp_run.c in launch, a stand-in in the unit tests. */
@@ -82,8 +96,11 @@ struct mcp_ops {
 	 * a negative errno (answered as an internal error now).
 	 */
 	int (*submit)(void *ctx, const struct cJSON *id, const struct mcp_call *call);
-	/* notifications/cancelled for request id (may be NULL): a submitted call is dropped. */
-	void (*cancel)(void *ctx, const struct cJSON *id);
+	/*
+	 * notifications/cancelled for request id (may be NULL): a submitted call of the same
+	 * scope (mcp_server.scope: one client's) is dropped.
+	 */
+	void (*cancel)(void *ctx, const struct mcp_server *server, const struct cJSON *id);
 	/*
 	 * search_docs (NULL: the tool is not offered): the best limit entries for query, a JSON
 	 * array of {name, signature, description, source}, empty when none matches. Returns 0 and
@@ -102,12 +119,17 @@ struct mcp_ops {
 
 struct mcp_server {
 	const struct mcp_ops *ops;
-	const char *policy;   /* the policies' names, for the tool's description */
-	double timeout_s;     /* each call's, for the description */
-	bool initialize_seen; /* an initialize request was answered */
-	bool initialized;     /* notifications/initialized came */
-	char protocol[16];    /* the version agreed on */
-	int out_fd;	      /* where replies go, set by mcp_serve */
+	const char *policy;	     /* the policies' names, for the tool's description */
+	double timeout_s;	     /* each call's, for the description */
+	bool initialize_seen;	     /* an initialize request was answered */
+	bool initialized;	     /* notifications/initialized came */
+	char protocol[16];	     /* the version agreed on */
+	int out_fd;		     /* where replies go, set by mcp_serve */
+	const struct mcp_sink *sink; /* NULL: replies are lines on out_fd */
+	/* Whose requests these are (0: stdio's one client): request ids are unique per scope. */
+	unsigned long long scope;
+	/* The newest revision initialize agrees to (NULL: MCP_PROTOCOL_LATEST). */
+	const char *initialize_latest;
 	/* One reply at a time on out_fd: background calls answer from their own threads. */
 	pthread_mutex_t out_lock;
 };
@@ -126,8 +148,8 @@ int mcp_handle(struct mcp_server *server, const char *message, size_t len, char 
 int mcp_call_reply(const struct cJSON *id, int run_r, struct mcp_result *result, char **ret_reply);
 
 /*
- * Writes one reply line to the server's output, whole among other threads' replies, then runs
- * ops->idle. Returns 0, or a negative errno.
+ * Writes one reply line to the server's output, whole among other threads' replies (or hands
+ * it to the sink), then runs ops->idle. Returns 0, or a negative errno.
  */
 int mcp_server_send(struct mcp_server *server, const char *reply);
 
@@ -139,8 +161,8 @@ int mcp_progress_notification(const struct cJSON *token, long long progress, con
 			      char **ret_text);
 
 /*
- * Writes one notification line, under the same lock as the replies (not followed by
- * ops->idle: no call ended). Returns 0, or a negative errno.
+ * Writes one notification line, under the same lock as the replies, or to the sink (not
+ * followed by ops->idle: no call ended). Returns 0, or a negative errno.
  */
 int mcp_server_notify(struct mcp_server *server, const char *text);
 

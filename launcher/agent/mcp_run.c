@@ -17,6 +17,7 @@
 
 #include "docindex.h"
 #include "mcp.h"
+#include "mcp_http.h"
 #include "mcp_run_internal.h"
 #include "lib/util.h"
 
@@ -329,6 +330,8 @@ static void mcp_job_free(struct mcp_job *job)
 {
 	if (!job)
 		return;
+	if (job->origin && job->origin->sink)
+		job->origin->sink->release(job->origin);
 	cJSON_Delete(job->id);
 	cJSON_Delete(job->progress_token);
 	free(job->code);
@@ -427,7 +430,7 @@ static void mcp_run_job(struct mcp_runner *runner, struct mcp_job *job)
 	bool cancelled;
 	int r;
 
-	mcp_progress_start(&progress, runner->server, job->progress_token);
+	mcp_progress_start(&progress, job->origin, job->progress_token);
 	r = mcp_run_call(runner, job, &result);
 	mcp_progress_stop(&progress);
 	pthread_mutex_lock(&runner->lock);
@@ -441,7 +444,7 @@ static void mcp_run_job(struct mcp_runner *runner, struct mcp_job *job)
 		return;
 	}
 	if (mcp_call_reply(job->id, r, &result, &reply) < 0 ||
-	    mcp_server_send(runner->server, reply) < 0)
+	    mcp_server_send(job->origin, reply) < 0)
 		fprintf(stderr, "launch mcp: call %s: cannot send its reply\n",
 			cJSON_IsString(job->id) ? job->id->valuestring : "?");
 }
@@ -485,6 +488,9 @@ static int mcp_run_submit(void *ctx, const cJSON *id, const struct mcp_call *cal
 	job->id = cJSON_Duplicate(id, true);
 	job->code = strdup(call->code);
 	job->timeout_ms = call->timeout_ms;
+	job->origin = call->origin ?: runner->server;
+	if (job->origin->sink)
+		job->origin->sink->hold(job->origin);
 	if (call->progress_token &&
 	    !(job->progress_token = cJSON_Duplicate(call->progress_token, true))) {
 		mcp_job_free(job);
@@ -507,13 +513,13 @@ static int mcp_run_submit(void *ctx, const cJSON *id, const struct mcp_call *cal
  * notifications/cancelled: a queued call is dropped; a running one is marked (no reply) and
  * its thread, polling the cancel pipe, kills its sandbox and removes its folder.
  */
-static void mcp_run_cancel(void *ctx, const cJSON *id)
+static void mcp_run_cancel(void *ctx, const struct mcp_server *server, const cJSON *id)
 {
 	struct mcp_runner *runner = ctx;
 
 	pthread_mutex_lock(&runner->lock);
 	for (struct mcp_job **job = &runner->queue; *job; job = &(*job)->next)
-		if (cJSON_Compare((*job)->id, id, true)) {
+		if ((*job)->origin->scope == server->scope && cJSON_Compare((*job)->id, id, true)) {
 			struct mcp_job *dropped = *job;
 
 			*job = dropped->next;
@@ -521,7 +527,8 @@ static void mcp_run_cancel(void *ctx, const cJSON *id)
 			goto out;
 		}
 	for (struct mcp_job *job = runner->running; job; job = job->next)
-		if (cJSON_Compare(job->id, id, true) && !job->cancelled) {
+		if (job->origin->scope == server->scope && cJSON_Compare(job->id, id, true) &&
+		    !job->cancelled) {
 			job->cancelled = true;
 			if (write(job->cancel_pipe[1], "c", 1) < 0)
 				fprintf(stderr, "launch mcp: cannot cancel a call: %m\n");
@@ -779,9 +786,14 @@ int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, ch
 		snprintf(errbuf, errlen, "cannot start the call threads: %s", strerror(-r));
 		goto out;
 	}
-	r = mcp_serve(&server, in_fd, out_fd);
-	if (r < 0)
-		snprintf(errbuf, errlen, "MCP on standard input and output: %s", strerror(-r));
+	if (config->http) {
+		r = mcp_http_serve(&server, config->http, errbuf, errlen);
+	} else {
+		r = mcp_serve(&server, in_fd, out_fd);
+		if (r < 0)
+			snprintf(errbuf, errlen, "MCP on standard input and output: %s",
+				 strerror(-r));
+	}
 out:
 	mcp_run_stop_workers(&runner, workers, started);
 	for (size_t i = 0; i < MCP_RUN_POOL_MAX; i++)

@@ -16,6 +16,8 @@
 /* The job runs as this user unless --user says otherwise: it owns nothing of root's. */
 #define MCP_RUN_DEFAULT_USER "nobody"
 
+struct mcp_http_config;
+
 struct mcp_run_config {
 	const char *launch_path;  /* this binary */
 	char *const *launch_args; /* launch options every call gets (policies, --pass-env) */
@@ -32,10 +34,13 @@ struct mcp_run_config {
 	size_t max_calls;	 /* calls run at once, each in a thread of its own; 1 or more */
 	uid_t uid;		 /* user's, as is each call's folder: the one its code may write */
 	gid_t gid;
+	/* --http: served over HTTP there instead of on in_fd/out_fd; NULL: stdio. */
+	const struct mcp_http_config *http;
 };
 
 /*
- * Serves MCP on in_fd/out_fd until end of input. Returns 0, or a negative errno with one line
+ * Serves MCP on in_fd/out_fd until end of input (over HTTP until SIGINT or SIGTERM with
+ * config->http). Returns 0, or a negative errno with one line
  * in errbuf.
  */
 int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, char *errbuf,

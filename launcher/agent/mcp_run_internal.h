@@ -74,6 +74,7 @@ struct mcp_job {
 	long long timeout_ms;	      /* the call's own timeout; 0: the server's */
 	int cancel_pipe[2]; /* a byte written on cancel: its call's sandbox polls the other end */
 	bool cancelled;	    /* no reply is sent */
+	struct mcp_server *origin; /* where its reply and progress go (held while it lives) */
 };
 
 /*

@@ -26,6 +26,9 @@ static struct {
 	long long timeout_ms;
 	int cancels; /* notifications/cancelled passed on, and the last one's id */
 	char cancel_id[32];
+	unsigned long long cancel_scope; /* the scope of the server it came to */
+	const struct mcp_server *origin; /* the last submitted call's */
+	int sink_writes, sink_last;	 /* messages to the sink, and those that were a reply */
 } fake;
 
 static int fake_run(void *ctx __attribute__((unused)), const char *code,
@@ -102,12 +105,15 @@ static int fake_submit(void *ctx __attribute__((unused)), const cJSON *id,
 	snprintf(fake.code, sizeof(fake.code), "%s", call->code);
 	fake.timeout_ms = call->timeout_ms;
 	fake_id(call->progress_token, fake.progress_token, sizeof(fake.progress_token));
+	fake.origin = call->origin;
 	return fake.fail;
 }
 
-static void fake_cancel(void *ctx __attribute__((unused)), const cJSON *id)
+static void fake_cancel(void *ctx __attribute__((unused)), const struct mcp_server *server,
+			const cJSON *id)
 {
 	fake.cancels++;
+	fake.cancel_scope = server->scope;
 	fake_id(id, fake.cancel_id, sizeof(fake.cancel_id));
 }
 
@@ -719,6 +725,62 @@ static void test_stateless_revision(void)
 	CHECK(!server.initialize_seen);
 }
 
+static int fake_sink_write(struct mcp_server *server __attribute__((unused)),
+			   const char *text __attribute__((unused)), bool last)
+{
+	fake.sink_writes++;
+	fake.sink_last += last;
+	return 0;
+}
+
+static void fake_sink_hold(struct mcp_server *server __attribute__((unused)))
+{
+}
+
+static const struct mcp_sink FAKE_SINK = { .write = fake_sink_write,
+					   .hold = fake_sink_hold,
+					   .release = fake_sink_hold };
+
+/*
+ * What a transport other than stdio's relies on (mcp_http.c): a submitted call names the
+ * server it came to, a cancel comes with that server (its scope), answers go to the sink, and
+ * initialize agrees to initialize_latest at most.
+ */
+static void test_transport_hooks(void)
+{
+	struct mcp_server server;
+	cJSON *reply;
+
+	server_init(&server);
+	server.ops = &FAKE_OPS_SUBMIT;
+	server.sink = &FAKE_SINK;
+	server.scope = 42;
+	server.initialize_latest = "2025-11-25";
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+				  "\"params\":{\"protocolVersion\":\"2026-07-28\"}}");
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "result"),
+							      "protocolVersion")),
+		     "2025-11-25");
+	cJSON_Delete(reply);
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\","
+				  "\"params\":{\"protocolVersion\":\"2025-06-18\"}}");
+	CHECK_EQ_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "result"),
+							      "protocolVersion")),
+		     "2025-06-18");
+	cJSON_Delete(reply);
+	CHECK(send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+				"\"params\":{\"name\":\"run_typescript\","
+				"\"arguments\":{\"code\":\"1\"}}}") == NULL);
+	CHECK(fake.origin == &server);
+	CHECK(send_msg(&server, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+				"\"params\":{\"requestId\":3}}") == NULL);
+	CHECK_EQ_INT(fake.cancel_scope, 42);
+	CHECK_EQ_INT(mcp_server_notify(&server, "{}"), 0);
+	CHECK_EQ_INT(mcp_server_send(&server, "{}"), 0);
+	CHECK_EQ_INT(fake.sink_writes, 2);
+	CHECK_EQ_INT(fake.sink_last, 1);
+}
+
 int main(void)
 {
 	RUN(test_initialize_negotiates);
@@ -731,6 +793,7 @@ int main(void)
 	RUN(test_submit_and_cancel);
 	RUN(test_call_progress_and_timeout);
 	RUN(test_stateless_revision);
+	RUN(test_transport_hooks);
 	RUN(test_search_docs);
 	RUN(test_serve);
 	RUN(test_serve_too_long);
