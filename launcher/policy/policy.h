@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 
 #include "bpf/launch.h"
+#include "http_rules.h"
 #include "limit.h"
 #include "lib/sha256.h"
 #include "lib/util.h"
@@ -26,7 +27,8 @@ struct policy_entry {
 	unsigned int prefixlen; /* in the mapped space: 96 + N for an IPv4 /N */
 	struct port_range ports[MAX_PORT_RANGES]; /* "ports" omitted: one range 0-65535 */
 	unsigned int nports;
-	unsigned int protos; /* PROTO_TCP, PROTO_UDP or PROTO_ANY */
+	unsigned int protos;	  /* PROTO_TCP, PROTO_UDP or PROTO_ANY */
+	struct policy_http *http; /* "http": its connections go through the gateway; NULL: none */
 };
 
 struct policy {
@@ -47,6 +49,8 @@ struct policy {
 	size_t nlisten_ports;
 	char **listen_unix; /* "@name" */
 	size_t nlisten_unix;
+	struct policy_secret *secrets; /* "secrets": what the gateway injects */
+	size_t nsecrets;
 	char sha256[SHA256_HEX_BYTES]; /* of the file as read; "" when parsed from a string */
 };
 
