@@ -52,7 +52,7 @@ PURE_SRCS := $(addprefix launcher/, \
 	policy/policy.c policy/policy_sections.c policy/allowlist.c policy/resolve.c \
 	policy/limit.c policy/rules.c policy/inbound.c policy/image.c \
 	audit/audit.c audit/audit_writer.c audit/audit_syslog.c audit/audit_schema.c \
-	audit/audit_ocsf.c audit/audit_ecs.c \
+	audit/audit_ocsf.c audit/audit_ecs.c audit/audit_time.c \
 	audit/refusal.c audit/learn.c audit/report.c \
 	dns/dnsproxy.c dns/dnsproxy_names.c dns/dnsproxy_audit.c \
 	sandbox/landlock.c sandbox/cgplan.c sandbox/jobenv.c sandbox/seccomp.c sandbox/kbtf.c \
