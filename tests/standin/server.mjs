@@ -3,7 +3,7 @@
 // and the tests: enough of each API for the official SDKs' calls, chosen by the Host header.
 //
 // usage: node server.mjs CERT KEY ADDR PORT READY_FILE
-// Prints one line per request ("standin 127.0.0.2: POST api.stripe.com /v1/customers");
+// Prints one line per request ("standin 127.0.0.2: POST api.stripe.com /v1/customers auth=...");
 // writes READY_FILE once it listens.
 import { createServer } from 'node:https';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -73,7 +73,10 @@ const server = createServer({ cert: readFileSync(cert), key: readFileSync(key) }
 	req.on('data', (chunk) => { body += chunk; });
 	req.on('end', () => {
 		const host = (req.headers.host ?? '').replace(/:\d+$/, '');
-		console.log(`standin ${addr}: ${req.method} ${host} ${req.url}`);
+		// The credential as it arrived: the tests and the demo show which key reached the
+		// provider (the gateway's real one, never the job's placeholder or its own).
+		const cred = req.headers.authorization ?? req.headers['x-api-key'] ?? '-';
+		console.log(`standin ${addr}: ${req.method} ${host} ${req.url} auth=${cred}`);
 		const handler = PROVIDERS[host];
 		const [status, reply] = handler ? handler(req, body)
 			: [421, { error: { message: `not a stand-in host: ${host}` } }];

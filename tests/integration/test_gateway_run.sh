@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# launch run with the HTTPS gateway (docs/gateway.md): an HTTPS stand-in for api.stripe.com
+# (127.0.6.2:443, a throwaway CA passed as --upstream-ca) found through a local dnsmasq; the
+# job holds only a placeholder, the stand-in gets the real key from the gateway, and what the
+# rule refuses (another key, another Host, a denied path) is answered 403 with an http line.
+
+GW_DNS=127.0.0.53
+GW_DNS_PORT=5356
+GW_ADDR=127.0.6.2
+GW_KEY=sk_test_gateway_real_$$
+GW_POLICY='{"name": "gw", "allow": [{"host": "api.stripe.com", "ports": [443],
+  "http": {"allow": [{"method": "GET", "path": "/v1/customers*"},
+                     {"method": "POST", "path": "/v1/customers"}],
+           "deny": [{"path": "/v1/customers/cus_secret*"}]}}],
+  "secrets": [{"name": "STRIPE_API_KEY", "hosts": ["api.stripe.com"],
+               "header": "Authorization", "format": "Bearer {}"}]}'
+
+# The stand-in and dnsmasq; the CA is the gateway's upstream trust, never the job's.
+gw_providers() {
+	"$IT_ROOT/tests/standin/make-ca.sh" "$T_DIR/ca" || fail "cannot make the test CA" || return 1
+	node "$IT_ROOT/tests/standin/server.mjs" "$T_DIR/ca/server.pem" "$T_DIR/ca/server.key" \
+		"$GW_ADDR" 443 "$T_DIR/standin.ready" >"$T_DIR/standin.log" 2>&1 &
+	track_pid $!
+	dnsmasq_start "$GW_DNS" "$GW_DNS_PORT" "$T_DIR/dns.log" \
+		--address=/stripe.com/"$GW_ADDR" || return 1
+	wait_for_file "$T_DIR/standin.ready" 10 ||
+		fail "the stand-in did not start: $(brief "$(cat "$T_DIR/standin.log")")"
+}
+
+# launch with the gateway's options: the policy, the resolver, the stand-in's CA, the key.
+gw_launch() {
+	local p
+
+	p=$(policy gw "$GW_POLICY")
+	STRIPE_API_KEY=$GW_KEY launch_job --policy "$p" --resolver "$GW_DNS:$GW_DNS_PORT" \
+		--upstream-ca "$T_DIR/ca/ca.pem" --secret STRIPE_API_KEY "$@"
+}
+
+# The real key in none of: the audit log, launch's stdout and stderr, the CA files.
+gw_key_nowhere() {
+	local f
+
+	for f in "$L_AUDIT" "$L_OUT_FILE" "$L_ERR_FILE" /run/launch-gateway/*; do
+		[ -e "$f" ] || continue
+		grep -qF "$GW_KEY" "$f" && fail "the secret's value is in $f" && return 1
+	done
+	return 0
+}
+
+# The job's view: the placeholder in its environment and /proc/self/environ, never the key;
+# its call reaches the stand-in with the real key, put in by the gateway.
+test_gateway_placeholder() {
+	local placeholder
+
+	gw_providers || return 1
+	# shellcheck disable=SC2016
+	gw_launch -- /bin/sh -c 'echo "env=$STRIPE_API_KEY"; tr "\0" "\n" </proc/self/environ |
+		grep "^STRIPE_API_KEY="; cat "$SSL_CERT_FILE" >/dev/null && echo bundle-readable
+		curl -sS -o /dev/null -w "status=%{http_code}\n" \
+			-H "Authorization: Bearer $STRIPE_API_KEY" \
+			"https://api.stripe.com/v1/customers?limit=1"'
+	expect_rc "job" 0 || return 1
+	placeholder=$(sed -n 's/^env=//p' "$L_OUT_FILE")
+	expect_match "the job's STRIPE_API_KEY" '^launch-placeholder-[0-9a-f]{32}$' \
+		"$placeholder" || return 1
+	grep -qx "STRIPE_API_KEY=$placeholder" "$L_OUT_FILE" ||
+		fail "/proc/self/environ does not hold the placeholder" || return 1
+	grep -qx bundle-readable "$L_OUT_FILE" || fail "the job cannot read its CA bundle" ||
+		return 1
+	grep -qx status=200 "$L_OUT_FILE" || fail "the job's call failed: $(brief "$L_OUT")" ||
+		return 1
+	grep -qF "GET api.stripe.com /v1/customers?limit=1 auth=Bearer $GW_KEY" \
+		"$T_DIR/standin.log" ||
+		fail "the stand-in did not get the real key: $(brief "$(cat "$T_DIR/standin.log")")" ||
+		return 1
+	grep -qF "$placeholder" "$T_DIR/standin.log" &&
+		fail "the placeholder reached the stand-in" && return 1
+	expect_audit 1 "$L_AUDIT" event=http method=GET http_host=api.stripe.com \
+		path=/v1/customers status=200 decision=allow secret=STRIPE_API_KEY reason= || return 1
+	gw_key_nowhere
+}
+
+# What the rule refuses gets 403 and an http line naming why; the connection stays usable.
+test_gateway_refusals() {
+	gw_providers || return 1
+	# shellcheck disable=SC2016
+	gw_launch -- /bin/sh -c '
+		curl -sS -o /dev/null -w "attacker=%{http_code}\n" \
+			-H "Authorization: Bearer sk_attacker_own" \
+			-d "stolen=$STRIPE_API_KEY" https://api.stripe.com/v1/customers
+		curl -sS -o /dev/null -w "host=%{http_code}\n" -H "Host: attacker.example" \
+			https://api.stripe.com/v1/customers
+		curl -sS -o /dev/null -w "rule=%{http_code}\n" \
+			https://api.stripe.com/v1/customers/cus_secret1'
+	expect_rc "job" 0 || return 1
+	expect_eq "the attacker's own key" "attacker=403" "$(grep ^attacker= "$L_OUT_FILE")" ||
+		return 1
+	expect_eq "a Host of another name" "host=403" "$(grep ^host= "$L_OUT_FILE")" || return 1
+	expect_eq "a denied path" "rule=403" "$(grep ^rule= "$L_OUT_FILE")" || return 1
+	grep -q 'sk_attacker_own\|attacker.example' "$T_DIR/standin.log" &&
+		fail "a refused request reached the stand-in: $(grep attacker "$T_DIR/standin.log")" &&
+		return 1
+	expect_audit 1 "$L_AUDIT" event=http decision=deny reason=credential status=403 \
+		pid:int || return 1
+	expect_audit 1 "$L_AUDIT" event=http decision=deny reason=host || return 1
+	expect_audit 1 "$L_AUDIT" event=http decision=deny reason=rule \
+		path=/v1/customers/cus_secret1 || return 1
+	# Counted as refusals in the exit line.
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit denied=3 'denied_by_op={"http":3}' || return 1
+	gw_key_nowhere
+}
+
+# By address, not by name: the connection still reaches the gateway, never the stand-in (the
+# job sees the gateway's certificate), and getpeername shows the address the job asked for.
+test_gateway_by_address() {
+	local issuer_out
+
+	gw_providers || return 1
+	# Outside, the stand-in itself answers with the throwaway CA's certificate.
+	issuer_out=$(openssl s_client -connect "$GW_ADDR:443" -servername api.stripe.com \
+		</dev/null 2>/dev/null | openssl x509 -noout -issuer)
+	expect_match "outside: the stand-in's certificate" 'launch throwaway CA' "$issuer_out" ||
+		return 1
+	gw_launch -- /bin/sh -c "openssl s_client -connect $GW_ADDR:443 -servername api.stripe.com \
+		</dev/null 2>/dev/null | openssl x509 -noout -issuer"
+	expect_rc "job" 0 || return 1
+	[ -n "$L_OUT" ] || fail "no certificate seen by the job" || return 1
+	expect_match "inside: not the stand-in's certificate" '^issuer=' "$L_OUT" || return 1
+	case $L_OUT in
+	*"launch throwaway CA"*) fail "the job reached the stand-in directly: $L_OUT" ;;
+	esac
+}
+
+# Fail closed on what the gateway's options lack.
+test_gateway_options() {
+	local p
+
+	p=$(policy gw "$GW_POLICY")
+	# A secret the policy names, without --secret.
+	launch_job --policy "$p" --resolver "$GW_DNS:$GW_DNS_PORT" -- /bin/true
+	expect_rc "no --secret" 125 || return 1
+	expect_match "no --secret: the message" 'STRIPE_API_KEY' "$L_ERR" || return 1
+	# --secret NAME with NAME unset in launch's environment.
+	unset STRIPE_API_KEY
+	launch_job --policy "$p" --resolver "$GW_DNS:$GW_DNS_PORT" --secret STRIPE_API_KEY -- \
+		/bin/true
+	expect_rc "unset variable" 125 || return 1
+	expect_match "unset variable: the message" 'STRIPE_API_KEY' "$L_ERR" || return 1
+	# A --secret no policy names.
+	STRIPE_API_KEY=x OTHER_KEY=y launch_job --policy "$p" --secret STRIPE_API_KEY \
+		--secret OTHER_KEY -- /bin/true
+	expect_rc "unknown --secret" 125 || return 1
+	expect_match "unknown --secret: the message" 'OTHER_KEY' "$L_ERR" || return 1
+	# An unreadable --upstream-ca.
+	launch_job --policy "$p" --upstream-ca "$T_DIR/nonexistent.pem" -- /bin/true
+	expect_rc "unreadable --upstream-ca" 125 || return 1
+	expect_match "unreadable --upstream-ca: the message" 'nonexistent.pem' "$L_ERR" || return 1
+	# A file's value, with a line break inside: refused, the value not printed.
+	printf 'sk_a\nInjected: 1\n' >"$T_DIR/key"
+	launch_job --policy "$p" --resolver "$GW_DNS:$GW_DNS_PORT" \
+		--secret "STRIPE_API_KEY=@$T_DIR/key" -- /bin/true
+	expect_rc "a value with a line break" 125 || return 1
+	case $L_ERR in
+	*Injected*) fail "the value is in the message: $L_ERR" ;;
+	esac
+}
