@@ -372,10 +372,8 @@ void ecs_translate(struct schema_out *o, struct schema_line *line,
 		ecs_network(o, line, e->inbound || e->listening, false);
 		break;
 	case SCHEMA_KIND_DNS:
-		ecs_dns(o, line);
-		break;
-	case SCHEMA_KIND_HTTP:
-		ecs_http(o, line);
+	case SCHEMA_KIND_HTTP: /* the job's process, its protocol's fields, where it went */
+		(e->kind == SCHEMA_KIND_DNS ? ecs_dns : ecs_http)(o, line);
 		break;
 	case SCHEMA_KIND_SYSCALL:
 		ecs_process(o, line);
