@@ -27,8 +27,9 @@ struct policy_entry {
 	unsigned int prefixlen; /* in the mapped space: 96 + N for an IPv4 /N */
 	struct port_range ports[MAX_PORT_RANGES]; /* "ports" omitted: one range 0-65535 */
 	unsigned int nports;
-	unsigned int protos;	  /* PROTO_TCP, PROTO_UDP or PROTO_ANY */
-	struct policy_http *http; /* "http": its connections go through the gateway; NULL: none */
+	unsigned int protos; /* PROTO_TCP, PROTO_UDP or PROTO_ANY */
+	/* "http": the host's connections go through the HTTPS gateway; NULL when absent */
+	struct policy_http *http;
 };
 
 struct policy {
@@ -49,7 +50,8 @@ struct policy {
 	size_t nlisten_ports;
 	char **listen_unix; /* "@name" */
 	size_t nlisten_unix;
-	struct policy_secret *secrets; /* "secrets": what the gateway injects */
+	/* "secrets": what the gateway injects, each for host rules with "http" */
+	struct policy_secret *secrets;
 	size_t nsecrets;
 	char sha256[SHA256_HEX_BYTES]; /* of the file as read; "" when parsed from a string */
 };
