@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 
 #include "bpf/launch.h"
+#include "http_rules.h"
 #include "limit.h"
 #include "lib/sha256.h"
 #include "lib/util.h"
@@ -27,6 +28,8 @@ struct policy_entry {
 	struct port_range ports[MAX_PORT_RANGES]; /* "ports" omitted: one range 0-65535 */
 	unsigned int nports;
 	unsigned int protos; /* PROTO_TCP, PROTO_UDP or PROTO_ANY */
+	/* "http": the host's connections go through the HTTPS gateway; NULL when absent */
+	struct policy_http *http;
 };
 
 struct policy {
@@ -47,6 +50,9 @@ struct policy {
 	size_t nlisten_ports;
 	char **listen_unix; /* "@name" */
 	size_t nlisten_unix;
+	/* "secrets": what the gateway injects, each for host rules with "http" */
+	struct policy_secret *secrets;
+	size_t nsecrets;
 	char sha256[SHA256_HEX_BYTES]; /* of the file as read; "" when parsed from a string */
 };
 
