@@ -487,7 +487,7 @@ int policy_parse_protocol(const struct parse_ctx *ctx, const cJSON *item, const 
 static int parse_entry(const struct parse_ctx *ctx, const cJSON *obj, size_t index,
 		       struct policy_entry *entry)
 {
-	static const char *const known[] = { "host", "cidr", "ports", "protocol" };
+	static const char *const known[] = { "host", "cidr", "ports", "protocol", "http" };
 	char key[KEY_PATH_LEN / 2], subkey[KEY_PATH_LEN + 16];
 	const cJSON *host, *cidr;
 	int r;
@@ -517,10 +517,15 @@ static int parse_entry(const struct parse_ctx *ctx, const cJSON *obj, size_t ind
 		entry->ports[i].protos = entry->protos;
 	if (host) {
 		snprintf(subkey, sizeof(subkey), "%s.host", key);
-		return parse_host(ctx, host, subkey, &entry->host);
+		r = parse_host(ctx, host, subkey, &entry->host);
+	} else {
+		snprintf(subkey, sizeof(subkey), "%s.cidr", key);
+		r = parse_cidr(ctx, cidr, subkey, entry);
 	}
-	snprintf(subkey, sizeof(subkey), "%s.cidr", key);
-	return parse_cidr(ctx, cidr, subkey, entry);
+	if (r < 0)
+		return r;
+	snprintf(subkey, sizeof(subkey), "%s.http", key);
+	return policy_parse_http(ctx, cJSON_GetObjectItemCaseSensitive(obj, "http"), subkey, entry);
 }
 
 static int parse_allow(const struct parse_ctx *ctx, const cJSON *allow, struct policy *policy)
@@ -613,8 +618,8 @@ static const char *find_escaped_nul(const char *json)
 int policy_parse(const char *path, const char *json, struct policy **ret_policy, char *errbuf,
 		 size_t errlen)
 {
-	static const char *const known[] = { "name", "description", "allow", "unix",
-					     "fs",   "limits",	    "listen" };
+	static const char *const known[] = { "name", "description", "allow",  "unix",
+					     "fs",   "limits",	    "listen", "secrets" };
 	const struct parse_ctx ctx = { .path = path ? path : "(policy)",
 				       .errbuf = errbuf,
 				       .errlen = errlen };
@@ -663,6 +668,9 @@ int policy_parse(const char *path, const char *json, struct policy **ret_policy,
 			return -ENOMEM;
 	}
 	r = parse_allow(&ctx, cJSON_GetObjectItemCaseSensitive(root, "allow"), policy);
+	if (r < 0)
+		return r;
+	r = policy_parse_secrets(&ctx, cJSON_GetObjectItemCaseSensitive(root, "secrets"), policy);
 	if (r < 0)
 		return r;
 	r = policy_parse_unix(&ctx, cJSON_GetObjectItemCaseSensitive(root, "unix"), policy);
@@ -775,9 +783,14 @@ void policy_free(struct policy *policy)
 
 	if (!policy)
 		return;
-	for (i = 0; i < policy->nentries; i++)
+	for (i = 0; i < policy->nentries; i++) {
 		free(policy->entries[i].host);
+		policy_http_free(policy->entries[i].http);
+	}
 	free(policy->entries);
+	for (i = 0; i < policy->nsecrets; i++)
+		policy_secret_clear(&policy->secrets[i]);
+	free(policy->secrets);
 	for (i = 0; i < policy->nunix; i++)
 		free(policy->unix_paths[i]);
 	free(policy->unix_paths);

@@ -55,4 +55,10 @@ int policy_parse_listen(const struct parse_ctx *ctx, const cJSON *listen, struct
 int policy_parse_fs(const struct parse_ctx *ctx, const cJSON *fs, struct policy *policy);
 int policy_parse_limits(const struct parse_ctx *ctx, const cJSON *limits, struct policy *policy);
 
+/* The HTTPS gateway's keys (policy_http.c): a host rule's "http", after its "host" and
+ * "protocol" are parsed, and "secrets", after "allow" (its hosts must be rules with "http"). */
+int policy_parse_http(const struct parse_ctx *ctx, const cJSON *obj, const char *key,
+		      struct policy_entry *entry);
+int policy_parse_secrets(const struct parse_ctx *ctx, const cJSON *list, struct policy *policy);
+
 #endif /* LAUNCH_POLICY_INTERNAL_H */

@@ -1314,6 +1314,40 @@ static void test_bad_listen(void)
 	EXPECT_ERROR(json, "more than 32 ports (MAX_LISTEN_PORTS)");
 }
 
+/* The example: "http" on a host rule and "secrets"; the rest of a policy unchanged. */
+static void test_http_and_secrets(void)
+{
+	_cleanup_(policy_freep) struct policy *policy = PARSE_OK(
+		"{\"name\":\"stripe\",\"allow\":[{\"host\":\"api.stripe.com\",\"ports\":[443],"
+		"\"http\":{\"allow\":[{\"method\":\"GET\",\"path\":\"/v1/customers*\"},"
+		"{\"method\":\"POST\",\"path\":\"/v1/customers\"}],"
+		"\"deny\":[{\"path\":\"/v1/webhook_endpoints*\"}]}},"
+		"{\"host\":\"files.stripe.com\",\"ports\":[443],\"http\":{}},"
+		"{\"host\":\"m.stripe.com\"}],"
+		"\"secrets\":[{\"name\":\"STRIPE_API_KEY\",\"hosts\":[\"api.stripe.com\","
+		"\"files.stripe.com\"],\"header\":\"Authorization\",\"format\":\"Bearer {}\"}]}");
+
+	if (!policy)
+		return;
+	CHECK_EQ_INT(policy->nentries, 3);
+	CHECK(policy->entries[0].http && policy->entries[0].http->nallow == 2);
+	CHECK(policy->entries[1].http && !policy->entries[1].http->allow_given);
+	CHECK(policy->entries[2].http == NULL);
+	CHECK_EQ_INT(policy->nsecrets, 1);
+	CHECK_EQ_STR(policy->secrets[0].hosts[1], "files.stripe.com");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[{\"host\":\"api.x.com\",\"http\":{}},"
+		     "{\"host\":\"b.x.com\"}],\"secrets\":[{\"name\":\"K\",\"hosts\":"
+		     "[\"api.x.com\",\"b.x.com\"],\"header\":\"x-api-key\",\"format\":\"{}\"}]}",
+		     "t.json: secrets[0].hosts[1]: \"b.x.com\" has no host rule with \"http\"");
+	EXPECT_ERROR("{\"name\":\"x\",\"allow\":[],\"secrets\":[{\"name\":\"K\",\"hosts\":"
+		     "[\"api.x.com\"],\"header\":\"x-api-key\",\"format\":\"{}\"}]}",
+		     "t.json: secrets[0].hosts[0]: \"api.x.com\" has no host rule with \"http\"");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"10.0.0.0/8\",\"http\":{}}",
+			   "t.json: allow[1].http: only a \"host\" rule may have \"http\"");
+	EXPECT_ENTRY_ERROR("{\"host\":\"a.x.com\",\"http\":true}",
+			   "t.json: allow[1].http: must be an object, not a boolean");
+}
+
 int main(void)
 {
 	RUN(test_minimal);
@@ -1353,5 +1387,6 @@ int main(void)
 	RUN(test_limit_parsers);
 	RUN(test_limit_merge_defaults);
 	RUN(test_limit_wants_cgroup);
+	RUN(test_http_and_secrets);
 	return test_failures != 0;
 }
