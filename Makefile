@@ -16,7 +16,7 @@ SCDOC ?= scdoc
 # The release; `launch --version` prints it with the BPF object's hash.
 VERSION := $(shell cat VERSION)
 
-LIBS_PKG := libbpf libelf zlib libcjson libcap sqlite3
+LIBS_PKG := libbpf libelf zlib libcjson libcap sqlite3 openssl
 WARN := -Wall -Wextra -Werror
 # CFLAGS is the user's (optimisation, debug info, extra warnings): `make CFLAGS=-O0` replaces
 # it, and LAUNCH_CFLAGS, which the build cannot do without, still applies after it.
@@ -59,6 +59,8 @@ PURE_SRCS := $(addprefix launcher/, \
 	sandbox/landlock.c sandbox/cgplan.c sandbox/jobenv.c sandbox/seccomp.c sandbox/kbtf.c \
 	sandbox/mounthide.c sandbox/childmsg.c sandbox/reach.c \
 	agent/mcp.c agent/docscan.c)
+# The gateway's decision on a request and its buffers (the rest of it is I/O, with OpenSSL).
+PURE_SRCS += launcher/gateway/judge.c launcher/gateway/buf.c
 SRCS := $(filter-out launcher/sandbox/init.c launcher/sandbox/init_mount.c,$(wildcard launcher/*.c launcher/*/*.c))
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 # The sandbox's init, exec'd by the launcher: what it runs and nothing of the launcher's. Built
@@ -100,6 +102,9 @@ DEB_PKGS += libsqlite3-dev
 # and a throwaway CA. Debian's npm only when no npm is there: NodeSource's nodejs carries its
 # own and conflicts with Debian's.
 DEB_PKGS += nodejs openssl $(if $(shell command -v npm),,npm)
+# The HTTPS gateway (launcher/gateway/): TLS both ways and its CA, with OpenSSL (-lssl -lcrypto,
+# linked dynamically so that Debian's security updates of OpenSSL reach launch).
+DEB_PKGS += libssl-dev
 # The start-up peer that make bench and docs/design.md measure launch against.
 DEB_PKGS += bubblewrap
 # The libc the sandbox's init is linked with (INIT_OBJS).
@@ -116,7 +121,7 @@ DEB_PKGS += python3-yaml
 DEPFILES := $(wildcard $(foreach d,obj bpf unit/obj valgrind/obj helpers selftest init-glibc \
 	init-musl,$(BUILD)/$(d)/*.d $(BUILD)/$(d)/*/*.d))
 
-.PHONY: all deps vmlinux install deb test-deb test-kernels test unit integration valgrind demo demo-mini bench bench-summary soak clean format lint \
+.PHONY: all deps vmlinux install deb test-deb test-kernels test unit integration valgrind demo demo-mini bench bench-gateway bench-summary soak clean format lint \
 	helpers man
 # A recipe that fails leaves no half-written target that a later make would take as done.
 .DELETE_ON_ERROR:
@@ -255,6 +260,12 @@ $(BUILD)/helpers/%: tests/helpers/%.c | $(BUILD)/helpers
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $< -o $@ \
 		$(if $(filter iouring_connect,$*),-luring) -lpthread
 
+# The gateway alone (its tests and bench): the gateway's objects and the policy's below them.
+GATEWAY_RUN_OBJS = $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(wildcard launcher/gateway/*.c \
+	launcher/policy/*.c launcher/lib/*.c))
+$(BUILD)/helpers/gateway_run: tests/helpers/gateway_run.c $(GATEWAY_RUN_OBJS) | $(BUILD)/helpers
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lpthread
+
 # LD_PRELOAD libraries that make one call fail, for tests of launch's own error paths.
 PRELOAD_SRCS := $(wildcard tests/helpers/preload/*.c)
 PRELOAD_LIBS := $(patsubst tests/helpers/preload/%.c,$(BUILD)/helpers/%.so,$(PRELOAD_SRCS))
@@ -365,6 +376,11 @@ test-kernels: all
 
 bench: all
 	@tests/bench/run
+
+# The HTTPS gateway against the same stand-in reached directly (tests/bench/gateway.py), in a
+# network namespace of its own.
+bench-gateway: all
+	@BUILD=$(BUILD) unshare --net -- python3 tests/bench/gateway.py
 
 # The start-up and per-call figures alone (a few minutes): tests/bench/work/summary.md.
 bench-summary: all

@@ -1,0 +1,229 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The HTTPS gateway on its own (tests/helpers/gateway_run): an HTTPS stand-in for the providers
+# (127.0.6.2:443, a throwaway CA the gateway is told to trust), a second one whose CA it does
+# not trust (127.0.6.3:443, files.stripe.com), names from a local dnsmasq. Each refusal is first
+# shown to work when the client talks to the stand-in directly.
+
+GW_DNS=127.0.0.53
+GW_DNS_PORT=5356
+GW_REAL_KEY=sk-real-gateway-test-4f1c9e
+GW_ATTACKER_KEY=sk-attacker-own-77aa
+
+gw_policy() {
+	policy gw '{
+  "name": "gw",
+  "allow": [
+    { "host": "api.openai.com", "ports": [443],
+      "http": { "allow": [ { "method": "POST", "path": "/v1/*" },
+                           { "method": "GET", "path": "/gw/*" },
+                           { "method": "POST", "path": "/gw/*" } ],
+                "deny": [ { "path": "/gw/denied*" } ] } },
+    { "host": "api.stripe.com", "ports": [443], "http": {} },
+    { "host": "files.stripe.com", "ports": [443], "http": {} }
+  ],
+  "secrets": [ { "name": "OPENAI_API_KEY", "hosts": ["api.openai.com"],
+                 "header": "Authorization", "format": "Bearer {}" } ]
+}'
+}
+
+# The stand-ins, dnsmasq and the gateway: GW_PORT, GW_PH (the job's placeholder), GW_CA.
+gw_setup() {
+	local pol i
+
+	command -v node >/dev/null || fail "node not found (make deps installs nodejs)" || return 1
+	[ -x "$IT_HELPERS/gateway_run" ] || fail "gateway_run not built (make helpers)" || return 1
+	"$IT_ROOT/tests/standin/make-ca.sh" "$T_DIR/ca" >/dev/null || fail "cannot make the CA" ||
+		return 1
+	"$IT_ROOT/tests/standin/make-ca.sh" "$T_DIR/ca2" >/dev/null ||
+		fail "cannot make the second CA" || return 1
+	STANDIN_AUTH_LOG=$T_DIR/auth.log node "$IT_ROOT/tests/standin/server.mjs" \
+		"$T_DIR/ca/server.pem" "$T_DIR/ca/server.key" 127.0.6.2 443 "$T_DIR/standin.ready" \
+		>"$T_DIR/standin.log" 2>&1 &
+	track_pid $!
+	node "$IT_ROOT/tests/standin/server.mjs" "$T_DIR/ca2/server.pem" "$T_DIR/ca2/server.key" \
+		127.0.6.3 443 "$T_DIR/standin2.ready" >"$T_DIR/standin2.log" 2>&1 &
+	track_pid $!
+	dnsmasq_start "$GW_DNS" "$GW_DNS_PORT" "$T_DIR/dns.log" \
+		--address=/api.openai.com/127.0.6.2 --address=/api.stripe.com/127.0.6.2 \
+		--address=/files.stripe.com/127.0.6.3 || return 1
+	wait_for_file "$T_DIR/standin.ready" 10 && wait_for_file "$T_DIR/standin2.ready" 10 ||
+		fail "the stand-ins did not start: $(brief "$(cat "$T_DIR"/standin*.log)")" ||
+		return 1
+	pol=$(gw_policy)
+	OPENAI_API_KEY=$GW_REAL_KEY "$IT_HELPERS/gateway_run" --upstream-ca "$T_DIR/ca/ca.pem" \
+		--resolver "$GW_DNS:$GW_DNS_PORT" --ca-out "$T_DIR/gwca.pem" "$pol" \
+		>"$T_DIR/gw.out" 2>"$T_DIR/gw.err" &
+	GW_PID=$!
+	track_pid "$GW_PID"
+	for ((i = 0; i < 250; i++)); do
+		grep -q '^ready$' "$T_DIR/gw.out" && break
+		kill -0 "$GW_PID" 2>/dev/null || break
+		sleep 0.02
+	done
+	grep -q '^ready$' "$T_DIR/gw.out" ||
+		fail "gateway_run did not start: $(brief "$(cat "$T_DIR/gw.err")")" || return 1
+	GW_PORT=$(awk '$1 == "ports" { print $2 }' "$T_DIR/gw.out")
+	GW_PH=$(awk '$1 == "placeholder" && $2 == "OPENAI_API_KEY" { print $3 }' "$T_DIR/gw.out")
+	GW_CA=$T_DIR/gwca.pem
+	expect_match "placeholder" '^launch-placeholder-[0-9a-f]{32}$' "$GW_PH"
+}
+
+# gw_client SNI REQUEST...: through the gateway; output in GW_OUT.
+gw_client() {
+	local sni=$1
+
+	shift
+	GW_OUT=$("$IT_PY" "$IT_HELPERS/../fixtures/gw_client.py" "$GW_CA" 127.0.0.1 "$GW_PORT" \
+		"$sni" "$@" 2>&1)
+	printf '%s\n' "$GW_OUT" | sed 's/^/  gw: /'
+}
+
+# direct SNI REQUEST...: to the stand-in itself, trusting its CA.
+direct() {
+	local sni=$1
+
+	shift
+	GW_OUT=$("$IT_PY" "$IT_HELPERS/../fixtures/gw_client.py" "$T_DIR/ca/ca.pem" 127.0.6.2 443 \
+		"$sni" "$@" 2>&1)
+	printf '%s\n' "$GW_OUT" | sed 's/^/  direct: /'
+}
+
+# The gateway's log lines (JSON) that match a regex.
+gw_log() {
+	grep '^{' "$T_DIR/gw.out" | grep -E "$1"
+}
+
+# A secret's value must be in no log line, no error and no reply the job got.
+gw_no_secret_leak() {
+	! grep -q "$GW_REAL_KEY" "$T_DIR/gw.out" "$T_DIR/gw.err" ||
+		fail "the secret's value is in the gateway's output" || return 1
+}
+
+test_gateway_inject() {
+	gw_setup || return 1
+	gw_client api.openai.com "GET /gw/echo|Authorization: Bearer $GW_PH"
+	expect_match "reply" "^200 - .*\"authorization\":\"Bearer $GW_REAL_KEY\"" \
+		"$(head -1 <<<"$GW_OUT")" || return 1
+	grep -q "GET api.openai.com /gw/echo authorization=Bearer $GW_REAL_KEY" "$T_DIR/auth.log" ||
+		fail "the stand-in did not get the real key: $(brief "$(cat "$T_DIR/auth.log")")" ||
+		return 1
+	expect_match "log" '"decision":"allow","reason":"","secret":"OPENAI_API_KEY"' \
+		"$(gw_log '/gw/echo')" || return 1
+	grep -q "$GW_PH" "$T_DIR/auth.log" && fail "the placeholder went upstream" && return 1
+	gw_no_secret_leak
+}
+
+test_gateway_credential() {
+	gw_setup || return 1
+	# Outside the gateway, the attacker's own key reaches the provider.
+	direct api.openai.com "GET /gw/echo|Authorization: Bearer $GW_ATTACKER_KEY"
+	grep -q "authorization=Bearer $GW_ATTACKER_KEY" "$T_DIR/auth.log" ||
+		fail "the direct request did not reach the stand-in" || return 1
+	: >"$T_DIR/auth.log"
+	gw_client api.openai.com "GET /gw/echo|Authorization: Bearer $GW_ATTACKER_KEY" \
+		"GET /gw/echo|x-api-key: $GW_ATTACKER_KEY" "GET /gw/echo|Cookie: session=1" \
+		"GET /gw/echo|Authorization: Bearer $GW_PH"
+	expect_lines_of "$GW_OUT" '403 credential .*' '403 credential .*' '403 credential .*' \
+		'200 - .*' 'local_port [0-9]+' 'closed no' || return 1
+	grep -q "$GW_ATTACKER_KEY" "$T_DIR/auth.log" &&
+		fail "the attacker's key reached the stand-in" && return 1
+	expect_eq "denied lines" 3 "$(gw_log '"reason":"credential"' | grep -c '"decision":"deny"')"
+}
+
+test_gateway_host() {
+	gw_setup || return 1
+	direct api.openai.com "GET /gw/echo|Host: api.stripe.com"
+	expect_match "direct" '^200 ' "$(head -1 <<<"$GW_OUT")" || return 1
+	# Another allowed host, an unknown one, inside api.openai.com's session; an SNI of no rule.
+	gw_client api.openai.com "GET /gw/echo|Host: api.stripe.com" \
+		"GET /gw/echo|Host: attacker.example" "GET /gw/echo|Host: API.OPENAI.COM:443"
+	expect_lines_of "$GW_OUT" '403 host .*' '403 host .*' '200 - .*' 'local_port [0-9]+' \
+		'closed no' || return 1
+	gw_client attacker.example "GET /gw/echo"
+	expect_match "unknown SNI" "^status none|certificate verify failed|CERTIFICATE" "$GW_OUT"
+}
+
+test_gateway_rule() {
+	gw_setup || return 1
+	direct api.openai.com "GET /gw/denied"
+	expect_match "direct" '^404 ' "$(head -1 <<<"$GW_OUT")" || return 1
+	gw_client api.openai.com "GET /gw/denied/x" "DELETE /gw/echo" "GET /gw/echo"
+	expect_lines_of "$GW_OUT" '403 rule .*' '403 rule .*' '200 - .*' 'local_port [0-9]+' \
+		'closed no' || return 1
+	expect_eq "rule lines" 2 "$(gw_log '"reason":"rule"' | grep -c .)"
+}
+
+test_gateway_smuggling() {
+	gw_setup || return 1
+	gw_client api.openai.com \
+		'raw:POST /gw/echo HTTP/1.1\r\nHost: api.openai.com\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'
+	expect_lines_of "$GW_OUT" '400 malformed .*' 'local_port [0-9]+' 'closed yes' || return 1
+	gw_client api.openai.com \
+		'raw:GET /gw/echo HTTP/1.1\r\nHost: api.openai.com\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n'
+	expect_lines_of "$GW_OUT" '400 malformed .*' 'local_port [0-9]+' 'closed yes' || return 1
+	[ ! -s "$T_DIR/auth.log" ] || fail "a malformed request went upstream" || return 1
+	expect_eq "malformed lines" 2 "$(gw_log '"reason":"malformed"' | grep -c .)"
+}
+
+test_gateway_upstream_tls() {
+	gw_setup || return 1
+	# The second stand-in answers for files.stripe.com with a certificate of another CA.
+	GW_OUT=$("$IT_PY" "$IT_HELPERS/../fixtures/gw_client.py" "$T_DIR/ca2/ca.pem" 127.0.6.3 443 \
+		files.stripe.com "GET /gw/echo" 2>&1)
+	expect_match "direct" '^200 ' "$(head -1 <<<"$GW_OUT")" || return 1
+	gw_client files.stripe.com "GET /gw/echo"
+	expect_match "through" '^502 upstream_tls ' "$(head -1 <<<"$GW_OUT")" || return 1
+	gw_client api.stripe.com "GET /gw/echo"
+	expect_match "trusted" '^200 ' "$(head -1 <<<"$GW_OUT")"
+}
+
+test_gateway_sse() {
+	local first last
+
+	gw_setup || return 1
+	gw_client api.openai.com "sse:/gw/sse?n=5&ms=300"
+	expect_eq "events" 5 "$(grep -c '^event ' <<<"$GW_OUT")" || return 1
+	first=$(awk '$1 == "event" { print $2; exit }' <<<"$GW_OUT")
+	last=$(awk '$1 == "event" { t = $2 } END { print t }' <<<"$GW_OUT")
+	# 1.2 s between the first event and the last at the stand-in: streamed, not buffered.
+	[ $((last - first)) -ge 1000 ] ||
+		fail "events arrived together (first at $first ms, last at $last ms)" || return 1
+	[ "$first" -lt 500 ] || fail "the first event took $first ms"
+}
+
+test_gateway_keepalive() {
+	local upstream
+
+	gw_setup || return 1
+	gw_client api.openai.com "GET /gw/echo" "GET /gw/echo" "POST /gw/echo|Content-Length: 0"
+	expect_lines_of "$GW_OUT" '200 - .*' '200 - .*' '200 - .*' 'local_port [0-9]+' \
+		'closed no' || return 1
+	upstream=$(grep -o '"client_port":[0-9]*' <<<"$GW_OUT")
+	gw_client api.openai.com "GET /gw/echo"
+	upstream+=$'\n'$(grep -o '"client_port":[0-9]*' <<<"$GW_OUT")
+	# One job connection for the first three; one upstream connection (the pool) for all four.
+	expect_eq "job ports" 1 "$(gw_log '/gw/echo' | head -3 | grep -o '"peer_port":[0-9]*' |
+		sort -u | wc -l)" || return 1
+	expect_eq "upstream connections" "1 4" \
+		"$(sort -u <<<"$upstream" | wc -l) $(grep -c . <<<"$upstream")"
+}
+
+test_gateway_websocket() {
+	gw_setup || return 1
+	direct api.openai.com "ws:/gw/ws"
+	expect_eq "direct" "ws 101 echo ok" "$(head -1 <<<"$GW_OUT")" || return 1
+	# Allowed on /gw/ws; the same upgrade on a denied path is refused before it goes upstream.
+	gw_client api.openai.com "ws:/gw/ws"
+	expect_eq "through" "ws 101 echo ok" "$(head -1 <<<"$GW_OUT")" || return 1
+	gw_client api.openai.com "ws:/gw/denied-ws"
+	expect_eq "denied" "ws 403 rule" "$(head -1 <<<"$GW_OUT")"
+}
+
+# expect_lines_of TEXT REGEX...: as expect_lines, on TEXT.
+expect_lines_of() {
+	# shellcheck disable=SC2034 # read by expect_lines
+	local L_OUT=$1
+
+	shift
+	expect_lines "gateway client" "$@"
+}
