@@ -33,8 +33,18 @@ struct sbgateway_record {
 	unsigned int status;
 	uint64_t bytes_out, bytes_in;
 	double duration_ms;
-	uint16_t peer_port;
-	bool peer_v6;
+	int pid; /* 0: not found */
+	char comm[32];
+	char exe[PATH_MAX];
+};
+
+/* The last connection's process, on the gateway's thread only: a keep-alive looks once. */
+struct sbgateway_peer {
+	uint16_t port;
+	bool v6;
+	int pid;
+	char comm[32];
+	char exe[PATH_MAX];
 };
 
 struct sbgateway {
@@ -49,6 +59,7 @@ struct sbgateway {
 	struct sbgateway_record *queue; /* SBGATEWAY_QUEUE_MAX, a ring */
 	size_t head, count;
 	unsigned long long lost, lost_denied, denied;
+	struct sbgateway_peer peer;
 };
 
 int sbgateway_ca_paths(const char *id, char *ret_ca, char *ret_bundle)
@@ -76,6 +87,46 @@ static void sbgateway_copy(char *dst, size_t cap, const char *src)
 	snprintf(dst, cap, "%s", src ? src : "");
 }
 
+/*
+ * The job's process at the connection's source port, its comm and exe: looked up on the
+ * gateway's thread when the request ends, while the job still holds the connection (a
+ * process that exits on its answer would be gone by the time the loop wrote the line).
+ * /proc is read, nothing waits on the network.
+ */
+static void sbgateway_find_peer(struct sbgateway *sg, uint16_t port, bool v6)
+{
+	struct sbgateway_peer *peer = &sg->peer;
+	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
+	struct sockaddr_in in4 = { .sin_family = AF_INET, .sin_port = htons(port) };
+	char path[64];
+	ssize_t n;
+	int pid;
+
+	if (peer->pid > 0 && peer->port == port && peer->v6 == v6)
+		return;
+	*peer = (struct sbgateway_peer){ .port = port, .v6 = v6 };
+	if (!port || sg->cgroup_fd < 0)
+		return;
+	in6.sin6_addr = in6addr_loopback;
+	in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	pid = v6 ? peerpid_find(sg->cgroup_fd, 0, (struct sockaddr *)&in6, sizeof(in6), true)
+		 : peerpid_find(sg->cgroup_fd, 0, (struct sockaddr *)&in4, sizeof(in4), true);
+	if (pid <= 0)
+		return;
+	peer->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	{
+		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		n = fd >= 0 ? read(fd, peer->comm, sizeof(peer->comm) - 1) : -1;
+		peer->comm[n > 0 ? n : 0] = '\0';
+		peer->comm[strcspn(peer->comm, "\n")] = '\0';
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, peer->exe, sizeof(peer->exe) - 1);
+	peer->exe[n > 0 ? n : 0] = '\0';
+}
+
 /* On the gateway's thread: a copy into the ring, and a wake-up. Never blocks. */
 static void sbgateway_on_request(void *ctx, const struct gateway_request_log *log)
 {
@@ -83,6 +134,7 @@ static void sbgateway_on_request(void *ctx, const struct gateway_request_log *lo
 	struct sbgateway_record *rec;
 	uint64_t one = 1;
 
+	sbgateway_find_peer(sg, log->peer_port, log->peer_v6);
 	pthread_mutex_lock(&sg->lock);
 	if (sg->count == SBGATEWAY_QUEUE_MAX) {
 		sg->lost++;
@@ -103,8 +155,9 @@ static void sbgateway_on_request(void *ctx, const struct gateway_request_log *lo
 	rec->bytes_out = log->bytes_out;
 	rec->bytes_in = log->bytes_in;
 	rec->duration_ms = log->duration_ms;
-	rec->peer_port = log->peer_port;
-	rec->peer_v6 = log->peer_v6;
+	rec->pid = sg->peer.pid;
+	memcpy(rec->comm, sg->peer.comm, sizeof(rec->comm));
+	memcpy(rec->exe, sg->peer.exe, sizeof(rec->exe));
 	pthread_mutex_unlock(&sg->lock);
 	(void)!write(sg->event_fd, &one, sizeof(one));
 }
@@ -286,23 +339,6 @@ void sbgateway_ports(const struct sbgateway *sg, uint16_t *ret_port4, uint16_t *
 	gateway_client_ports(sg->client, ret_port4, ret_port6);
 }
 
-/* The job's process at the connection's source port, its comm and exe. */
-static int sbgateway_pid(struct sbgateway *sg, const struct sbgateway_record *rec)
-{
-	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6, .sin6_port = htons(rec->peer_port) };
-	struct sockaddr_in in4 = { .sin_family = AF_INET, .sin_port = htons(rec->peer_port) };
-	int pid;
-
-	if (!rec->peer_port || sg->cgroup_fd < 0)
-		return 0;
-	in6.sin6_addr = in6addr_loopback;
-	in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	pid = rec->peer_v6
-		      ? peerpid_find(sg->cgroup_fd, 0, (struct sockaddr *)&in6, sizeof(in6), true)
-		      : peerpid_find(sg->cgroup_fd, 0, (struct sockaddr *)&in4, sizeof(in4), true);
-	return pid > 0 ? pid : 0;
-}
-
 static void sbgateway_log(struct sbgateway *sg, const struct sbgateway_record *rec)
 {
 	struct audit_http http = {
@@ -317,28 +353,9 @@ static void sbgateway_log(struct sbgateway *sg, const struct sbgateway_record *r
 		.reason = rec->reason,
 		.secret = rec->has_secret ? rec->secret : NULL,
 	};
-	char path[64], comm[32] = "", exe[PATH_MAX];
-	ssize_t n;
-
-	http.pid = sbgateway_pid(sg, rec);
-	if (http.pid > 0) {
-		_cleanup_close_ int fd = -1;
-
-		snprintf(path, sizeof(path), "/proc/%d/comm", http.pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		n = fd >= 0 ? read(fd, comm, sizeof(comm) - 1) : -1;
-		if (n > 0) {
-			comm[n] = '\0';
-			comm[strcspn(comm, "\n")] = '\0';
-			http.comm = comm;
-		}
-		snprintf(path, sizeof(path), "/proc/%d/exe", http.pid);
-		n = readlink(path, exe, sizeof(exe) - 1);
-		if (n > 0) {
-			exe[n] = '\0';
-			http.exe = exe;
-		}
-	}
+	http.pid = rec->pid;
+	http.comm = rec->comm[0] ? rec->comm : NULL;
+	http.exe = rec->exe[0] ? rec->exe : NULL;
 	if (!rec->allowed)
 		sg->denied++;
 	audit_http(sg->log, &http);

@@ -18,7 +18,8 @@ GW_POLICY='{"name": "gw", "allow": [{"host": "api.stripe.com", "ports": [443],
 # The stand-in and dnsmasq; the CA is the gateway's upstream trust, never the job's.
 gw_providers() {
 	"$IT_ROOT/tests/standin/make-ca.sh" "$T_DIR/ca" || fail "cannot make the test CA" || return 1
-	node "$IT_ROOT/tests/standin/server.mjs" "$T_DIR/ca/server.pem" "$T_DIR/ca/server.key" \
+	STANDIN_AUTH_LOG=$T_DIR/auth.log node "$IT_ROOT/tests/standin/server.mjs" \
+		"$T_DIR/ca/server.pem" "$T_DIR/ca/server.key" \
 		"$GW_ADDR" 443 "$T_DIR/standin.ready" >"$T_DIR/standin.log" 2>&1 &
 	track_pid $!
 	dnsmasq_start "$GW_DNS" "$GW_DNS_PORT" "$T_DIR/dns.log" \
@@ -54,7 +55,7 @@ test_gateway_placeholder() {
 
 	gw_providers || return 1
 	# shellcheck disable=SC2016
-	gw_launch -- /bin/sh -c 'echo "env=$STRIPE_API_KEY"; tr "\0" "\n" </proc/self/environ |
+	gw_launch -- /bin/sh -c 'echo "env=$STRIPE_API_KEY"; tr "\0" "\n" </proc/$$/environ |
 		grep "^STRIPE_API_KEY="; cat "$SSL_CERT_FILE" >/dev/null && echo bundle-readable
 		curl -sS -o /dev/null -w "status=%{http_code}\n" \
 			-H "Authorization: Bearer $STRIPE_API_KEY" \
@@ -69,11 +70,11 @@ test_gateway_placeholder() {
 		return 1
 	grep -qx status=200 "$L_OUT_FILE" || fail "the job's call failed: $(brief "$L_OUT")" ||
 		return 1
-	grep -qF "GET api.stripe.com /v1/customers?limit=1 auth=Bearer $GW_KEY" \
-		"$T_DIR/standin.log" ||
-		fail "the stand-in did not get the real key: $(brief "$(cat "$T_DIR/standin.log")")" ||
+	grep -qF "GET api.stripe.com /v1/customers?limit=1 authorization=Bearer $GW_KEY " \
+		"$T_DIR/auth.log" ||
+		fail "the stand-in did not get the real key: $(brief "$(cat "$T_DIR/auth.log")")" ||
 		return 1
-	grep -qF "$placeholder" "$T_DIR/standin.log" &&
+	grep -qF "$placeholder" "$T_DIR/auth.log" &&
 		fail "the placeholder reached the stand-in" && return 1
 	expect_audit 1 "$L_AUDIT" event=http method=GET http_host=api.stripe.com \
 		path=/v1/customers status=200 decision=allow secret=STRIPE_API_KEY reason= || return 1
@@ -97,8 +98,8 @@ test_gateway_refusals() {
 		return 1
 	expect_eq "a Host of another name" "host=403" "$(grep ^host= "$L_OUT_FILE")" || return 1
 	expect_eq "a denied path" "rule=403" "$(grep ^rule= "$L_OUT_FILE")" || return 1
-	grep -q 'sk_attacker_own\|attacker.example' "$T_DIR/standin.log" &&
-		fail "a refused request reached the stand-in: $(grep attacker "$T_DIR/standin.log")" &&
+	grep -q 'sk_attacker_own\|attacker.example\|cus_secret' "$T_DIR/auth.log" &&
+		fail "a refused request reached the stand-in: $(grep attacker "$T_DIR/auth.log")" &&
 		return 1
 	expect_audit 1 "$L_AUDIT" event=http decision=deny reason=credential status=403 \
 		pid:int || return 1
