@@ -54,13 +54,22 @@ test_gateway_placeholder() {
 	local placeholder
 
 	gw_providers || return 1
+	# The job greps what it can read for the key, given as its stdin (a file only root may
+	# open: the job holds the descriptor, not the value in its arguments or environment).
+	printf '%s\n' "$GW_KEY" >"$T_DIR/key.pattern"
+	chmod 600 "$T_DIR/key.pattern"
 	# shellcheck disable=SC2016
-	gw_launch -- /bin/sh -c 'echo "env=$STRIPE_API_KEY"; tr "\0" "\n" </proc/$$/environ |
+	L_STDIN=$T_DIR/key.pattern gw_launch -- /bin/sh -c '
+		timeout 20 grep -rlsF -f /dev/stdin /run /tmp /dev/shm /var/tmp /etc \
+			/proc/$$/environ /proc/$$/cmdline . | sed "s/^/leak: /"
+		echo "env=$STRIPE_API_KEY"; tr "\0" "\n" </proc/$$/environ |
 		grep "^STRIPE_API_KEY="; cat "$SSL_CERT_FILE" >/dev/null && echo bundle-readable
 		curl -sS -o /dev/null -w "status=%{http_code}\n" \
 			-H "Authorization: Bearer $STRIPE_API_KEY" \
 			"https://api.stripe.com/v1/customers?limit=1"'
 	expect_rc "job" 0 || return 1
+	grep '^leak: ' "$L_OUT_FILE" && fail "the job can read the key: $(grep '^leak' "$L_OUT_FILE")" &&
+		return 1
 	placeholder=$(sed -n 's/^env=//p' "$L_OUT_FILE")
 	expect_match "the job's STRIPE_API_KEY" '^launch-placeholder-[0-9a-f]{32}$' \
 		"$placeholder" || return 1
@@ -123,12 +132,73 @@ test_gateway_by_address() {
 	expect_match "outside: the stand-in's certificate" 'launch throwaway CA' "$issuer_out" ||
 		return 1
 	gw_launch -- /bin/sh -c "openssl s_client -connect $GW_ADDR:443 -servername api.stripe.com \
-		</dev/null 2>/dev/null | openssl x509 -noout -issuer"
+		</dev/null 2>/dev/null | openssl x509 -noout -issuer
+		python3 -c 'import socket; s = socket.create_connection((\"$GW_ADDR\", 443)); \
+print(\"peer=%s:%d\" % s.getpeername())'"
 	expect_rc "job" 0 || return 1
-	[ -n "$L_OUT" ] || fail "no certificate seen by the job" || return 1
-	expect_match "inside: not the stand-in's certificate" '^issuer=' "$L_OUT" || return 1
+	expect_match "inside: not the stand-in's certificate" '(^|'$'\n'')issuer=' "$L_OUT" ||
+		return 1
 	case $L_OUT in
 	*"launch throwaway CA"*) fail "the job reached the stand-in directly: $L_OUT" ;;
+	esac
+	# The redirected connection shows the address the job asked for, as DNS's does.
+	grep -qx "peer=$GW_ADDR:443" "$L_OUT_FILE" ||
+		fail "getpeername: $(grep peer= "$L_OUT_FILE")"
+}
+
+# An address the DNS proxy opens at run time for the gateway's host (not known at start) goes
+# to the gateway too: the host's name now resolves elsewhere, and the job connects there.
+test_gateway_dns_address() {
+	local late=127.0.6.4 issuer_out
+
+	gw_providers || return 1
+	STANDIN_AUTH_LOG=$T_DIR/auth4.log node "$IT_ROOT/tests/standin/server.mjs" \
+		"$T_DIR/ca/server.pem" "$T_DIR/ca/server.key" "$late" 443 "$T_DIR/standin4.ready" \
+		>"$T_DIR/standin4.log" 2>&1 &
+	track_pid $!
+	wait_for_file "$T_DIR/standin4.ready" 10 || fail "the second stand-in did not start" ||
+		return 1
+	printf '%s api.stripe.com\n' "$GW_ADDR" >"$T_DIR/hosts"
+	kill "$DNSMASQ_PID"
+	dnsmasq_start "$GW_DNS" "$GW_DNS_PORT" "$T_DIR/dns.log" --addn-hosts="$T_DIR/hosts" \
+		--local-ttl=0 || return 1
+	issuer_out=$(openssl s_client -connect "$late:443" -servername api.stripe.com \
+		</dev/null 2>/dev/null | openssl x509 -noout -issuer)
+	expect_match "outside: the second stand-in" 'launch throwaway CA' "$issuer_out" || return 1
+	# The value from a file this time (one trailing line break dropped).
+	printf '%s\n' "$GW_KEY" >"$T_DIR/key"
+	chmod 600 "$T_DIR/key"
+	# The job waits for the test to move the name to $late, then looks it up and connects.
+	# shellcheck disable=SC2016
+	launch_bg --policy "$(policy gw "$GW_POLICY")" --resolver "$GW_DNS:$GW_DNS_PORT" \
+		--upstream-ca "$T_DIR/ca/ca.pem" --secret STRIPE_API_KEY=@"$T_DIR/key" -- \
+		/bin/sh -c 'while [ ! -e "$0/moved" ]; do sleep 0.05; done
+			getent ahostsv4 api.stripe.com | head -1
+			curl -sS -o /dev/null -w "status=%{http_code}\n" \
+				-H "Authorization: Bearer $STRIPE_API_KEY" \
+				https://api.stripe.com/v1/customers
+			openssl s_client -connect '"$late"':443 -servername api.stripe.com \
+				</dev/null 2>/dev/null | openssl x509 -noout -issuer' "$T_DIR"
+	sleep 0.5
+	printf '%s api.stripe.com\n' "$late" >"$T_DIR/hosts"
+	kill -HUP "$DNSMASQ_PID"
+	touch "$T_DIR/moved"
+	launch_bg_wait 30 || return 1
+	cat "$L_OUT_FILE"
+	expect_rc "job" 0 || return 1
+	expect_audit 1 "$L_AUDIT" event=http decision=allow secret=STRIPE_API_KEY || return 1
+	grep -q "^$late " "$L_OUT_FILE" || fail "the name did not move to $late" || return 1
+	grep -qx status=200 "$L_OUT_FILE" || fail "the call failed: $(brief "$L_OUT")" || return 1
+	# The gateway resolves the name itself, to $late now: its call, with the file's key, is
+	# the one $late saw; a connection of the job's own would have brought the placeholder.
+	grep -qF "GET api.stripe.com /v1/customers authorization=Bearer $GW_KEY " \
+		"$T_DIR/auth4.log" ||
+		fail "$late did not get the gateway's call: $(brief "$(cat "$T_DIR/auth4.log")")" ||
+		return 1
+	grep -q 'launch-placeholder' "$T_DIR/auth4.log" &&
+		fail "the job reached $late directly: $(cat "$T_DIR/auth4.log")" && return 1
+	case $(cat "$L_OUT_FILE") in
+	*"launch throwaway CA"*) fail "the job saw the stand-in's own certificate at $late" ;;
 	esac
 }
 
