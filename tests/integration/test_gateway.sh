@@ -8,6 +8,7 @@ GW_DNS=127.0.0.53
 GW_DNS_PORT=5356
 GW_REAL_KEY=sk-real-gateway-test-4f1c9e
 GW_ATTACKER_KEY=sk-attacker-own-77aa
+GW_STRIPE_KEY=sk-stripe-real-90ab
 
 gw_policy() {
 	policy gw '{
@@ -18,11 +19,13 @@ gw_policy() {
                            { "method": "GET", "path": "/gw/*" },
                            { "method": "POST", "path": "/gw/*" } ],
                 "deny": [ { "path": "/gw/denied*" } ] } },
-    { "host": "api.stripe.com", "ports": [443], "http": {} },
+    { "host": "api.stripe.com", "ports": [443], "http": { "max_body_bytes": 100000 } },
     { "host": "files.stripe.com", "ports": [443], "http": {} }
   ],
   "secrets": [ { "name": "OPENAI_API_KEY", "hosts": ["api.openai.com"],
-                 "header": "Authorization", "format": "Bearer {}" } ]
+                 "header": "Authorization", "format": "Bearer {}" },
+               { "name": "STRIPE_API_KEY", "hosts": ["api.stripe.com"],
+                 "header": "x-api-key", "format": "{}" } ]
 }'
 }
 
@@ -50,7 +53,7 @@ gw_setup() {
 		fail "the stand-ins did not start: $(brief "$(cat "$T_DIR"/standin*.log)")" ||
 		return 1
 	pol=$(gw_policy)
-	OPENAI_API_KEY=$GW_REAL_KEY "$IT_HELPERS/gateway_run" --upstream-ca "$T_DIR/ca/ca.pem" \
+	OPENAI_API_KEY=$GW_REAL_KEY STRIPE_API_KEY=$GW_STRIPE_KEY "$IT_HELPERS/gateway_run" --upstream-ca "$T_DIR/ca/ca.pem" \
 		--resolver "$GW_DNS:$GW_DNS_PORT" --ca-out "$T_DIR/gwca.pem" "$pol" \
 		>"$T_DIR/gw.out" 2>"$T_DIR/gw.err" &
 	GW_PID=$!
@@ -64,6 +67,8 @@ gw_setup() {
 		fail "gateway_run did not start: $(brief "$(cat "$T_DIR/gw.err")")" || return 1
 	GW_PORT=$(awk '$1 == "ports" { print $2 }' "$T_DIR/gw.out")
 	GW_PH=$(awk '$1 == "placeholder" && $2 == "OPENAI_API_KEY" { print $3 }' "$T_DIR/gw.out")
+	GW_STRIPE_PH=$(awk '$1 == "placeholder" && $2 == "STRIPE_API_KEY" { print $3 }' \
+		"$T_DIR/gw.out")
 	GW_CA=$T_DIR/gwca.pem
 	expect_match "placeholder" '^launch-placeholder-[0-9a-f]{32}$' "$GW_PH"
 }
@@ -95,7 +100,7 @@ gw_log() {
 
 # A secret's value must be in no log line, no error and no reply the job got.
 gw_no_secret_leak() {
-	! grep -q "$GW_REAL_KEY" "$T_DIR/gw.out" "$T_DIR/gw.err" ||
+	! grep -qE "$GW_REAL_KEY|$GW_STRIPE_KEY" "$T_DIR/gw.out" "$T_DIR/gw.err" ||
 		fail "the secret's value is in the gateway's output" || return 1
 }
 
@@ -110,6 +115,13 @@ test_gateway_inject() {
 	expect_match "log" '"decision":"allow","reason":"","secret":"OPENAI_API_KEY"' \
 		"$(gw_log '/gw/echo')" || return 1
 	grep -q "$GW_PH" "$T_DIR/auth.log" && fail "the placeholder went upstream" && return 1
+	# Anthropic's form: the whole header is the key; only its own host gets it.
+	gw_client api.stripe.com "GET /gw/echo|x-api-key: $GW_STRIPE_PH"
+	expect_match "x-api-key" "^200 - .*\"x_api_key\":\"$GW_STRIPE_KEY\"" \
+		"$(head -1 <<<"$GW_OUT")" || return 1
+	gw_client api.stripe.com "GET /gw/echo|Authorization: Bearer $GW_PH"
+	expect_match "other host's placeholder" '^403 credential ' "$(head -1 <<<"$GW_OUT")" ||
+		return 1
 	gw_no_secret_leak
 }
 
@@ -217,6 +229,34 @@ test_gateway_websocket() {
 	expect_eq "through" "ws 101 echo ok" "$(head -1 <<<"$GW_OUT")" || return 1
 	gw_client api.openai.com "ws:/gw/denied-ws"
 	expect_eq "denied" "ws 403 rule" "$(head -1 <<<"$GW_OUT")"
+}
+
+# curl through the gateway: CURL_OUT is "STATUS BODY".
+gw_curl() {
+	CURL_OUT=$(curl -s --cacert "$GW_CA" --connect-to "$1:443:127.0.0.1:$GW_PORT" \
+		-w ' %{http_code}' "${@:2}" 2>&1)
+	echo "  curl: $(brief "$CURL_OUT")"
+}
+
+test_gateway_body() {
+	gw_setup || return 1
+	head -c 90000 /dev/zero | tr '\0' a >"$T_DIR/body"
+	head -c 150000 /dev/zero | tr '\0' b >"$T_DIR/big"
+	gw_curl api.stripe.com --data-binary "@$T_DIR/body" https://api.stripe.com/gw/echo
+	expect_match "length" '"body_len":90000.* 200$' "$CURL_OUT" || return 1
+	gw_curl api.stripe.com -H 'Transfer-Encoding: chunked' --data-binary "@$T_DIR/body" \
+		https://api.stripe.com/gw/echo
+	expect_match "chunked" '"body_len":90000.* 200$' "$CURL_OUT" || return 1
+	[ "$(gw_log '"bytes_out":90000,' | grep -c '"status":200')" -ge 1 ] ||
+		fail "no log line with bytes_out 90000: $(brief "$(gw_log 'POST')")" || return 1
+	# Over the rule's max_body_bytes: by its length at once, chunked once it is passed.
+	gw_curl api.stripe.com --data-binary "@$T_DIR/big" https://api.stripe.com/gw/echo
+	expect_match "too large" 'too_large.* 413$' "$CURL_OUT" || return 1
+	gw_curl api.stripe.com -H 'Transfer-Encoding: chunked' --data-binary "@$T_DIR/big" \
+		https://api.stripe.com/gw/echo
+	expect_match "too large, chunked" 'too_large.* 413$' "$CURL_OUT" || return 1
+	# Only the two allowed requests reached the stand-in whole.
+	expect_eq "requests upstream" 2 "$(grep -c '^POST ' "$T_DIR/auth.log")"
 }
 
 # expect_lines_of TEXT REGEX...: as expect_lines, on TEXT.
