@@ -16,6 +16,8 @@
 /* A resolved name is reused this long; a failure is retried after GW_RESOLVE_NEG_MS. */
 #define GW_RESOLVE_TTL_MS 60000
 #define GW_RESOLVE_NEG_MS 5000
+/* A request in flight without a byte either way for this long is given up. */
+#define GATEWAY_INFLIGHT_IDLE_MS (10 * GATEWAY_IDLE_MS)
 
 enum gw_kind { GW_LISTENER, GW_CONN, GW_UPSTREAM, GW_WAKE, GW_RESOLVED };
 

@@ -616,8 +616,13 @@ void gw_relay_sweep(struct gateway *gw, long long now_ms)
 	struct gw_conn *c, *next;
 
 	for (c = gw->conns; c; c = next) {
-		long long limit =
-			c->req == GW_REQ_HANDSHAKE ? GATEWAY_HANDSHAKE_MS : GATEWAY_IDLE_MS;
+		/* A request in flight may wait long for its answer (a completion that is not
+		 * streamed takes minutes): only a connection between requests counts as idle. */
+		bool between = c->req == GW_REQ_HEAD || c->req == GW_REQ_DISCARD ||
+			       c->req == GW_REQ_CLOSING;
+		long long limit = c->req == GW_REQ_HANDSHAKE ? GATEWAY_HANDSHAKE_MS
+				  : between		     ? GATEWAY_IDLE_MS
+							     : GATEWAY_INFLIGHT_IDLE_MS;
 
 		next = c->next;
 		if (now_ms - c->active_ms > limit)

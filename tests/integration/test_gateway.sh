@@ -173,8 +173,27 @@ test_gateway_smuggling() {
 	gw_client api.openai.com \
 		'raw:GET /gw/echo HTTP/1.1\r\nHost: api.openai.com\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n'
 	expect_lines_of "$GW_OUT" '400 malformed .*' 'local_port [0-9]+' 'closed yes' || return 1
+	# obs-fold, a bare LF, a head over 32 KiB: each 400 and closed.
+	gw_client api.openai.com \
+		'raw:GET /gw/echo HTTP/1.1\r\nHost: api.openai.com\r\nX-A: 1\r\n 2\r\n\r\n'
+	expect_lines_of "$GW_OUT" '400 malformed .*' 'local_port [0-9]+' 'closed yes' || return 1
+	gw_client api.openai.com $'raw:GET /gw/echo HTTP/1.1\nHost: api.openai.com\r\n\r\n'
+	expect_lines_of "$GW_OUT" '400 malformed .*' 'local_port [0-9]+' 'closed yes' || return 1
+	gw_client api.openai.com "GET /gw/echo|X-Big: $(head -c 40000 /dev/zero | tr '\0' x)"
+	expect_lines_of "$GW_OUT" '400 malformed .*' 'local_port [0-9]+' 'closed yes' || return 1
 	[ ! -s "$T_DIR/auth.log" ] || fail "a malformed request went upstream" || return 1
-	expect_eq "malformed lines" 2 "$(gw_log '"reason":"malformed"' | grep -c .)"
+	expect_eq "malformed lines" 5 "$(gw_log '"reason":"malformed"' | grep -c .)"
+}
+
+test_gateway_ipv6() {
+	local port6
+
+	gw_setup || return 1
+	port6=$(awk '$1 == "ports" { print $3 }' "$T_DIR/gw.out")
+	GW_OUT=$("$IT_PY" "$IT_HELPERS/../fixtures/gw_client.py" "$GW_CA" ::1 "$port6" \
+		api.openai.com "GET /gw/echo|Authorization: Bearer $GW_PH" 2>&1)
+	expect_match "through ::1" "^200 - .*\"authorization\":\"Bearer $GW_REAL_KEY\"" \
+		"$(head -1 <<<"$GW_OUT")"
 }
 
 test_gateway_upstream_tls() {
