@@ -272,14 +272,27 @@ test_gateway_body() {
 	expect_match "chunked" '"body_len":90000.* 200$' "$CURL_OUT" || return 1
 	[ "$(gw_log '"bytes_out":90000,' | grep -c '"status":200')" -ge 1 ] ||
 		fail "no log line with bytes_out 90000: $(brief "$(gw_log 'POST')")" || return 1
+	# curl asks for 100 Continue before a body over 1 MiB: the provider's 100 comes through.
+	head -c 2000000 /dev/zero | tr '\0' c >"$T_DIR/expect"
+	gw_curl api.openai.com --data-binary "@$T_DIR/expect" https://api.openai.com/gw/echo
+	expect_match "100 Continue" '"body_len":2000000.* 200$' "$CURL_OUT" || return 1
+	# Node.js's own client, trusting the gateway's CA as NODE_EXTRA_CA_CERTS makes it.
+	CURL_OUT=$(NODE_EXTRA_CA_CERTS=$GW_CA node -e '
+		const https = require("node:https");
+		https.get({ host: "127.0.0.1", port: process.argv[1], servername: "api.openai.com",
+			    path: "/gw/echo", headers: { host: "api.openai.com" } }, (res) => {
+			let b = ""; res.on("data", (d) => { b += d; });
+			res.on("end", () => console.log(res.statusCode, b));
+		}).on("error", (e) => console.log("error", e.message));' "$GW_PORT" 2>&1)
+	expect_match "node" '^200 .*"body_len":0' "$CURL_OUT" || return 1
 	# Over the rule's max_body_bytes: by its length at once, chunked once it is passed.
 	gw_curl api.stripe.com --data-binary "@$T_DIR/big" https://api.stripe.com/gw/echo
 	expect_match "too large" 'too_large.* 413$' "$CURL_OUT" || return 1
 	gw_curl api.stripe.com -H 'Transfer-Encoding: chunked' --data-binary "@$T_DIR/big" \
 		https://api.stripe.com/gw/echo
 	expect_match "too large, chunked" 'too_large.* 413$' "$CURL_OUT" || return 1
-	# Only the two allowed requests reached the stand-in whole.
-	expect_eq "requests upstream" 2 "$(grep -c '^POST ' "$T_DIR/auth.log")"
+	# Only the three allowed POSTs reached the stand-in whole.
+	expect_eq "requests upstream" 3 "$(grep -c '^POST ' "$T_DIR/auth.log")"
 }
 
 # expect_lines_of TEXT REGEX...: as expect_lines, on TEXT.
