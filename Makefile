@@ -90,6 +90,22 @@ UNIT_WRAP_test_rules := $(foreach f,malloc calloc realloc reallocarray strdup,-W
 # runners count a crash as a failure.
 SELFTEST_BIN := $(BUILD)/selftest/crash
 
+# Fuzzing (make fuzz): every tests/fuzz/fuzz_NAME.c is a libFuzzer target, linked with an
+# archive of the pure modules built by clang with the fuzzer's coverage and ASan/UBSan, so
+# that each pulls in only the objects it calls (a new target needs its module in PURE_SRCS
+# and a corpus in tests/fuzz/corpus/fuzz_NAME/, nothing here). make unit replays each corpus
+# without the fuzzer (tests/fuzz/replay.c) under gcc's sanitizers.
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(FUZZ_SRCS))
+FUZZ_BINS := $(addprefix $(BUILD)/fuzz/,$(FUZZ_NAMES))
+FUZZ_REPLAY_BINS := $(addprefix $(BUILD)/fuzz-replay/,$(FUZZ_NAMES))
+FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_PURE_OBJS := $(patsubst launcher/%.c,$(BUILD)/fuzz/obj/%.o,$(PURE_SRCS))
+# Seconds each target runs, and the longest input it tries (a head is at most 32 KiB; most
+# of what is interesting is far shorter).
+FUZZ_SECONDS ?= 60
+FUZZ_MAX_LEN ?= 4096
+
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(BUILD)/helpers/%,$(HELPER_SRCS))
 
@@ -117,12 +133,15 @@ DEB_PKGS += podman runc busybox-static
 # make lint's check of the Kubernetes manifests (.ci/k8s_check.py): PyYAML.
 DEB_PKGS += python3-yaml
 
+# libFuzzer's runtime (clang -fsanitize=fuzzer), for make fuzz.
+DEB_PKGS += libclang-rt-14-dev
+
 # Compiler-made dependency files: editing any header rebuilds what includes it.
 DEPFILES := $(wildcard $(foreach d,obj bpf unit/obj valgrind/obj helpers selftest init-glibc \
-	init-musl,$(BUILD)/$(d)/*.d $(BUILD)/$(d)/*/*.d))
+	init-musl fuzz fuzz/obj fuzz-replay,$(BUILD)/$(d)/*.d $(BUILD)/$(d)/*/*.d))
 
 .PHONY: all deps vmlinux install deb test-deb test-kernels test unit integration valgrind demo demo-mini bench bench-gateway bench-summary soak clean format lint \
-	helpers man
+	helpers man fuzz
 # A recipe that fails leaves no half-written target that a later make would take as done.
 .DELETE_ON_ERROR:
 
@@ -131,7 +150,7 @@ all: $(BUILD)/launch $(BUILD)/launch-init helpers man
 # Every directory of the build waits for `deps`, and so does everything built in it: on a
 # fresh machine the first make installs the compilers and libraries before using them.
 $(BUILD) $(BUILD)/obj $(BUILD)/unit $(BUILD)/unit/obj $(BUILD)/valgrind/obj $(BUILD)/helpers \
-$(BUILD)/bpf $(BUILD)/selftest: | deps
+$(BUILD)/bpf $(BUILD)/selftest $(BUILD)/fuzz/obj $(BUILD)/fuzz-replay: | deps
 	mkdir -p $@
 
 # No CO-RE: a relocation would have libbpf read and parse the kernel's whole BTF at the first
@@ -253,6 +272,40 @@ $(UNIT_BINS:=.valgrind): $(BUILD)/unit/%.valgrind: $(BUILD)/valgrind/obj/%.o $(V
 		| $(BUILD)/unit
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $(UNIT_WRAP_$*) $^ -o $@ $(CJSON_LIBS)
 
+$(BUILD)/fuzz/obj/%.o: launcher/%.c | $(BUILD)/fuzz/obj $(BUILD)/syscall_names.h
+	@mkdir -p $(@D)
+	$(CLANG) -g -O1 $(LAUNCH_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) $(PKG_CFLAGS) \
+		-c $< -o $@
+
+$(BUILD)/fuzz/libpure.a: $(FUZZ_PURE_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_BINS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzz/libpure.a
+	$(CLANG) -g -O1 $(LAUNCH_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) $(PKG_CFLAGS) $< \
+		$(BUILD)/fuzz/libpure.a -o $@ $(CJSON_LIBS)
+
+$(FUZZ_REPLAY_BINS): $(BUILD)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay.c \
+		$(UNIT_PURE_OBJS) | $(BUILD)/fuzz-replay
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -O1 $(SAN) $(LDFLAGS) -DFUZZ_NAME='"$*"' \
+		-DFUZZ_CORPUS='"tests/fuzz/corpus/$*"' tests/fuzz/$*.c tests/fuzz/replay.c \
+		$(UNIT_PURE_OBJS) -o $@ $(CJSON_LIBS)
+
+# Each target for FUZZ_SECONDS over its committed corpus; what it finds new goes to
+# $(BUILD)/fuzz/corpus/NAME (the first, writable, directory), a crash to
+# $(BUILD)/fuzz/crash/NAME-*, and make fuzz fails.
+fuzz: $(FUZZ_BINS)
+	@for t in $(FUZZ_NAMES); do \
+		mkdir -p $(BUILD)/fuzz/corpus/$$t $(BUILD)/fuzz/crash || exit 1; \
+		dict=; [ -f tests/fuzz/$$t.dict ] && dict=-dict=tests/fuzz/$$t.dict; \
+		echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+		nice $(BUILD)/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN) \
+			-print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/crash/$$t- $$dict \
+			$(BUILD)/fuzz/corpus/$$t tests/fuzz/corpus/$$t \
+			>$(BUILD)/fuzz/$$t.log 2>&1 || { tail -40 $(BUILD)/fuzz/$$t.log; exit 1; }; \
+		grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ +DONE)' \
+			$(BUILD)/fuzz/$$t.log; \
+	done
+
 $(SELFTEST_BIN): tests/selftest/crash.c | $(BUILD)/selftest
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -O1 $(SAN) $(LDFLAGS) $< -o $@
 
@@ -317,8 +370,8 @@ install: $(BUILD)/launch $(BUILD)/launch-init $(BUILD)/launch.1 $(BUILD)/launch-
 		>$(DESTDIR)$(DATADIR)/containers/oci/hooks.d/launch.json
 	chmod 0644 $(DESTDIR)$(DATADIR)/containers/oci/hooks.d/launch.json
 
-unit: $(UNIT_BINS) $(SELFTEST_BIN)
-	@BUILD=$(BUILD) tests/run-unit $(UNIT_BINS) tests/selftest/run
+unit: $(UNIT_BINS) $(FUZZ_REPLAY_BINS) $(SELFTEST_BIN)
+	@BUILD=$(BUILD) tests/run-unit $(UNIT_BINS) $(FUZZ_REPLAY_BINS) tests/selftest/run
 
 valgrind: $(UNIT_BINS:=.valgrind)
 	@for t in $^; do valgrind -q --error-exitcode=1 --leak-check=full $$t >/dev/null || exit 1; done
@@ -334,8 +387,8 @@ integration: all $(MCP_TEST_MODULES)
 	@BUILD=$(BUILD) tests/integration/run
 
 # One line at the end: "N passed, N failed".
-test: all $(UNIT_BINS) $(SELFTEST_BIN) $(MCP_TEST_MODULES)
-	@BUILD=$(BUILD) tests/run $(UNIT_BINS)
+test: all $(UNIT_BINS) $(FUZZ_REPLAY_BINS) $(SELFTEST_BIN) $(MCP_TEST_MODULES)
+	@BUILD=$(BUILD) tests/run $(UNIT_BINS) $(FUZZ_REPLAY_BINS)
 
 # DEMO=openai or DEMO=anthropic: the same scenario with that provider's SDK.
 DEMO ?= stripe
@@ -387,7 +440,7 @@ bench-summary: all
 	@BENCH_SUMMARY=1 tests/bench/run
 
 C_FILES = $(wildcard bpf/*.c bpf/*.h launcher/*.c launcher/*.h launcher/*/*.c launcher/*/*.h \
-	tests/unit/*.c tests/unit/*.h \
+	tests/unit/*.c tests/unit/*.h tests/fuzz/*.c \
 	tests/helpers/*.c tests/helpers/*.h tests/helpers/preload/*.c tests/helpers/preload/*.h tests/selftest/*.c \
 	tests/bench/*.c)
 

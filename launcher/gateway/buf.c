@@ -14,8 +14,11 @@ int gw_buf_init(struct gw_buf *buf, size_t cap)
 	return buf->data ? 0 : -ENOMEM;
 }
 
+/* Wiped first: a buffer towards the provider held the secret's value. */
 void gw_buf_free(struct gw_buf *buf)
 {
+	if (buf->data)
+		explicit_bzero(buf->data, buf->cap);
 	free(buf->data);
 	buf->data = NULL;
 	buf->len = buf->cap = 0;

@@ -16,6 +16,8 @@
 /* A resolved name is reused this long; a failure is retried after GW_RESOLVE_NEG_MS. */
 #define GW_RESOLVE_TTL_MS 60000
 #define GW_RESOLVE_NEG_MS 5000
+/* A request in flight without a byte either way for this long is given up. */
+#define GATEWAY_INFLIGHT_IDLE_MS (10 * GATEWAY_IDLE_MS)
 
 enum gw_kind { GW_LISTENER, GW_CONN, GW_UPSTREAM, GW_WAKE, GW_RESOLVED };
 
@@ -121,6 +123,7 @@ struct gw_upstream {
 	long long since_ms; /* connect start, or pooled since */
 	const char *failed; /* the refusal's reason once connect or handshake failed */
 	bool eof;
+	bool reused; /* taken from the pool */
 	struct gw_upstream *next_idle;
 };
 
@@ -158,6 +161,10 @@ struct gw_conn {
 	uint64_t resp_left;
 	struct http_chunked resp_chunked;
 	bool resp_close;
+	/* The head sent on a pooled connection, kept to send once more on a new one should that
+	 * connection turn out closed before any answer (a bodiless request only). */
+	char *retry_head;
+	size_t retry_len;
 };
 
 /* buf.c */
@@ -198,8 +205,9 @@ void gw_judge_refusal(struct gw_buf *out, unsigned int status, const char *reaso
 int gw_upstream_init(struct gateway *gw, char *errbuf, size_t errlen);
 int gw_upstream_start(struct gateway *gw);
 void gw_upstream_fini(struct gateway *gw);
-/* A pooled connection to host, or a new one; NULL on -ENOMEM. */
-struct gw_upstream *gw_upstream_get(struct gateway *gw, const char *host, uint16_t port);
+/* A pooled connection to host (unless fresh), or a new one; NULL on -ENOMEM. */
+struct gw_upstream *gw_upstream_get(struct gateway *gw, const char *host, uint16_t port,
+				    bool fresh);
 /* Progress on connect and handshake: 0 ready or in progress, else the refusal's reason. */
 const char *gw_upstream_advance(struct gw_upstream *up);
 /* Back to the pool when reusable, else closed. */

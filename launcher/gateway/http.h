@@ -64,9 +64,12 @@ struct http_response {
 /*
  * Parses a request's head from buf. Returns head_len (> 0) when a whole head is there, 0 when
  * more bytes are needed, -EBADMSG when it is malformed or ambiguous (Content-Length with
- * Transfer-Encoding, two differing Content-Lengths, obs-fold, a bare LF, a control byte, a
- * space before a colon, an absolute or authority target, an unknown transfer coding), -E2BIG
- * when it passes HTTP_MAX_HEAD_BYTES or HTTP_MAX_HEADERS. ret is filled only on success.
+ * Transfer-Encoding, two Content-Lengths, obs-fold, a bare LF or CR, a control byte, a space
+ * before a colon, a target not in origin form, a transfer coding other than one "chunked",
+ * no or two Hosts; in the path %00, an invalid escape, a decoded control byte, ".", ".." or
+ * empty segments), -E2BIG when it passes HTTP_MAX_HEAD_BYTES or HTTP_MAX_HEADERS or its
+ * decoded path HTTP_MAX_PATH_BYTES. ret is meaningful only when the result is > 0 (it is
+ * scratch otherwise). docs/gateway.md, "The parser and its limits", has the whole list.
  */
 int http_request_parse(const char *buf, size_t len, struct http_request *ret);
 

@@ -165,6 +165,38 @@ static void relay_note_request(struct gw_conn *c, const struct http_request *req
 	c->status = 0;
 }
 
+/* The kept head holds the secret's value: wiped, not just freed. */
+static void relay_forget_retry(struct gw_conn *c)
+{
+	if (c->retry_head)
+		explicit_bzero(c->retry_head, c->retry_len);
+	free(c->retry_head);
+	c->retry_head = NULL;
+	c->retry_len = 0;
+}
+
+/*
+ * A pooled connection the provider closed while it idled (its keep-alive timeout passed as the
+ * request went out) fails before any answer: the request goes again, once, on a new one.
+ */
+static bool relay_retry(struct gw_conn *c)
+{
+	struct gw_upstream *up;
+
+	if (!c->retry_head || c->resp != GW_RESP_HEAD || c->up->in.len)
+		return false;
+	relay_drop_upstream(c, false);
+	up = gw_upstream_get(c->gw, c->sni, c->port, true);
+	if (!up)
+		return false;
+	c->up = up;
+	up->conn = c;
+	c->resp = GW_RESP_HEAD;
+	gw_buf_append(&up->out, c->retry_head, c->retry_len);
+	relay_forget_retry(c);
+	return true;
+}
+
 static void relay_request(struct gw_conn *c, const struct http_request *req)
 {
 	struct gw_verdict v;
@@ -187,13 +219,21 @@ static void relay_request(struct gw_conn *c, const struct http_request *req)
 	}
 	c->http = v.http;
 	c->secret = v.secret;
-	c->up = gw_upstream_get(c->gw, c->sni, v.port);
+	c->port = v.port;
+	c->up = gw_upstream_get(c->gw, c->sni, v.port, false);
 	if (!c->up)
 		return relay_refuse(c, 502, "upstream", "the gateway is out of memory", true);
 	c->up->conn = c;
 	if (gw_judge_rewrite(&c->client->config, c->sni, req, &c->up->out) < 0) {
 		relay_drop_upstream(c, false);
 		return relay_refuse(c, 400, "malformed", "the request's head is too large", true);
+	}
+	relay_forget_retry(c);
+	if (c->up->reused && req->framing == HTTP_BODY_NONE && !req->upgrade) {
+		c->retry_head = malloc(c->up->out.len);
+		c->retry_len = c->retry_head ? c->up->out.len : 0;
+		if (c->retry_head)
+			memcpy(c->retry_head, c->up->out.data, c->retry_len);
 	}
 	c->req = GW_REQ_BODY;
 	c->resp = GW_RESP_HEAD;
@@ -297,6 +337,7 @@ static int relay_response_head(struct gw_conn *c, const struct http_response *re
 	bool close = !c->keep_alive || resp->framing == HTTP_BODY_CLOSE;
 	size_t i;
 
+	relay_forget_retry(c);
 	c->status = resp->status;
 	if (resp->status < 200 || (resp->status == 101 && c->upgrade)) {
 		/* 100 Continue, 101 Switching Protocols: as they are. */
@@ -339,6 +380,9 @@ static int relay_response_head(struct gw_conn *c, const struct http_response *re
 static void relay_upstream_failed(struct gw_conn *c, const char *reason)
 {
 	bool answered = c->resp != GW_RESP_HEAD;
+
+	if (!strcmp(reason, "upstream") && relay_retry(c))
+		return;
 
 	relay_drop_upstream(c, false);
 	if (answered) {
@@ -558,6 +602,7 @@ void gw_relay_destroy(struct gw_conn *c)
 {
 	if (!c)
 		return;
+	relay_forget_retry(c);
 	SSL_free(c->ssl);
 	if (c->io.fd >= 0)
 		close(c->io.fd);
@@ -571,8 +616,13 @@ void gw_relay_sweep(struct gateway *gw, long long now_ms)
 	struct gw_conn *c, *next;
 
 	for (c = gw->conns; c; c = next) {
-		long long limit =
-			c->req == GW_REQ_HANDSHAKE ? GATEWAY_HANDSHAKE_MS : GATEWAY_IDLE_MS;
+		/* A request in flight may wait long for its answer (a completion that is not
+		 * streamed takes minutes): only a connection between requests counts as idle. */
+		bool between = c->req == GW_REQ_HEAD || c->req == GW_REQ_DISCARD ||
+			       c->req == GW_REQ_CLOSING;
+		long long limit = c->req == GW_REQ_HANDSHAKE ? GATEWAY_HANDSHAKE_MS
+				  : between		     ? GATEWAY_IDLE_MS
+							     : GATEWAY_INFLIGHT_IDLE_MS;
 
 		next = c->next;
 		if (now_ms - c->active_ms > limit)

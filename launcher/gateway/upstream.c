@@ -204,15 +204,16 @@ void gw_upstream_on_resolved(struct gateway *gw)
 	}
 }
 
-struct gw_upstream *gw_upstream_get(struct gateway *gw, const char *host, uint16_t port)
+struct gw_upstream *gw_upstream_get(struct gateway *gw, const char *host, uint16_t port, bool fresh)
 {
 	struct gw_upstream **p, *up;
 
-	for (p = &gw->idle; *p; p = &(*p)->next_idle) {
+	for (p = &gw->idle; *p && !fresh; p = &(*p)->next_idle) {
 		up = *p;
 		if (up->port == port && !strcmp(up->host, host)) {
 			*p = up->next_idle;
 			up->next_idle = NULL;
+			up->reused = true;
 			return up;
 		}
 	}

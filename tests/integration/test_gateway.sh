@@ -8,6 +8,7 @@ GW_DNS=127.0.0.53
 GW_DNS_PORT=5356
 GW_REAL_KEY=sk-real-gateway-test-4f1c9e
 GW_ATTACKER_KEY=sk-attacker-own-77aa
+GW_STRIPE_KEY=sk-stripe-real-90ab
 
 gw_policy() {
 	policy gw '{
@@ -18,11 +19,13 @@ gw_policy() {
                            { "method": "GET", "path": "/gw/*" },
                            { "method": "POST", "path": "/gw/*" } ],
                 "deny": [ { "path": "/gw/denied*" } ] } },
-    { "host": "api.stripe.com", "ports": [443], "http": {} },
+    { "host": "api.stripe.com", "ports": [443], "http": { "max_body_bytes": 100000 } },
     { "host": "files.stripe.com", "ports": [443], "http": {} }
   ],
   "secrets": [ { "name": "OPENAI_API_KEY", "hosts": ["api.openai.com"],
-                 "header": "Authorization", "format": "Bearer {}" } ]
+                 "header": "Authorization", "format": "Bearer {}" },
+               { "name": "STRIPE_API_KEY", "hosts": ["api.stripe.com"],
+                 "header": "x-api-key", "format": "{}" } ]
 }'
 }
 
@@ -50,7 +53,7 @@ gw_setup() {
 		fail "the stand-ins did not start: $(brief "$(cat "$T_DIR"/standin*.log)")" ||
 		return 1
 	pol=$(gw_policy)
-	OPENAI_API_KEY=$GW_REAL_KEY "$IT_HELPERS/gateway_run" --upstream-ca "$T_DIR/ca/ca.pem" \
+	OPENAI_API_KEY=$GW_REAL_KEY STRIPE_API_KEY=$GW_STRIPE_KEY "$IT_HELPERS/gateway_run" --upstream-ca "$T_DIR/ca/ca.pem" \
 		--resolver "$GW_DNS:$GW_DNS_PORT" --ca-out "$T_DIR/gwca.pem" "$pol" \
 		>"$T_DIR/gw.out" 2>"$T_DIR/gw.err" &
 	GW_PID=$!
@@ -64,6 +67,8 @@ gw_setup() {
 		fail "gateway_run did not start: $(brief "$(cat "$T_DIR/gw.err")")" || return 1
 	GW_PORT=$(awk '$1 == "ports" { print $2 }' "$T_DIR/gw.out")
 	GW_PH=$(awk '$1 == "placeholder" && $2 == "OPENAI_API_KEY" { print $3 }' "$T_DIR/gw.out")
+	GW_STRIPE_PH=$(awk '$1 == "placeholder" && $2 == "STRIPE_API_KEY" { print $3 }' \
+		"$T_DIR/gw.out")
 	GW_CA=$T_DIR/gwca.pem
 	expect_match "placeholder" '^launch-placeholder-[0-9a-f]{32}$' "$GW_PH"
 }
@@ -95,7 +100,7 @@ gw_log() {
 
 # A secret's value must be in no log line, no error and no reply the job got.
 gw_no_secret_leak() {
-	! grep -q "$GW_REAL_KEY" "$T_DIR/gw.out" "$T_DIR/gw.err" ||
+	! grep -qE "$GW_REAL_KEY|$GW_STRIPE_KEY" "$T_DIR/gw.out" "$T_DIR/gw.err" ||
 		fail "the secret's value is in the gateway's output" || return 1
 }
 
@@ -110,6 +115,13 @@ test_gateway_inject() {
 	expect_match "log" '"decision":"allow","reason":"","secret":"OPENAI_API_KEY"' \
 		"$(gw_log '/gw/echo')" || return 1
 	grep -q "$GW_PH" "$T_DIR/auth.log" && fail "the placeholder went upstream" && return 1
+	# Anthropic's form: the whole header is the key; only its own host gets it.
+	gw_client api.stripe.com "GET /gw/echo|x-api-key: $GW_STRIPE_PH"
+	expect_match "x-api-key" "^200 - .*\"x_api_key\":\"$GW_STRIPE_KEY\"" \
+		"$(head -1 <<<"$GW_OUT")" || return 1
+	gw_client api.stripe.com "GET /gw/echo|Authorization: Bearer $GW_PH"
+	expect_match "other host's placeholder" '^403 credential ' "$(head -1 <<<"$GW_OUT")" ||
+		return 1
 	gw_no_secret_leak
 }
 
@@ -161,8 +173,27 @@ test_gateway_smuggling() {
 	gw_client api.openai.com \
 		'raw:GET /gw/echo HTTP/1.1\r\nHost: api.openai.com\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n'
 	expect_lines_of "$GW_OUT" '400 malformed .*' 'local_port [0-9]+' 'closed yes' || return 1
+	# obs-fold, a bare LF, a head over 32 KiB: each 400 and closed.
+	gw_client api.openai.com \
+		'raw:GET /gw/echo HTTP/1.1\r\nHost: api.openai.com\r\nX-A: 1\r\n 2\r\n\r\n'
+	expect_lines_of "$GW_OUT" '400 malformed .*' 'local_port [0-9]+' 'closed yes' || return 1
+	gw_client api.openai.com $'raw:GET /gw/echo HTTP/1.1\nHost: api.openai.com\r\n\r\n'
+	expect_lines_of "$GW_OUT" '400 malformed .*' 'local_port [0-9]+' 'closed yes' || return 1
+	gw_client api.openai.com "GET /gw/echo|X-Big: $(head -c 40000 /dev/zero | tr '\0' x)"
+	expect_lines_of "$GW_OUT" '400 malformed .*' 'local_port [0-9]+' 'closed yes' || return 1
 	[ ! -s "$T_DIR/auth.log" ] || fail "a malformed request went upstream" || return 1
-	expect_eq "malformed lines" 2 "$(gw_log '"reason":"malformed"' | grep -c .)"
+	expect_eq "malformed lines" 5 "$(gw_log '"reason":"malformed"' | grep -c .)"
+}
+
+test_gateway_ipv6() {
+	local port6
+
+	gw_setup || return 1
+	port6=$(awk '$1 == "ports" { print $3 }' "$T_DIR/gw.out")
+	GW_OUT=$("$IT_PY" "$IT_HELPERS/../fixtures/gw_client.py" "$GW_CA" ::1 "$port6" \
+		api.openai.com "GET /gw/echo|Authorization: Bearer $GW_PH" 2>&1)
+	expect_match "through ::1" "^200 - .*\"authorization\":\"Bearer $GW_REAL_KEY\"" \
+		"$(head -1 <<<"$GW_OUT")"
 }
 
 test_gateway_upstream_tls() {
@@ -188,7 +219,11 @@ test_gateway_sse() {
 	# 1.2 s between the first event and the last at the stand-in: streamed, not buffered.
 	[ $((last - first)) -ge 1000 ] ||
 		fail "events arrived together (first at $first ms, last at $last ms)" || return 1
-	[ "$first" -lt 500 ] || fail "the first event took $first ms"
+	[ "$first" -lt 500 ] || fail "the first event took $first ms" || return 1
+	# Each event reaches the job soon after the stand-in wrote it (the issue asks for 5 ms
+	# from the gateway; 50 here, with the stand-in's and the client's own time in it).
+	awk '$1 == "event" && $4 > 50 { bad = bad " " $4 } END { if (bad) { print bad; exit 1 } }' \
+		<<<"$GW_OUT" || fail "events arrived late (ms after the stand-in wrote them)"
 }
 
 test_gateway_keepalive() {
@@ -217,6 +252,47 @@ test_gateway_websocket() {
 	expect_eq "through" "ws 101 echo ok" "$(head -1 <<<"$GW_OUT")" || return 1
 	gw_client api.openai.com "ws:/gw/denied-ws"
 	expect_eq "denied" "ws 403 rule" "$(head -1 <<<"$GW_OUT")"
+}
+
+# curl through the gateway: CURL_OUT is "STATUS BODY".
+gw_curl() {
+	CURL_OUT=$(curl -s --cacert "$GW_CA" --connect-to "$1:443:127.0.0.1:$GW_PORT" \
+		-w ' %{http_code}' "${@:2}" 2>&1)
+	echo "  curl: $(brief "$CURL_OUT")"
+}
+
+test_gateway_body() {
+	gw_setup || return 1
+	head -c 90000 /dev/zero | tr '\0' a >"$T_DIR/body"
+	head -c 150000 /dev/zero | tr '\0' b >"$T_DIR/big"
+	gw_curl api.stripe.com --data-binary "@$T_DIR/body" https://api.stripe.com/gw/echo
+	expect_match "length" '"body_len":90000.* 200$' "$CURL_OUT" || return 1
+	gw_curl api.stripe.com -H 'Transfer-Encoding: chunked' --data-binary "@$T_DIR/body" \
+		https://api.stripe.com/gw/echo
+	expect_match "chunked" '"body_len":90000.* 200$' "$CURL_OUT" || return 1
+	[ "$(gw_log '"bytes_out":90000,' | grep -c '"status":200')" -ge 1 ] ||
+		fail "no log line with bytes_out 90000: $(brief "$(gw_log 'POST')")" || return 1
+	# curl asks for 100 Continue before a body over 1 MiB: the provider's 100 comes through.
+	head -c 2000000 /dev/zero | tr '\0' c >"$T_DIR/expect"
+	gw_curl api.openai.com --data-binary "@$T_DIR/expect" https://api.openai.com/gw/echo
+	expect_match "100 Continue" '"body_len":2000000.* 200$' "$CURL_OUT" || return 1
+	# Node.js's own client, trusting the gateway's CA as NODE_EXTRA_CA_CERTS makes it.
+	CURL_OUT=$(NODE_EXTRA_CA_CERTS=$GW_CA node -e '
+		const https = require("node:https");
+		https.get({ host: "127.0.0.1", port: process.argv[1], servername: "api.openai.com",
+			    path: "/gw/echo", headers: { host: "api.openai.com" } }, (res) => {
+			let b = ""; res.on("data", (d) => { b += d; });
+			res.on("end", () => console.log(res.statusCode, b));
+		}).on("error", (e) => console.log("error", e.message));' "$GW_PORT" 2>&1)
+	expect_match "node" '^200 .*"body_len":0' "$CURL_OUT" || return 1
+	# Over the rule's max_body_bytes: by its length at once, chunked once it is passed.
+	gw_curl api.stripe.com --data-binary "@$T_DIR/big" https://api.stripe.com/gw/echo
+	expect_match "too large" 'too_large.* 413$' "$CURL_OUT" || return 1
+	gw_curl api.stripe.com -H 'Transfer-Encoding: chunked' --data-binary "@$T_DIR/big" \
+		https://api.stripe.com/gw/echo
+	expect_match "too large, chunked" 'too_large.* 413$' "$CURL_OUT" || return 1
+	# Only the three allowed POSTs reached the stand-in whole.
+	expect_eq "requests upstream" 3 "$(grep -c '^POST ' "$T_DIR/auth.log")"
 }
 
 # expect_lines_of TEXT REGEX...: as expect_lines, on TEXT.
