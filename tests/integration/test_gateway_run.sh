@@ -60,14 +60,19 @@ test_gateway_placeholder() {
 	chmod 600 "$T_DIR/key.pattern"
 	# shellcheck disable=SC2016
 	L_STDIN=$T_DIR/key.pattern gw_launch -- /bin/sh -c '
-		timeout 20 grep -rlsF -f /dev/stdin /run /tmp /dev/shm /var/tmp /etc \
+		timeout 20 grep -rlsF -f - /run /tmp /dev/shm /var/tmp /etc \
 			/proc/$$/environ /proc/$$/cmdline . | sed "s/^/leak: /"
 		echo "env=$STRIPE_API_KEY"; tr "\0" "\n" </proc/$$/environ |
 		grep "^STRIPE_API_KEY="; cat "$SSL_CERT_FILE" >/dev/null && echo bundle-readable
 		curl -sS -o /dev/null -w "status=%{http_code}\n" \
 			-H "Authorization: Bearer $STRIPE_API_KEY" \
-			"https://api.stripe.com/v1/customers?limit=1"'
+			"https://api.stripe.com/v1/customers?limit=1"
+		curl -sS -o /dev/null -w "post=%{http_code}\n" \
+			-H "Authorization: Bearer $STRIPE_API_KEY" -d "email=a%40example.com&name=A" \
+			https://api.stripe.com/v1/customers'
 	expect_rc "job" 0 || return 1
+	grep -qx post=200 "$L_OUT_FILE" || fail "the job's POST failed: $(brief "$L_OUT")" ||
+		return 1
 	grep '^leak: ' "$L_OUT_FILE" && fail "the job can read the key: $(grep '^leak' "$L_OUT_FILE")" &&
 		return 1
 	placeholder=$(sed -n 's/^env=//p' "$L_OUT_FILE")
