@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -293,6 +294,15 @@ static int plan_gateway(const struct rules *rules, struct sandbox_options *optio
 	if (r < 0) {
 		fail("%s", why[0] ? why : strerror(-r));
 		return r;
+	}
+	/*
+	 * The values are in this process's memory from now on: no core file of launch's, and
+	 * no ptrace by another process of its user, may show them.
+	 */
+	if (options->nsecrets && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		fail("cannot keep the secrets out of core files (PR_SET_DUMPABLE): %s",
+		     strerror(errno));
+		return -errno;
 	}
 	options->upstream_cas = arg.upstream_cas;
 	options->nupstream_cas = arg.nupstream_cas;

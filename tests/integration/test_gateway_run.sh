@@ -165,6 +165,7 @@ test_gateway_dns_address() {
 		return 1
 	printf '%s api.stripe.com\n' "$GW_ADDR" >"$T_DIR/hosts"
 	kill "$DNSMASQ_PID"
+	wait "$DNSMASQ_PID" 2>/dev/null
 	dnsmasq_start "$GW_DNS" "$GW_DNS_PORT" "$T_DIR/dns.log" --addn-hosts="$T_DIR/hosts" \
 		--local-ttl=0 || return 1
 	issuer_out=$(openssl s_client -connect "$late:443" -servername api.stripe.com \
