@@ -125,6 +125,21 @@ test_gateway_inject() {
 	gw_no_secret_leak
 }
 
+test_gateway_secret_value() {
+	local pol
+
+	pol=$(gw_policy)
+	# A value with a line break would write a header of its own upstream: refused at start,
+	# the message naming the secret and not its value.
+	OPENAI_API_KEY=$'sk-x\r\nX-Injected: 1' STRIPE_API_KEY=ok "$IT_HELPERS/gateway_run" "$pol" \
+		>"$T_DIR/gw.out" 2>"$T_DIR/gw.err"
+	expect_eq "exit" 125 "$?" || return 1
+	expect_match "message" '^gateway_run: secret OPENAI_API_KEY: its value is empty or holds a control character' \
+		"$(cat "$T_DIR/gw.err")" || return 1
+	grep -q Injected "$T_DIR/gw.err" && fail "the value is in the message" && return 1
+	return 0
+}
+
 test_gateway_credential() {
 	gw_setup || return 1
 	# Outside the gateway, the attacker's own key reaches the provider.
