@@ -88,8 +88,6 @@ UNIT_WRAP_test_rules := $(foreach f,malloc calloc realloc reallocarray strdup,-W
 
 # The gateway's CA makes certificates with OpenSSL: its test alone links ca.c and libcrypto.
 UNIT_LIBS_test_gateway_ca := -lssl -lcrypto
-$(BUILD)/unit/test_gateway_ca: $(BUILD)/unit/obj/gateway/ca.o
-$(BUILD)/unit/test_gateway_ca.valgrind: $(BUILD)/valgrind/obj/gateway/ca.o
 
 # A unit "test" that crashes on purpose: only tests/selftest/run uses it, to prove that the
 # runners count a crash as a failure.
@@ -265,6 +263,10 @@ $(BUILD)/unit/obj/%.o: tests/unit/%.c | $(BUILD)/unit/obj $(BUILD)/syscall_names
 $(UNIT_BINS): $(BUILD)/unit/%: $(BUILD)/unit/obj/%.o $(UNIT_PURE_OBJS) | $(BUILD)/unit
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -O1 $(SAN) $(LDFLAGS) $(UNIT_WRAP_$*) $^ -o $@ \
 		$(CJSON_LIBS) $(UNIT_LIBS_$*)
+
+# (after `all`: a rule above it would be the default goal)
+$(BUILD)/unit/test_gateway_ca: $(BUILD)/unit/obj/gateway/ca.o
+$(BUILD)/unit/test_gateway_ca.valgrind: $(BUILD)/valgrind/obj/gateway/ca.o
 
 $(BUILD)/valgrind/obj/%.o: launcher/%.c | $(BUILD)/valgrind/obj $(BUILD)/syscall_names.h
 	@mkdir -p $(@D)

@@ -200,11 +200,17 @@ static bool relay_retry(struct gw_conn *c)
 static void relay_request(struct gw_conn *c, const struct http_request *req)
 {
 	struct gw_verdict v;
+	int r;
 
 	c->start_us = monotonic_now_us();
 	relay_note_request(c, req);
 	gw_judge(&c->client->config, c->sni, req, &v);
-	gw_buf_consume(&c->in, req->head_len);
+	/*
+	 * req points into c->in: the head is taken off it only once it is rewritten, or the body
+	 * behind it (a POST's, in the same read) would be moved over the head being copied.
+	 */
+	if (v.reason)
+		gw_buf_consume(&c->in, req->head_len);
 	/* The log names the host that refused it: the SNI when no rule serves that name. */
 	if (v.reason && !strcmp(v.reason, "host") && !gw_judge_host(&c->client->config, c->sni))
 		snprintf(c->host, sizeof(c->host), "%s", c->sni);
@@ -221,10 +227,14 @@ static void relay_request(struct gw_conn *c, const struct http_request *req)
 	c->secret = v.secret;
 	c->port = v.port;
 	c->up = gw_upstream_get(c->gw, c->sni, v.port, false);
-	if (!c->up)
+	if (!c->up) {
+		gw_buf_consume(&c->in, req->head_len);
 		return relay_refuse(c, 502, "upstream", "the gateway is out of memory", true);
+	}
 	c->up->conn = c;
-	if (gw_judge_rewrite(&c->client->config, c->sni, req, &c->up->out) < 0) {
+	r = gw_judge_rewrite(&c->client->config, c->sni, req, &c->up->out);
+	gw_buf_consume(&c->in, req->head_len);
+	if (r < 0) {
 		relay_drop_upstream(c, false);
 		return relay_refuse(c, 400, "malformed", "the request's head is too large", true);
 	}
