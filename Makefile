@@ -86,6 +86,9 @@ VG_PURE_OBJS := $(patsubst launcher/%.c,$(BUILD)/valgrind/obj/%.o,$(PURE_SRCS))
 # Allocations that test_rules makes fail on purpose: the calls in the modules go through it.
 UNIT_WRAP_test_rules := $(foreach f,malloc calloc realloc reallocarray strdup,-Wl,--wrap=$(f))
 
+# The gateway's CA makes certificates with OpenSSL: its test alone links ca.c and libcrypto.
+UNIT_LIBS_test_gateway_ca := -lssl -lcrypto
+
 # A unit "test" that crashes on purpose: only tests/selftest/run uses it, to prove that the
 # runners count a crash as a failure.
 SELFTEST_BIN := $(BUILD)/selftest/crash
@@ -259,7 +262,11 @@ $(BUILD)/unit/obj/%.o: tests/unit/%.c | $(BUILD)/unit/obj $(BUILD)/syscall_names
 
 $(UNIT_BINS): $(BUILD)/unit/%: $(BUILD)/unit/obj/%.o $(UNIT_PURE_OBJS) | $(BUILD)/unit
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -O1 $(SAN) $(LDFLAGS) $(UNIT_WRAP_$*) $^ -o $@ \
-		$(CJSON_LIBS)
+		$(CJSON_LIBS) $(UNIT_LIBS_$*)
+
+# (after `all`: a rule above it would be the default goal)
+$(BUILD)/unit/test_gateway_ca: $(BUILD)/unit/obj/gateway/ca.o
+$(BUILD)/unit/test_gateway_ca.valgrind: $(BUILD)/valgrind/obj/gateway/ca.o
 
 $(BUILD)/valgrind/obj/%.o: launcher/%.c | $(BUILD)/valgrind/obj $(BUILD)/syscall_names.h
 	@mkdir -p $(@D)
@@ -270,7 +277,8 @@ $(BUILD)/valgrind/obj/%.o: tests/unit/%.c | $(BUILD)/valgrind/obj
 
 $(UNIT_BINS:=.valgrind): $(BUILD)/unit/%.valgrind: $(BUILD)/valgrind/obj/%.o $(VG_PURE_OBJS) \
 		| $(BUILD)/unit
-	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $(UNIT_WRAP_$*) $^ -o $@ $(CJSON_LIBS)
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $(UNIT_WRAP_$*) $^ -o $@ $(CJSON_LIBS) \
+		$(UNIT_LIBS_$*)
 
 $(BUILD)/fuzz/obj/%.o: launcher/%.c | $(BUILD)/fuzz/obj $(BUILD)/syscall_names.h
 	@mkdir -p $(@D)

@@ -100,7 +100,9 @@ int gw_ca_init(struct gw_ca *ca, char *errbuf, size_t errlen)
 	    !X509_sign(cert, ca->ca_key, EVP_sha256()))
 		goto fail;
 	ca->fallback = ca_cert_new("launch gateway", ca->leaf_key, GW_LEAF_DAYS);
+	/* A SAN in the reserved .invalid (RFC 6761): no client then matches the CN either. */
 	if (!ca->fallback || !X509_set_issuer_name(ca->fallback, X509_get_subject_name(cert)) ||
+	    ca_add_ext(ca->fallback, cert, NID_subject_alt_name, "DNS:launch-gateway.invalid") ||
 	    !X509_sign(ca->fallback, ca->ca_key, EVP_sha256()))
 		goto fail;
 	return 0;
@@ -155,7 +157,7 @@ static X509 *ca_mint(struct gw_ca *ca, const char *host)
 	return cert;
 }
 
-static X509 *ca_leaf(struct gw_ca *ca, const char *host)
+X509 *gw_ca_leaf(struct gw_ca *ca, const char *host)
 {
 	struct gw_leaf *leaf;
 
@@ -196,7 +198,7 @@ int gw_ca_servername(SSL *ssl, int *alert, void *arg)
 			conn->sni[i] = (name[i] >= 'A' && name[i] <= 'Z') ? name[i] + 32 : name[i];
 		conn->sni[n] = '\0';
 		if (gw_judge_host(&conn->client->config, conn->sni))
-			cert = ca_leaf(ca, conn->sni) ?: ca->fallback;
+			cert = gw_ca_leaf(ca, conn->sni) ?: ca->fallback;
 	}
 	if (SSL_use_certificate(ssl, cert) != 1 || SSL_use_PrivateKey(ssl, ca->leaf_key) != 1)
 		return SSL_TLSEXT_ERR_ALERT_FATAL;

@@ -92,8 +92,7 @@ static int gateway_server_ctx(struct gateway *gw)
 	gw->server_ctx = ctx;
 	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
-	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
-				      SSL_MODE_RELEASE_BUFFERS);
+	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
 	SSL_CTX_set_tlsext_servername_callback(ctx, gw_ca_servername);
 	SSL_CTX_set_tlsext_servername_arg(ctx, &gw->ca);
 	SSL_CTX_set_alpn_select_cb(ctx, gateway_alpn, NULL);
@@ -298,12 +297,42 @@ static int gateway_listen(bool v6, uint16_t *ret_port)
 	return fd;
 }
 
+/*
+ * A value goes into a header line as it is: a CR or LF in it would end the line and start a
+ * header (or a request) of the value's choosing. The message names the secret, never the value.
+ */
+static int gateway_check_secrets(const struct gateway_client_config *config, char *errbuf,
+				 size_t errlen)
+{
+	size_t i, j;
+
+	for (i = 0; i < config->nsecrets; i++) {
+		const struct gateway_secret *s = &config->secrets[i];
+
+		for (j = 0; j < s->value_len; j++)
+			if ((unsigned char)s->value[j] < 0x20 || s->value[j] == 0x7f)
+				break;
+		if (!s->value_len || j < s->value_len || !s->placeholder[0]) {
+			snprintf(errbuf, errlen,
+				 "secret %s: its value is empty or holds a control character "
+				 "(a line break?)",
+				 s->policy->name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int gateway_client_add(struct gateway *gw, const struct gateway_client_config *config,
 		       struct gateway_client **ret, char *errbuf, size_t errlen)
 {
-	struct gateway_client *client = calloc(1, sizeof(*client));
+	struct gateway_client *client;
 	int r;
 
+	r = gateway_check_secrets(config, errbuf, errlen);
+	if (r < 0)
+		return r;
+	client = calloc(1, sizeof(*client));
 	if (!client)
 		return -ENOMEM;
 	client->gw = gw;

@@ -176,6 +176,8 @@ bool gw_buf_append(struct gw_buf *buf, const void *data, size_t n);
 /* ca.c */
 int gw_ca_init(struct gw_ca *ca, char *errbuf, size_t errlen);
 void gw_ca_free(struct gw_ca *ca);
+/* The leaf for host, minted the first time and cached; NULL on failure. */
+X509 *gw_ca_leaf(struct gw_ca *ca, const char *host);
 /* The servername callback: a leaf for an allowed name, minted once and cached. */
 int gw_ca_servername(SSL *ssl, int *alert, void *arg);
 int gw_ca_pem(const struct gw_ca *ca, char **ret_pem, size_t *ret_len);

@@ -125,6 +125,21 @@ test_gateway_inject() {
 	gw_no_secret_leak
 }
 
+test_gateway_secret_value() {
+	local pol
+
+	pol=$(gw_policy)
+	# A value with a line break would write a header of its own upstream: refused at start,
+	# the message naming the secret and not its value.
+	OPENAI_API_KEY=$'sk-x\r\nX-Injected: 1' STRIPE_API_KEY=ok "$IT_HELPERS/gateway_run" "$pol" \
+		>"$T_DIR/gw.out" 2>"$T_DIR/gw.err"
+	expect_eq "exit" 125 "$?" || return 1
+	expect_match "message" '^gateway_run: secret OPENAI_API_KEY: its value is empty or holds a control character' \
+		"$(cat "$T_DIR/gw.err")" || return 1
+	grep -q Injected "$T_DIR/gw.err" && fail "the value is in the message" && return 1
+	return 0
+}
+
 test_gateway_credential() {
 	gw_setup || return 1
 	# Outside the gateway, the attacker's own key reaches the provider.
@@ -263,6 +278,12 @@ gw_curl() {
 
 test_gateway_body() {
 	gw_setup || return 1
+	# Head and body in one write: the body must not be moved over the head as it is rewritten.
+	gw_client api.openai.com \
+		'raw:POST /gw/echo HTTP/1.1\r\nHost: api.openai.com\r\nContent-Length: 5\r\n\r\nhello' \
+		'raw:POST /gw/echo HTTP/1.1\r\nHost: api.openai.com\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n'
+	expect_lines_of "$GW_OUT" '200 - .*"body_len":5.*' '200 - .*"body_len":3.*' \
+		'local_port [0-9]+' 'closed no' || return 1
 	head -c 90000 /dev/zero | tr '\0' a >"$T_DIR/body"
 	head -c 150000 /dev/zero | tr '\0' b >"$T_DIR/big"
 	gw_curl api.stripe.com --data-binary "@$T_DIR/body" https://api.stripe.com/gw/echo
@@ -291,8 +312,8 @@ test_gateway_body() {
 	gw_curl api.stripe.com -H 'Transfer-Encoding: chunked' --data-binary "@$T_DIR/big" \
 		https://api.stripe.com/gw/echo
 	expect_match "too large, chunked" 'too_large.* 413$' "$CURL_OUT" || return 1
-	# Only the three allowed POSTs reached the stand-in whole.
-	expect_eq "requests upstream" 3 "$(grep -c '^POST ' "$T_DIR/auth.log")"
+	# Only the five allowed POSTs reached the stand-in whole.
+	expect_eq "requests upstream" 5 "$(grep -c '^POST ' "$T_DIR/auth.log")"
 }
 
 # expect_lines_of TEXT REGEX...: as expect_lines, on TEXT.
