@@ -117,8 +117,11 @@ struct prefix_mask {
  * lift (socket kinds, socket options, packets routed elsewhere) stay refusals.
  */
 #define CFG_AUDIT_ONLY (1u << 4)
-/* TCP connects to ALLOW_GATEWAY addresses go to the gateway at the gateway_* ports. */
-#define CFG_GATEWAY (1u << 5)
+/*
+ * TCP connects to ALLOW_GATEWAY addresses go to the gateway at the gateway_* ports. Bit 6:
+ * bit 5 is the SNI check's (branch sni, CFG_HAS_SNI).
+ */
+#define CFG_GATEWAY (1u << 6)
 /*
  * A slot's maps outlive its sandbox (docs/design.md): a map the flags do not name may hold a
  * previous sandbox's entries, and the programs must not look at it.
