@@ -241,3 +241,29 @@ test_gateway_options() {
 	*Injected*) fail "the value is in the message: $L_ERR" ;;
 	esac
 }
+
+# Fail closed: a gateway that cannot start, or a CA that cannot be written, is exit 125 with
+# nothing left (no_residue checks the cgroups; the CA files are looked for here).
+test_gateway_fail_closed() {
+	local p rc
+
+	p=$(policy gw "$GW_POLICY")
+	# Not a PEM file: the gateway's upstream store cannot be made.
+	echo "not a certificate" >"$T_DIR/bad.pem"
+	STRIPE_API_KEY=x launch_job --policy "$p" --resolver "$GW_DNS:$GW_DNS_PORT" \
+		--upstream-ca "$T_DIR/bad.pem" --secret STRIPE_API_KEY -- /bin/true
+	expect_rc "a bad --upstream-ca" 125 || return 1
+	expect_match "a bad --upstream-ca: the message" 'bad.pem' "$L_ERR" || return 1
+	# The CA's folder read-only (in this test's mount namespace only).
+	mkdir -p /run/launch-gateway
+	mount -t tmpfs -o ro,size=64k none /run/launch-gateway || fail "cannot mount" || return 1
+	STRIPE_API_KEY=x launch_job --policy "$p" --resolver "$GW_DNS:$GW_DNS_PORT" \
+		--secret STRIPE_API_KEY -- /bin/true
+	rc=$L_RC
+	umount /run/launch-gateway
+	L_RC=$rc
+	expect_rc "an unwritable CA folder" 125 || return 1
+	expect_match "an unwritable CA folder: the message" 'CA' "$L_ERR" || return 1
+	[ -z "$(find /run/launch-gateway -name "$L_NAME.*" 2>/dev/null)" ] ||
+		fail "CA files left: $(ls /run/launch-gateway)"
+}
