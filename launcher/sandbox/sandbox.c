@@ -21,6 +21,7 @@
 #include "cgroup.h"
 #include "dnsbpf.h"
 #include "gc.h"
+#include "gwsecret.h"
 #include "loader.h"
 #include "policy/inbound.h"
 #include "peerpid.h"
@@ -481,6 +482,11 @@ static int sandbox_start_gateway(struct sandbox *sandbox, const struct rules *ru
 	uint16_t port4 = 0, port6 = 0;
 	int r;
 
+	/* Whoever runs a sandbox with "http" rules starts its gateway, or nothing runs. */
+	if (!options->gateway && gwsecret_gateway_wanted(rules->policies, rules->npolicies))
+		return sandbox_fail(sandbox, -EOPNOTSUPP,
+				    "a policy has \"http\" rules, and this command starts no HTTPS "
+				    "gateway for them");
 	if (!options->gateway)
 		return 0;
 	r = sbgateway_start(&config, &sandbox->gateway, why, sizeof(why));

@@ -329,6 +329,7 @@ static int sandbox_update(struct sandbox *sandbox)
 		.resolver = sandbox->options->resolver,
 		.dns_proxy = sandbox->options->dns_proxy,
 		.id = sandbox->options->id,
+		.gateway = sandbox->gateway != NULL,
 	};
 
 	return update_serve(sandbox->update, &target);

@@ -267,3 +267,49 @@ test_gateway_fail_closed() {
 	[ -z "$(find /run/launch-gateway -name "$L_NAME.*" 2>/dev/null)" ] ||
 		fail "CA files left: $(ls /run/launch-gateway)"
 }
+
+# The sandbox's control socket, there once the job is confined (10 s at most).
+gw_wait_ctl() {
+	local i
+
+	for ((i = 0; i < 500; i++)); do
+		[ -S "/run/launch/$L_NAME.ctl" ] && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+# launch update may not change what the gateway judges by, nor bring "http" rules to a
+# sandbox without a gateway: both are refused, the old policy stays.
+test_gateway_update() {
+	local gw plain rc
+
+	gw=$(policy gw "$GW_POLICY")
+	plain=$(policy plain '{"name": "plain", "allow": [{"cidr": "127.0.6.9", "ports": [443]}]}')
+	# shellcheck disable=SC2016
+	STRIPE_API_KEY=x launch_bg --policy "$gw" --resolver "$GW_DNS:$GW_DNS_PORT" \
+		--secret STRIPE_API_KEY -- /bin/sh -c \
+		'while [ ! -e "$0/stop" ]; do sleep 0.05; done' "$T_DIR"
+	gw_wait_ctl || fail "the job did not start" || return 1
+	"$IT_LAUNCH" update "$L_NAME" --policy "$plain" >"$T_DIR/update.out" 2>&1
+	rc=$?
+	touch "$T_DIR/stop"
+	launch_bg_wait 10 || return 1
+	[ "$rc" != 0 ] || fail "launch update of a gateway's sandbox succeeded" || return 1
+	grep -q 'gateway' "$T_DIR/update.out" ||
+		fail "launch update: $(brief "$(cat "$T_DIR/update.out")")" || return 1
+	expect_audit 0 "$L_AUDIT" event=policy_update || return 1
+	# A sandbox without a gateway is refused a policy with "http".
+	rm -f "$T_DIR/stop"
+	# shellcheck disable=SC2016
+	launch_bg --policy "$plain" -- /bin/sh -c \
+		'while [ ! -e "$0/stop" ]; do sleep 0.05; done' "$T_DIR"
+	gw_wait_ctl || fail "the second job did not start" || return 1
+	"$IT_LAUNCH" update "$L_NAME" --policy "$gw" --resolver "$GW_DNS:$GW_DNS_PORT" \
+		>"$T_DIR/update2.out" 2>&1
+	rc=$?
+	touch "$T_DIR/stop"
+	launch_bg_wait 10 || return 1
+	[ "$rc" != 0 ] || fail "launch update to an http policy succeeded" || return 1
+	expect_audit 0 "$L_AUDIT" event=policy_update
+}
