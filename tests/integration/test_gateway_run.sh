@@ -313,3 +313,23 @@ test_gateway_update() {
 	[ "$rc" != 0 ] || fail "launch update to an http policy succeeded" || return 1
 	expect_audit 0 "$L_AUDIT" event=policy_update
 }
+
+# The http lines in OCSF and ECS, from a real job: HTTP Activity (4002) and ECS's web access.
+test_gateway_audit_formats() {
+	gw_providers || return 1
+	# shellcheck disable=SC2016
+	gw_launch --audit-format ocsf -- /bin/sh -c 'curl -sS -o /dev/null \
+		-H "Authorization: Bearer sk_attacker_own" https://api.stripe.com/v1/customers'
+	expect_rc "job (ocsf)" 0 || return 1
+	expect_audit 1 "$L_AUDIT" class_uid=4002 activity_id=3 action_id=2 \
+		status_detail=credential || return 1
+	# shellcheck disable=SC2016
+	gw_launch --audit-format ecs -- /bin/sh -c 'curl -sS -o /dev/null \
+		-H "Authorization: Bearer $STRIPE_API_KEY" https://api.stripe.com/v1/customers'
+	expect_rc "job (ecs)" 0 || return 1
+	grep -q '"category":\["web"\],"type":\["access"\],"outcome":"success"' "$L_AUDIT" ||
+		fail "no ECS web access line: $(brief "$(cat "$L_AUDIT")")" || return 1
+	grep -q '"http":{"request":{"method":"GET"' "$L_AUDIT" ||
+		fail "no ECS http fields: $(brief "$(cat "$L_AUDIT")")" || return 1
+	gw_key_nowhere
+}
