@@ -333,3 +333,36 @@ test_gateway_audit_formats() {
 		fail "no ECS http fields: $(brief "$(cat "$L_AUDIT")")" || return 1
 	gw_key_nowhere
 }
+
+# IPv6: a connection to the host's IPv6 address goes to the gateway's ::1 listener.
+test_gateway_ipv6_redirect() {
+	local v6=2001:db8::2
+
+	"$IT_ROOT/tests/standin/make-ca.sh" "$T_DIR/ca" || fail "cannot make the test CA" || return 1
+	STANDIN_AUTH_LOG=$T_DIR/auth.log node "$IT_ROOT/tests/standin/server.mjs" \
+		"$T_DIR/ca/server.pem" "$T_DIR/ca/server.key" "$v6" 443 "$T_DIR/standin.ready" \
+		>"$T_DIR/standin.log" 2>&1 &
+	track_pid $!
+	dnsmasq_start "$GW_DNS" "$GW_DNS_PORT" "$T_DIR/dns.log" \
+		--address=/stripe.com/"$v6" || return 1
+	wait_for_file "$T_DIR/standin.ready" 10 || fail "the stand-in did not start" || return 1
+	# Outside, the address is the stand-in's own.
+	curl -sS -o /dev/null --cacert "$T_DIR/ca/ca.pem" --resolve "api.stripe.com:443:[$v6]" \
+		https://api.stripe.com/v1/customers || fail "the stand-in is not reachable at $v6" ||
+		return 1
+	grep -q "authorization= " "$T_DIR/auth.log" || fail "the direct call did not arrive" ||
+		return 1
+	: >"$T_DIR/auth.log"
+	# shellcheck disable=SC2016
+	gw_launch -- /bin/sh -c 'curl -6 -sS -o /dev/null -w "status=%{http_code}\n" \
+		-H "Authorization: Bearer $STRIPE_API_KEY" https://api.stripe.com/v1/customers'
+	expect_rc "job" 0 || return 1
+	grep -qx status=200 "$L_OUT_FILE" || fail "the call failed: $(brief "$L_OUT")" || return 1
+	expect_audit 1 "$L_AUDIT" event=http decision=allow secret=STRIPE_API_KEY || return 1
+	grep -qF "authorization=Bearer $GW_KEY " "$T_DIR/auth.log" ||
+		fail "the stand-in did not get the real key: $(brief "$(cat "$T_DIR/auth.log")")" ||
+		return 1
+	grep -q launch-placeholder "$T_DIR/auth.log" && fail "the job reached $v6 directly" &&
+		return 1
+	return 0
+}
