@@ -18,6 +18,9 @@
 #define GW_RESOLVE_NEG_MS 5000
 /* A request in flight without a byte either way for this long is given up. */
 #define GATEWAY_INFLIGHT_IDLE_MS (10 * GATEWAY_IDLE_MS)
+/* One client's share of GATEWAY_MAX_CONNECTIONS: a job that opens many cannot starve the
+ * other sandboxes of a shared gateway (launch mcp). */
+#define GW_CLIENT_MAX_CONNECTIONS (GATEWAY_MAX_CONNECTIONS / 4)
 
 enum gw_kind { GW_LISTENER, GW_CONN, GW_UPSTREAM, GW_WAKE, GW_RESOLVED };
 
@@ -92,6 +95,7 @@ struct gateway_client {
 	struct gateway_client_config config;
 	struct gw_listener listen4, listen6;
 	uint16_t port4, port6;
+	size_t nconns;
 	struct gateway_client *next;
 };
 

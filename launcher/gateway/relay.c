@@ -554,7 +554,7 @@ void gw_relay_accept(struct gateway_client *client, int fd, bool v6, uint16_t pe
 	struct gateway *gw = client->gw;
 	struct gw_conn *c;
 
-	if (gw->nconns >= GATEWAY_MAX_CONNECTIONS) {
+	if (gw->nconns >= GATEWAY_MAX_CONNECTIONS || client->nconns >= GW_CLIENT_MAX_CONNECTIONS) {
 		close(fd);
 		return;
 	}
@@ -581,6 +581,7 @@ void gw_relay_accept(struct gateway_client *client, int fd, bool v6, uint16_t pe
 		gw->conns->prev = c;
 	gw->conns = c;
 	gw->nconns++;
+	client->nconns++;
 	gw_relay_pump(c);
 	return;
 fail:
@@ -605,6 +606,7 @@ void gw_relay_close(struct gw_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	gw->nconns--;
+	c->client->nconns--;
 	gw_io_kill(gw, &c->io);
 }
 

@@ -316,6 +316,30 @@ test_gateway_body() {
 	expect_eq "requests upstream" 5 "$(grep -c '^POST ' "$T_DIR/auth.log")"
 }
 
+test_gateway_conn_limit() {
+	gw_setup || return 1
+	# 256 connections that never say a word take this sandbox's share; the next one is
+	# closed at once, and once they are gone requests go through again.
+	GW_OUT=$("$IT_PY" - "$GW_CA" "$GW_PORT" "$IT_HELPERS/../fixtures/gw_client.py" <<'PY' 2>&1
+import socket, subprocess, sys, time
+ca, port, client = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+held = [socket.create_connection(("127.0.0.1", port)) for _ in range(256)]
+time.sleep(0.3)
+def one():
+    out = subprocess.run([sys.executable, client, ca, "127.0.0.1", str(port), "api.openai.com",
+                          "GET /gw/echo"], capture_output=True, text=True).stdout
+    return out.split("\n")[0][:3] if out.startswith("200") else "refused"
+print("full", one())
+for s in held:
+    s.close()
+time.sleep(0.3)
+print("after", one())
+PY
+)
+	printf '  limit: %s\n' "$GW_OUT"
+	expect_eq "limit" $'full refused\nafter 200' "$GW_OUT"
+}
+
 # expect_lines_of TEXT REGEX...: as expect_lines, on TEXT.
 expect_lines_of() {
 	# shellcheck disable=SC2034 # read by expect_lines
