@@ -306,6 +306,9 @@ test_gateway_body() {
 			res.on("end", () => console.log(res.statusCode, b));
 		}).on("error", (e) => console.log("error", e.message));' "$GW_PORT" 2>&1)
 	expect_match "node" '^200 .*"body_len":0' "$CURL_OUT" || return 1
+	# A client that offers h2 by ALPN gets HTTP/1.1: the gateway offers nothing else.
+	gw_curl api.openai.com --http2 -o /dev/null -w '%{http_version}' https://api.openai.com/gw/echo
+	expect_eq "ALPN" "1.1" "$CURL_OUT" || return 1
 	# Over the rule's max_body_bytes: by its length at once, chunked once it is passed.
 	gw_curl api.stripe.com --data-binary "@$T_DIR/big" https://api.stripe.com/gw/echo
 	expect_match "too large" 'too_large.* 413$' "$CURL_OUT" || return 1
