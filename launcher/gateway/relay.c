@@ -536,6 +536,8 @@ void gw_relay_pump(struct gw_conn *c)
 {
 	long n;
 
+	int rounds = 0;
+
 	if (c->io.dead)
 		return;
 	do {
@@ -546,7 +548,32 @@ void gw_relay_pump(struct gw_conn *c)
 		}
 		if (n > 0)
 			c->active_ms = monotonic_now_ms();
+		/*
+		 * A stream that never blocks would keep the loop from every other connection:
+		 * after a few rounds it waits for its next turn (no event will come,
+		 * edge-triggered).
+		 */
+		if (n > 0 && ++rounds >= GW_PUMP_ROUNDS) {
+			if (!c->queued) {
+				c->queued = true;
+				c->next_again = c->gw->again;
+				c->gw->again = c;
+			}
+			return;
+		}
 	} while (n > 0);
+}
+
+void gw_relay_again(struct gateway *gw)
+{
+	struct gw_conn *c = gw->again, *next;
+
+	gw->again = NULL;
+	for (; c; c = next) {
+		next = c->next_again;
+		c->queued = false;
+		gw_relay_pump(c);
+	}
 }
 
 void gw_relay_accept(struct gateway_client *client, int fd, bool v6, uint16_t peer_port)
@@ -598,6 +625,16 @@ void gw_relay_close(struct gw_conn *c)
 
 	if (c->io.dead)
 		return;
+	if (c->queued) {
+		struct gw_conn **p;
+
+		for (p = &gw->again; *p; p = &(*p)->next_again)
+			if (*p == c) {
+				*p = c->next_again;
+				break;
+			}
+		c->queued = false;
+	}
 	relay_drop_upstream(c, false);
 	if (c->prev)
 		c->prev->next = c->next;
