@@ -165,6 +165,18 @@ static void relay_note_request(struct gw_conn *c, const struct http_request *req
 	c->status = 0;
 }
 
+/* RFC 9110, 9.2.2: sent twice, these do what they do once (a POST may not). */
+static bool relay_idempotent(const char *method)
+{
+	static const char *const idempotent[] = { "GET", "HEAD", "OPTIONS", "PUT", "DELETE" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(idempotent); i++)
+		if (!strcmp(method, idempotent[i]))
+			return true;
+	return false;
+}
+
 /* The kept head holds the secret's value: wiped, not just freed. */
 static void relay_forget_retry(struct gw_conn *c)
 {
@@ -239,7 +251,8 @@ static void relay_request(struct gw_conn *c, const struct http_request *req)
 		return relay_refuse(c, 400, "malformed", "the request's head is too large", true);
 	}
 	relay_forget_retry(c);
-	if (c->up->reused && req->framing == HTTP_BODY_NONE && !req->upgrade) {
+	if (c->up->reused && req->framing == HTTP_BODY_NONE && !req->upgrade &&
+	    relay_idempotent(c->method)) {
 		c->retry_head = malloc(c->up->out.len);
 		c->retry_len = c->retry_head ? c->up->out.len : 0;
 		if (c->retry_head)
