@@ -20,7 +20,8 @@ gw_policy() {
                            { "method": "POST", "path": "/gw/*" } ],
                 "deny": [ { "path": "/gw/denied*" } ] } },
     { "host": "api.stripe.com", "ports": [443], "http": { "max_body_bytes": 100000 } },
-    { "host": "files.stripe.com", "ports": [443], "http": {} }
+    { "host": "files.stripe.com", "ports": [443], "http": {} },
+    { "host": "connect.stripe.com", "ports": [443], "http": {} }
   ],
   "secrets": [ { "name": "OPENAI_API_KEY", "hosts": ["api.openai.com"],
                  "header": "Authorization", "format": "Bearer {}" },
@@ -48,7 +49,8 @@ gw_setup() {
 	track_pid $!
 	dnsmasq_start "$GW_DNS" "$GW_DNS_PORT" "$T_DIR/dns.log" \
 		--address=/api.openai.com/127.0.6.2 --address=/api.stripe.com/127.0.6.2 \
-		--address=/files.stripe.com/127.0.6.3 || return 1
+		--address=/files.stripe.com/127.0.6.3 --address=/connect.stripe.com/127.0.6.4 ||
+		return 1
 	wait_for_file "$T_DIR/standin.ready" 10 && wait_for_file "$T_DIR/standin2.ready" 10 ||
 		fail "the stand-ins did not start: $(brief "$(cat "$T_DIR"/standin*.log)")" ||
 		return 1
@@ -341,6 +343,21 @@ PY
 )
 	printf '  limit: %s\n' "$GW_OUT"
 	expect_eq "limit" $'full refused\nafter 200' "$GW_OUT"
+}
+
+test_gateway_stale_pool() {
+	gw_setup || return 1
+	"$IT_PY" "$IT_HELPERS/../fixtures/gw_stale.py" "$T_DIR/ca/server.pem" "$T_DIR/ca/server.key" \
+		127.0.6.4 443 "$T_DIR/stale.ready" "$T_DIR/stale.log" 2>"$T_DIR/stale.err" &
+	track_pid $!
+	wait_for_file "$T_DIR/stale.ready" 10 || fail "gw_stale.py did not start" || return 1
+	# The second GET rides the pooled connection, which dies unanswered: sent again on a new
+	# one. A POST is not (the provider may have acted on it): 502.
+	gw_client connect.stripe.com "GET /a" "GET /b" "POST /c|Content-Length: 0"
+	expect_lines_of "$GW_OUT" '200 - .*' '200 - .*' '502 upstream .*' 'local_port [0-9]+' \
+		'closed yes' || return 1
+	expect_eq "server" "$(printf '%s\n' 'conn1 answered GET /a' 'conn1 closed on GET /b' \
+		'conn2 answered GET /b' 'conn2 closed on POST /c')" "$(cat "$T_DIR/stale.log")"
 }
 
 # expect_lines_of TEXT REGEX...: as expect_lines, on TEXT.
