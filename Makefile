@@ -322,10 +322,12 @@ $(BUILD)/helpers/%: tests/helpers/%.c | $(BUILD)/helpers
 		$(if $(filter iouring_connect,$*),-luring) -lpthread
 
 # The gateway alone (its tests and bench): the gateway's objects and the policy's below them.
+# Sources and objects only: the .d file adds the headers to the prerequisites.
 GATEWAY_RUN_OBJS = $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(wildcard launcher/gateway/*.c \
 	launcher/policy/*.c launcher/lib/*.c))
 $(BUILD)/helpers/gateway_run: tests/helpers/gateway_run.c $(GATEWAY_RUN_OBJS) | $(BUILD)/helpers
-	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lpthread
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ \
+		$(LDLIBS) -lpthread
 
 # LD_PRELOAD libraries that make one call fail, for tests of launch's own error paths.
 PRELOAD_SRCS := $(wildcard tests/helpers/preload/*.c)

@@ -203,7 +203,7 @@ static void *gateway_main(void *arg)
 	struct epoll_event events[GW_EVENTS];
 
 	while (!gw->stop) {
-		int i, n = epoll_wait(gw->epfd, events, GW_EVENTS, GW_SWEEP_MS);
+		int i, n = epoll_wait(gw->epfd, events, GW_EVENTS, gw->again ? 0 : GW_SWEEP_MS);
 		long long now;
 
 		pthread_mutex_lock(&gw->lock);
@@ -213,6 +213,7 @@ static void *gateway_main(void *arg)
 			if (!io->dead)
 				gateway_dispatch(gw, io);
 		}
+		gw_relay_again(gw);
 		now = monotonic_now_ms();
 		if (now - gw->last_sweep_ms >= GW_SWEEP_MS) {
 			gw->last_sweep_ms = now;

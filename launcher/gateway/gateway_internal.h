@@ -18,6 +18,11 @@
 #define GW_RESOLVE_NEG_MS 5000
 /* A request in flight without a byte either way for this long is given up. */
 #define GATEWAY_INFLIGHT_IDLE_MS (10 * GATEWAY_IDLE_MS)
+/* Passes over one connection per turn of the loop: at most about 16 TLS records each way. */
+#define GW_PUMP_ROUNDS 16
+/* One client's share of GATEWAY_MAX_CONNECTIONS: a job that opens many cannot starve the
+ * other sandboxes of a shared gateway (launch mcp). */
+#define GW_CLIENT_MAX_CONNECTIONS (GATEWAY_MAX_CONNECTIONS / 4)
 
 enum gw_kind { GW_LISTENER, GW_CONN, GW_UPSTREAM, GW_WAKE, GW_RESOLVED };
 
@@ -71,6 +76,7 @@ struct gateway {
 	struct gw_conn *conns;
 	size_t nconns;
 	struct gw_upstream *idle; /* the keep-alive pool, every host */
+	struct gw_conn *again;	  /* connections whose turn ended with more to move */
 	struct gw_io *dead;
 	/* The resolver thread and its queue, under resolve_lock. */
 	pthread_t resolver;
@@ -92,6 +98,7 @@ struct gateway_client {
 	struct gateway_client_config config;
 	struct gw_listener listen4, listen6;
 	uint16_t port4, port6;
+	size_t nconns;
 	struct gateway_client *next;
 };
 
@@ -134,6 +141,8 @@ struct gw_conn {
 	struct gateway_client *client;
 	SSL *ssl;
 	struct gw_conn *prev, *next;
+	struct gw_conn *next_again;
+	bool queued; /* on gw->again */
 	uint16_t peer_port;
 	bool peer_v6;
 	char sni[GW_HOST_MAX]; /* "" without one */
@@ -222,6 +231,8 @@ void gw_upstream_destroy(struct gw_upstream *up);
 /* relay.c */
 void gw_relay_accept(struct gateway_client *client, int fd, bool v6, uint16_t peer_port);
 void gw_relay_pump(struct gw_conn *conn);
+/* Gives the connections whose turn ended with more to move another one. */
+void gw_relay_again(struct gateway *gw);
 void gw_relay_close(struct gw_conn *conn);
 void gw_relay_sweep(struct gateway *gw, long long now_ms);
 void gw_relay_destroy(struct gw_conn *conn);

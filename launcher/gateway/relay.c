@@ -165,6 +165,18 @@ static void relay_note_request(struct gw_conn *c, const struct http_request *req
 	c->status = 0;
 }
 
+/* RFC 9110, 9.2.2: sent twice, these do what they do once (a POST may not). */
+static bool relay_idempotent(const char *method)
+{
+	static const char *const idempotent[] = { "GET", "HEAD", "OPTIONS", "PUT", "DELETE" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(idempotent); i++)
+		if (!strcmp(method, idempotent[i]))
+			return true;
+	return false;
+}
+
 /* The kept head holds the secret's value: wiped, not just freed. */
 static void relay_forget_retry(struct gw_conn *c)
 {
@@ -239,7 +251,8 @@ static void relay_request(struct gw_conn *c, const struct http_request *req)
 		return relay_refuse(c, 400, "malformed", "the request's head is too large", true);
 	}
 	relay_forget_retry(c);
-	if (c->up->reused && req->framing == HTTP_BODY_NONE && !req->upgrade) {
+	if (c->up->reused && req->framing == HTTP_BODY_NONE && !req->upgrade &&
+	    relay_idempotent(c->method)) {
 		c->retry_head = malloc(c->up->out.len);
 		c->retry_len = c->retry_head ? c->up->out.len : 0;
 		if (c->retry_head)
@@ -536,6 +549,8 @@ void gw_relay_pump(struct gw_conn *c)
 {
 	long n;
 
+	int rounds = 0;
+
 	if (c->io.dead)
 		return;
 	do {
@@ -546,7 +561,32 @@ void gw_relay_pump(struct gw_conn *c)
 		}
 		if (n > 0)
 			c->active_ms = monotonic_now_ms();
+		/*
+		 * A stream that never blocks would keep the loop from every other connection:
+		 * after a few rounds it waits for its next turn (no event will come,
+		 * edge-triggered).
+		 */
+		if (n > 0 && ++rounds >= GW_PUMP_ROUNDS) {
+			if (!c->queued) {
+				c->queued = true;
+				c->next_again = c->gw->again;
+				c->gw->again = c;
+			}
+			return;
+		}
 	} while (n > 0);
+}
+
+void gw_relay_again(struct gateway *gw)
+{
+	struct gw_conn *c = gw->again, *next;
+
+	gw->again = NULL;
+	for (; c; c = next) {
+		next = c->next_again;
+		c->queued = false;
+		gw_relay_pump(c);
+	}
 }
 
 void gw_relay_accept(struct gateway_client *client, int fd, bool v6, uint16_t peer_port)
@@ -554,7 +594,7 @@ void gw_relay_accept(struct gateway_client *client, int fd, bool v6, uint16_t pe
 	struct gateway *gw = client->gw;
 	struct gw_conn *c;
 
-	if (gw->nconns >= GATEWAY_MAX_CONNECTIONS) {
+	if (gw->nconns >= GATEWAY_MAX_CONNECTIONS || client->nconns >= GW_CLIENT_MAX_CONNECTIONS) {
 		close(fd);
 		return;
 	}
@@ -581,6 +621,7 @@ void gw_relay_accept(struct gateway_client *client, int fd, bool v6, uint16_t pe
 		gw->conns->prev = c;
 	gw->conns = c;
 	gw->nconns++;
+	client->nconns++;
 	gw_relay_pump(c);
 	return;
 fail:
@@ -597,6 +638,16 @@ void gw_relay_close(struct gw_conn *c)
 
 	if (c->io.dead)
 		return;
+	if (c->queued) {
+		struct gw_conn **p;
+
+		for (p = &gw->again; *p; p = &(*p)->next_again)
+			if (*p == c) {
+				*p = c->next_again;
+				break;
+			}
+		c->queued = false;
+	}
 	relay_drop_upstream(c, false);
 	if (c->prev)
 		c->prev->next = c->next;
@@ -605,6 +656,7 @@ void gw_relay_close(struct gw_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	gw->nconns--;
+	c->client->nconns--;
 	gw_io_kill(gw, &c->io);
 }
 

@@ -124,9 +124,10 @@ int main(int argc, char **argv)
 	struct gateway_client_config cc = { .policies = policies,
 					    .secrets = secrets,
 					    .on_request = run_on_request };
-	struct gateway_client *client;
+	struct gateway_client *client = NULL;
 	struct resolver resolver;
-	struct gateway *gw;
+	struct gateway *gw = NULL;
+	int rc = 125;
 	char err[POLICY_ERR_LEN];
 	uint16_t p4, p6;
 	sigset_t set;
@@ -159,7 +160,7 @@ int main(int argc, char **argv)
 	if (!cc.npolicies)
 		return run_usage("no policy");
 	if (run_secrets(policies, cc.npolicies, secrets, &cc.nsecrets) < 0)
-		return 125;
+		goto out;
 	cc.ctx = stdout;
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -168,19 +169,21 @@ int main(int argc, char **argv)
 	if (gateway_new(&config, &gw, err, sizeof(err)) < 0 ||
 	    gateway_client_add(gw, &cc, &client, err, sizeof(err)) < 0) {
 		fprintf(stderr, "gateway_run: %s\n", err);
-		return 125;
+		goto out;
 	}
 	if ((ca_out && run_write_ca(gw, ca_out) < 0) || gateway_start(gw) < 0)
-		return 125;
+		goto out;
 	gateway_client_ports(client, &p4, &p6);
 	printf("ports %u %u\nready\n", p4, p6);
 	fflush(stdout);
 	sigwait(&set, &sig);
+	rc = 0;
+out:
 	gateway_client_remove(client);
 	gateway_free(gw);
 	for (i = 0; i < (int)cc.nsecrets; i++)
 		free(secrets[i].value);
 	for (i = 0; i < (int)cc.npolicies; i++)
 		policy_free((struct policy *)policies[i]);
-	return 0;
+	return rc;
 }

@@ -20,7 +20,8 @@ gw_policy() {
                            { "method": "POST", "path": "/gw/*" } ],
                 "deny": [ { "path": "/gw/denied*" } ] } },
     { "host": "api.stripe.com", "ports": [443], "http": { "max_body_bytes": 100000 } },
-    { "host": "files.stripe.com", "ports": [443], "http": {} }
+    { "host": "files.stripe.com", "ports": [443], "http": {} },
+    { "host": "connect.stripe.com", "ports": [443], "http": {} }
   ],
   "secrets": [ { "name": "OPENAI_API_KEY", "hosts": ["api.openai.com"],
                  "header": "Authorization", "format": "Bearer {}" },
@@ -48,7 +49,8 @@ gw_setup() {
 	track_pid $!
 	dnsmasq_start "$GW_DNS" "$GW_DNS_PORT" "$T_DIR/dns.log" \
 		--address=/api.openai.com/127.0.6.2 --address=/api.stripe.com/127.0.6.2 \
-		--address=/files.stripe.com/127.0.6.3 || return 1
+		--address=/files.stripe.com/127.0.6.3 --address=/connect.stripe.com/127.0.6.4 ||
+		return 1
 	wait_for_file "$T_DIR/standin.ready" 10 && wait_for_file "$T_DIR/standin2.ready" 10 ||
 		fail "the stand-ins did not start: $(brief "$(cat "$T_DIR"/standin*.log)")" ||
 		return 1
@@ -306,6 +308,9 @@ test_gateway_body() {
 			res.on("end", () => console.log(res.statusCode, b));
 		}).on("error", (e) => console.log("error", e.message));' "$GW_PORT" 2>&1)
 	expect_match "node" '^200 .*"body_len":0' "$CURL_OUT" || return 1
+	# A client that offers h2 by ALPN gets HTTP/1.1: the gateway offers nothing else.
+	gw_curl api.openai.com --http2 -o /dev/null -w '%{http_version}' https://api.openai.com/gw/echo
+	expect_eq "ALPN" "1.1" "$CURL_OUT" || return 1
 	# Over the rule's max_body_bytes: by its length at once, chunked once it is passed.
 	gw_curl api.stripe.com --data-binary "@$T_DIR/big" https://api.stripe.com/gw/echo
 	expect_match "too large" 'too_large.* 413$' "$CURL_OUT" || return 1
@@ -314,6 +319,45 @@ test_gateway_body() {
 	expect_match "too large, chunked" 'too_large.* 413$' "$CURL_OUT" || return 1
 	# Only the five allowed POSTs reached the stand-in whole.
 	expect_eq "requests upstream" 5 "$(grep -c '^POST ' "$T_DIR/auth.log")"
+}
+
+test_gateway_conn_limit() {
+	gw_setup || return 1
+	# 256 connections that never say a word take this sandbox's share; the next one is
+	# closed at once, and once they are gone requests go through again.
+	GW_OUT=$("$IT_PY" - "$GW_CA" "$GW_PORT" "$IT_HELPERS/../fixtures/gw_client.py" <<'PY' 2>&1
+import socket, subprocess, sys, time
+ca, port, client = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+held = [socket.create_connection(("127.0.0.1", port)) for _ in range(256)]
+time.sleep(0.3)
+def one():
+    out = subprocess.run([sys.executable, client, ca, "127.0.0.1", str(port), "api.openai.com",
+                          "GET /gw/echo"], capture_output=True, text=True).stdout
+    return out.split("\n")[0][:3] if out.startswith("200") else "refused"
+print("full", one())
+for s in held:
+    s.close()
+time.sleep(0.3)
+print("after", one())
+PY
+)
+	printf '  limit: %s\n' "$GW_OUT"
+	expect_eq "limit" $'full refused\nafter 200' "$GW_OUT"
+}
+
+test_gateway_stale_pool() {
+	gw_setup || return 1
+	"$IT_PY" "$IT_HELPERS/../fixtures/gw_stale.py" "$T_DIR/ca/server.pem" "$T_DIR/ca/server.key" \
+		127.0.6.4 443 "$T_DIR/stale.ready" "$T_DIR/stale.log" 2>"$T_DIR/stale.err" &
+	track_pid $!
+	wait_for_file "$T_DIR/stale.ready" 10 || fail "gw_stale.py did not start" || return 1
+	# The second GET rides the pooled connection, which dies unanswered: sent again on a new
+	# one. A POST is not (the provider may have acted on it): 502.
+	gw_client connect.stripe.com "GET /a" "GET /b" "POST /c|Content-Length: 0"
+	expect_lines_of "$GW_OUT" '200 - .*' '200 - .*' '502 upstream .*' 'local_port [0-9]+' \
+		'closed yes' || return 1
+	expect_eq "server" "$(printf '%s\n' 'conn1 answered GET /a' 'conn1 closed on GET /b' \
+		'conn2 answered GET /b' 'conn2 closed on POST /c')" "$(cat "$T_DIR/stale.log")"
 }
 
 # expect_lines_of TEXT REGEX...: as expect_lines, on TEXT.
