@@ -366,3 +366,14 @@ test_gateway_ipv6_redirect() {
 		return 1
 	return 0
 }
+
+# The query is left out of http lines (it may hold personal data) unless --audit-http-query.
+test_gateway_audit_query() {
+	gw_providers || return 1
+	# shellcheck disable=SC2016
+	gw_launch --audit-http-query -- /bin/sh -c 'curl -sS -o /dev/null \
+		-H "Authorization: Bearer $STRIPE_API_KEY" \
+		"https://api.stripe.com/v1/customers?email=ada%40example.com"'
+	expect_rc "job" 0 || return 1
+	expect_audit 1 "$L_AUDIT" event=http 'path=/v1/customers?email=ada%40example.com'
+}
