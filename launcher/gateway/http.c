@@ -114,13 +114,16 @@ static int parse_headers(const char *p, const char *end, struct http_header *hea
 	return 0;
 }
 
-/* "1*DIGIT" and no more: no sign, no list ("5, 5"), no spaces inside. */
+/*
+ * "1*DIGIT" and no more: no sign, no list ("5, 5"), no spaces inside, and no leading zero (a
+ * reader that takes "010" as octal, or that refuses it, would end the body elsewhere).
+ */
 static int parse_length(const char *s, size_t len, uint64_t *ret)
 {
 	uint64_t v = 0;
 	size_t i;
 
-	if (len == 0)
+	if (len == 0 || (len > 1 && s[0] == '0'))
 		return -EBADMSG;
 	for (i = 0; i < len; i++) {
 		if (s[i] < '0' || s[i] > '9')
@@ -373,8 +376,7 @@ static bool host_value_ok(const char *s, size_t len)
 }
 
 /* The request's own headers: Host once, Expect only 100-continue, the upgrade's kind. */
-static int read_request_headers(struct http_request *req, bool *ret_websocket,
-				bool *ret_upgrade_other)
+static int read_request_headers(struct http_request *req, bool *ret_websocket)
 {
 	size_t i;
 	int r;
@@ -398,10 +400,12 @@ static int read_request_headers(struct http_request *req, bool *ret_websocket,
 			r = for_each_token(h->value, h->value_len, websocket_token, &websocket);
 			if (r < 0)
 				return r;
-			if (websocket)
-				*ret_websocket = true;
-			else
-				*ret_upgrade_other = true;
+			/* Any other protocol (h2c) is refused even without "Connection: upgrade":
+			 * a lenient upstream that switched would hand the stream to a protocol the
+			 * gateway does not parse. */
+			if (!websocket)
+				return -EBADMSG;
+			*ret_websocket = true;
 		}
 	}
 	return 0;
@@ -411,7 +415,7 @@ int http_request_parse(const char *buf, size_t len, struct http_request *ret)
 {
 	struct framing_headers framing;
 	struct http_request *req = ret;
-	bool websocket = false, upgrade_other = false;
+	bool websocket = false;
 	size_t head_len = 0;
 	const char *eol;
 	int r;
@@ -439,7 +443,7 @@ int http_request_parse(const char *buf, size_t len, struct http_request *ret)
 	r = read_framing(req->headers, req->nheaders, &framing);
 	if (r < 0)
 		return r;
-	r = read_request_headers(req, &websocket, &upgrade_other);
+	r = read_request_headers(req, &websocket);
 	if (r < 0)
 		return r;
 	if (req->minor == 1 && !req->host)
@@ -458,10 +462,6 @@ int http_request_parse(const char *buf, size_t len, struct http_request *ret)
 	} else {
 		req->framing = HTTP_BODY_NONE;
 	}
-	/* An upgrade to anything but WebSocket (h2c) would hand the stream to a protocol
-	 * the gateway does not parse. */
-	if (framing.connection.upgrade && upgrade_other)
-		return -EBADMSG;
 	req->upgrade = framing.connection.upgrade && websocket;
 	req->keep_alive = req->minor == 1
 				  ? !framing.connection.close

@@ -670,6 +670,9 @@ int policy_parse(const char *path, const char *json, struct policy **ret_policy,
 	r = parse_allow(&ctx, cJSON_GetObjectItemCaseSensitive(root, "allow"), policy);
 	if (r < 0)
 		return r;
+	r = policy_check_http_hosts(&ctx, policy);
+	if (r < 0)
+		return r;
 	r = policy_parse_secrets(&ctx, cJSON_GetObjectItemCaseSensitive(root, "secrets"), policy);
 	if (r < 0)
 		return r;

@@ -331,6 +331,37 @@ int policy_parse_http(const struct parse_ctx *ctx, const cJSON *obj, const char 
 	return parse_http_fields(ctx, obj, key, http);
 }
 
+/*
+ * A host with "http" takes one rule of the policy: a second one, with "http" or without,
+ * would leave two sets of rules, or a way around the gateway, for the same name.
+ */
+int policy_check_http_hosts(const struct parse_ctx *ctx, const struct policy *policy)
+{
+	char key[KEY_PATH_LEN], vbuf[ERR_VALUE_SHOWN_LEN];
+	size_t i, j;
+
+	/* Only rules with "http" start a scan: a policy of 100,000 plain hosts costs nothing. */
+	for (i = 0; i < policy->nentries; i++) {
+		const struct policy_entry *entry = &policy->entries[i];
+
+		if (!entry->http)
+			continue;
+		for (j = 0; j < policy->nentries; j++) {
+			const struct policy_entry *other = &policy->entries[j];
+
+			if (j == i || !other->host || strcmp(other->host, entry->host) != 0)
+				continue;
+			snprintf(key, sizeof(key), "allow[%zu]", i > j ? i : j);
+			return policy_fail(ctx, key,
+					   "\"%s\" is also allow[%zu]; a host with \"http\" takes "
+					   "one rule (list its ports there)",
+					   policy_shown(entry->host, vbuf, sizeof(vbuf)),
+					   i < j ? i : j);
+		}
+	}
+	return 0;
+}
+
 static int parse_secret_name(const struct parse_ctx *ctx, const cJSON *item, const char *key,
 			     char **ret)
 {

@@ -60,5 +60,7 @@ int policy_parse_limits(const struct parse_ctx *ctx, const cJSON *limits, struct
 int policy_parse_http(const struct parse_ctx *ctx, const cJSON *obj, const char *key,
 		      struct policy_entry *entry);
 int policy_parse_secrets(const struct parse_ctx *ctx, const cJSON *list, struct policy *policy);
+/* A host with "http" in no other rule of the policy; after "allow". */
+int policy_check_http_hosts(const struct parse_ctx *ctx, const struct policy *policy);
 
 #endif /* LAUNCH_POLICY_INTERNAL_H */

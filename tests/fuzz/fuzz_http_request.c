@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gateway/http.h"
 
@@ -57,6 +58,70 @@ static void check_request(const struct http_request *req, const char *buf, size_
 	FUZZ_ASSERT(req->framing != HTTP_BODY_CLOSE);
 }
 
+/*
+ * A lenient second reader, as a server behind the gateway might be: lines end at LF (a CR
+ * before it dropped), names trimmed around the colon, the last Content-Length wins, and
+ * "chunked" anywhere in Transfer-Encoding means chunked. Smuggling is two readers splitting
+ * one stream differently, so on every head the strict parser accepts, this one must find the
+ * same end and the same body.
+ */
+struct lenient_view {
+	size_t head_len;
+	enum http_framing framing;
+	uint64_t content_length;
+};
+
+/* "chunked" anywhere, in any case (codings are case-insensitive). */
+static bool has_chunked(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 7 <= len; i++)
+		if (strncasecmp(s + i, "chunked", 7) == 0)
+			return true;
+	return false;
+}
+
+static bool lenient_read(const char *buf, size_t len, struct lenient_view *ret)
+{
+	const char *p = buf, *end = buf + len, *nl;
+	bool first = true, chunked = false, has_length = false;
+	uint64_t length = 0;
+
+	while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
+		const char *line_end = nl > p && nl[-1] == '\r' ? nl - 1 : nl, *colon, *n1, *v;
+
+		if (line_end == p && !first) {
+			ret->head_len = (size_t)(nl + 1 - buf);
+			ret->framing = chunked	    ? HTTP_BODY_CHUNKED
+				       : has_length ? HTTP_BODY_LENGTH
+						    : HTTP_BODY_NONE;
+			ret->content_length = chunked ? 0 : length;
+			return true;
+		}
+		colon = memchr(p, ':', (size_t)(line_end - p));
+		if (!first && colon) {
+			n1 = colon;
+			while (n1 > p && (n1[-1] == ' ' || n1[-1] == '\t'))
+				n1--;
+			v = colon + 1;
+			while (v < line_end && (*v == ' ' || *v == '\t'))
+				v++;
+			if ((size_t)(n1 - p) == 14 && strncasecmp(p, "content-length", 14) == 0) {
+				has_length = true;
+				length = strtoull(v, NULL, 10);
+			} else if ((size_t)(n1 - p) == 17 &&
+				   strncasecmp(p, "transfer-encoding", 17) == 0 &&
+				   has_chunked(v, (size_t)(line_end - v))) {
+				chunked = true;
+			}
+		}
+		first = false;
+		p = nl + 1;
+	}
+	return false;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -79,6 +144,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r <= 0)
 			break;
 		check_request(&req, buf + off, (size_t)r);
+		{
+			struct lenient_view view;
+
+			FUZZ_ASSERT(lenient_read(buf + off, (size_t)r, &view));
+			FUZZ_ASSERT(view.head_len == (size_t)r && view.framing == req.framing);
+			FUZZ_ASSERT(view.content_length == req.content_length);
+		}
 		FUZZ_ASSERT(http_request_parse(buf + off, (size_t)r - 1, &req) == 0);
 		r = http_request_parse(buf + off, size - off, &req);
 		off += (size_t)r;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gateway/http.h"
 
@@ -15,6 +16,60 @@
 		if (!(cond))              \
 			__builtin_trap(); \
 	} while (0)
+
+/*
+ * What a lenient client would take as the head's end and the body's framing (lines end at
+ * LF, names trimmed around the colon, the last Content-Length, "chunked" anywhere): the
+ * gateway and the job's own HTTP library must agree where each response ends, or one
+ * response could pass as two on the job's keep-alive connection.
+ */
+static bool has_chunked(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 7 <= len; i++)
+		if (strncasecmp(s + i, "chunked", 7) == 0)
+			return true;
+	return false;
+}
+
+static bool lenient_read(const char *buf, size_t len, size_t *ret_head_len, bool *ret_chunked,
+			 bool *ret_has_length, uint64_t *ret_length)
+{
+	const char *p = buf, *end = buf + len, *nl;
+	bool first = true;
+
+	*ret_chunked = *ret_has_length = false;
+	*ret_length = 0;
+	while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
+		const char *line_end = nl > p && nl[-1] == '\r' ? nl - 1 : nl, *colon, *n1, *v;
+
+		if (line_end == p && !first) {
+			*ret_head_len = (size_t)(nl + 1 - buf);
+			return true;
+		}
+		colon = memchr(p, ':', (size_t)(line_end - p));
+		if (!first && colon) {
+			n1 = colon;
+			while (n1 > p && (n1[-1] == ' ' || n1[-1] == '\t'))
+				n1--;
+			v = colon + 1;
+			while (v < line_end && (*v == ' ' || *v == '\t'))
+				v++;
+			if ((size_t)(n1 - p) == 14 && strncasecmp(p, "content-length", 14) == 0) {
+				*ret_has_length = true;
+				*ret_length = strtoull(v, NULL, 10);
+			} else if ((size_t)(n1 - p) == 17 &&
+				   strncasecmp(p, "transfer-encoding", 17) == 0 &&
+				   has_chunked(v, (size_t)(line_end - v))) {
+				*ret_chunked = true;
+			}
+		}
+		first = false;
+		p = nl + 1;
+	}
+	return false;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -47,6 +102,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			FUZZ_ASSERT(h->name >= buf && h->name + h->name_len <= buf + r);
 			FUZZ_ASSERT(h->value >= buf && h->value + h->value_len <= buf + r);
+		}
+		{
+			bool chunked, has_length;
+			uint64_t length;
+			size_t head_len;
+
+			FUZZ_ASSERT(lenient_read(buf, (size_t)r, &head_len, &chunked, &has_length,
+						 &length));
+			FUZZ_ASSERT(head_len == (size_t)r);
+			if (resp.framing == HTTP_BODY_CHUNKED)
+				FUZZ_ASSERT(chunked && !has_length);
+			if (resp.framing == HTTP_BODY_LENGTH)
+				FUZZ_ASSERT(!chunked && length == resp.content_length);
+			if (resp.framing == HTTP_BODY_CLOSE)
+				FUZZ_ASSERT(!chunked && !has_length);
 		}
 		if (method && strcmp(method, "HEAD") == 0)
 			FUZZ_ASSERT(resp.framing == HTTP_BODY_NONE);

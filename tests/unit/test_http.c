@@ -172,6 +172,8 @@ static void test_smuggling(void)
 	REQ_BAD(H11("POST /", "Content-Length: \r\n"));
 	REQ_BAD(H11("POST /", "Content-Length: 99999999999999999999\r\n"));
 	REQ_BAD(H11("POST /", "Content-Length: 5 6\r\n"));
+	REQ_BAD(H11("POST /", "Content-Length: 010\r\n"));
+	REQ_BAD(H11("POST /", "Content-Length: 00\r\n"));
 	REQ_BAD(H11("POST /", "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"));
 	REQ_BAD(H11("POST /", "Transfer-Encoding: gzip, chunked\r\n"));
 	REQ_BAD(H11("POST /", "Transfer-Encoding: chunked, gzip\r\n"));
@@ -213,6 +215,8 @@ static void test_smuggling(void)
 	/* Expect other than 100-continue, an upgrade to something not parsed */
 	REQ_BAD(H11("GET /", "Expect: 200-ok\r\n"));
 	REQ_BAD(H11("GET /", "Connection: Upgrade\r\nUpgrade: h2c\r\n"));
+	REQ_BAD(H11("GET /", "Upgrade: h2c\r\n"));
+	REQ_BAD(H11("GET /", "Upgrade: websocket/13\r\n"));
 	REQ_BAD(H11("GET /", "Connection: close;x\r\n"));
 }
 

@@ -74,6 +74,48 @@ static void test_glob_long(void)
 	CHECK(!http_glob_match(glob, text));
 }
 
+/* The definition, recursively: what the iterative matcher must agree with. */
+static bool glob_reference(const char *glob, const char *text)
+{
+	if (*glob == '\0')
+		return *text == '\0';
+	if (*glob == '*')
+		return glob_reference(glob + 1, text) || (*text && glob_reference(glob, text + 1));
+	if (*text && (*glob == '?' || *glob == *text))
+		return glob_reference(glob + 1, text + 1);
+	return false;
+}
+
+static void test_glob_against_reference(void)
+{
+	static const char alphabet[] = "ab/*?";
+	unsigned long long seed = 0x9e3779b97f4a7c15ULL;
+	char glob[9], text[11];
+	int mismatches = 0;
+
+	for (int round = 0; round < 200000; round++) {
+		size_t gl, tl, i;
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		gl = (seed >> 33) % sizeof(glob);
+		tl = (seed >> 45) % sizeof(text);
+		for (i = 0; i < gl; i++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			glob[i] = alphabet[(seed >> 40) % 5];
+		}
+		glob[gl] = '\0';
+		for (i = 0; i < tl; i++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			text[i] = alphabet[(seed >> 40) % 3];
+		}
+		text[tl] = '\0';
+		if (http_glob_match(glob, text) != glob_reference(glob, text) && mismatches++ < 5)
+			printf("  glob \"%s\" text \"%s\": %d, reference %d\n", glob, text,
+			       http_glob_match(glob, text), glob_reference(glob, text));
+	}
+	CHECK_EQ_INT(mismatches, 0);
+}
+
 static void test_rules_deny_wins(void)
 {
 	_cleanup_(policy_freep) struct policy *p = PARSE_OK(with_http(
@@ -169,6 +211,16 @@ static void test_bad_http(void)
 	EXPECT_ERROR("{\"name\":\"t\",\"allow\":[{\"host\":\"x.com\",\"protocol\":\"any\","
 		     "\"http\":{}}]}",
 		     "t.json: allow[0].http: needs \"protocol\": \"tcp\" (the default)");
+	EXPECT_ERROR(
+		"{\"name\":\"t\",\"allow\":[{\"host\":\"a.x.com\",\"ports\":[443],"
+		"\"http\":{}},{\"host\":\"b.x.com\"},{\"host\":\"A.x.com\",\"ports\":[80]}]}",
+		"t.json: allow[2]: \"a.x.com\" is also allow[0]; a host with \"http\" takes one "
+		"rule (list its ports there)");
+	EXPECT_ERROR(
+		"{\"name\":\"t\",\"allow\":[{\"host\":\"a.x.com\"},{\"host\":\"a.x.com\","
+		"\"http\":{}}]}",
+		"t.json: allow[1]: \"a.x.com\" is also allow[0]; a host with \"http\" takes one "
+		"rule (list its ports there)");
 	EXPECT_ERROR(with_http("[]", NULL),
 		     "t.json: allow[1].http: must be an object, not an array");
 	EXPECT_ERROR(with_http("{\"allows\":[]}", NULL),
@@ -285,6 +337,7 @@ int main(void)
 {
 	RUN(test_glob);
 	RUN(test_glob_long);
+	RUN(test_glob_against_reference);
 	RUN(test_rules_deny_wins);
 	RUN(test_rules_empty);
 	RUN(test_pass_headers_and_body);
