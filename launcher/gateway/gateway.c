@@ -386,8 +386,11 @@ void gateway_client_remove(struct gateway_client *client)
 	pthread_mutex_lock(&gw->lock);
 	for (c = gw->conns; c; c = next) {
 		next = c->next;
-		if (c->client == client)
+		if (c->client == client) {
+			/* on_request runs on the gateway's thread only: not for these. */
+			c->in_flight = false;
 			gw_relay_close(c);
+		}
 	}
 	for (p = &gw->clients; *p; p = &(*p)->next)
 		if (*p == client) {

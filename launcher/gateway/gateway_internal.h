@@ -142,7 +142,8 @@ struct gw_conn {
 	SSL *ssl;
 	struct gw_conn *prev, *next;
 	struct gw_conn *next_again;
-	bool queued; /* on gw->again */
+	bool queued;	/* on gw->again */
+	bool in_flight; /* an allowed request not yet logged */
 	uint16_t peer_port;
 	bool peer_v6;
 	char sni[GW_HOST_MAX]; /* "" without one */

@@ -109,6 +109,7 @@ static void relay_log(struct gw_conn *c, bool allowed, const char *reason)
 		.peer_v6 = c->peer_v6,
 	};
 
+	c->in_flight = false;
 	if (cfg->on_request)
 		cfg->on_request(cfg->ctx, &log);
 }
@@ -131,6 +132,18 @@ static void relay_drop_upstream(struct gw_conn *c, bool reusable)
 		gw_upstream_release(c->up, reusable);
 	c->up = NULL;
 	c->resp = GW_RESP_NONE;
+}
+
+/*
+ * A request whose answer has begun cannot get the gateway's own: it is logged with the reason
+ * and the connection closed once what is queued for the job is out.
+ */
+static void relay_abort(struct gw_conn *c, const char *reason)
+{
+	relay_drop_upstream(c, false);
+	if (c->in_flight)
+		relay_log(c, false, reason);
+	c->req = GW_REQ_CLOSING;
 }
 
 /* What the log says of a request: its method, Host and path (with the query if asked). */
@@ -260,6 +273,7 @@ static void relay_request(struct gw_conn *c, const struct http_request *req)
 	}
 	c->req = GW_REQ_BODY;
 	c->resp = GW_RESP_HEAD;
+	c->in_flight = true;
 }
 
 static int relay_head(struct gw_conn *c)
@@ -300,6 +314,10 @@ static long relay_request_side(struct gw_conn *c)
 	case GW_REQ_DISCARD:
 		n = relay_move(c->req_framing, &c->req_left, &c->req_chunked, &c->in,
 			       c->req == GW_REQ_BODY ? to : NULL, &done);
+		if (n < 0 && c->req == GW_REQ_BODY && c->resp != GW_RESP_HEAD) {
+			relay_abort(c, "malformed");
+			return 1;
+		}
 		if (n < 0) {
 			relay_drop_upstream(c, false);
 			relay_refuse(c, 400, "malformed", "the request's chunked body is invalid",
@@ -309,11 +327,11 @@ static long relay_request_side(struct gw_conn *c)
 		if (c->req == GW_REQ_BODY) {
 			c->bytes_out += n;
 			if (c->bytes_out > c->http->max_body_bytes) {
-				bool answered = c->resp != GW_RESP_HEAD;
-
+				if (c->resp != GW_RESP_HEAD) {
+					relay_abort(c, "too_large");
+					return 1;
+				}
 				relay_drop_upstream(c, false);
-				if (answered)
-					return -1;
 				relay_refuse(c, 413, "too_large",
 					     "the request body is larger than the policy's "
 					     "max_body_bytes",
@@ -407,11 +425,9 @@ static void relay_upstream_failed(struct gw_conn *c, const char *reason)
 	if (!strcmp(reason, "upstream") && relay_retry(c))
 		return;
 
+	if (answered)
+		return relay_abort(c, reason);
 	relay_drop_upstream(c, false);
-	if (answered) {
-		c->req = GW_REQ_CLOSING;
-		return;
-	}
 	relay_refuse(c, 502, reason,
 		     !strcmp(reason, "upstream_tls")
 			     ? "the provider's certificate did not verify for its name"
@@ -450,8 +466,7 @@ static long relay_response_side(struct gw_conn *c)
 	}
 	n = relay_move(c->resp_framing, &c->resp_left, &c->resp_chunked, &up->in, &c->out, &done);
 	if (n < 0) {
-		relay_drop_upstream(c, false);
-		c->req = GW_REQ_CLOSING;
+		relay_abort(c, "upstream");
 		return 1;
 	}
 	c->bytes_in += n;
@@ -649,6 +664,9 @@ void gw_relay_close(struct gw_conn *c)
 		c->queued = false;
 	}
 	relay_drop_upstream(c, false);
+	/* Once per request: one the job left before its answer ended too. */
+	if (c->in_flight)
+		relay_log(c, true, NULL);
 	if (c->prev)
 		c->prev->next = c->next;
 	else

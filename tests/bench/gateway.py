@@ -173,6 +173,14 @@ def main():
                 "rps": rps(ca, addr, headers),
                 "mbs": large(ca, addr),
             }
+        # Fairness: small requests of one connection while another downloads without pause.
+        ca, addr = through[1], through[0]
+        dl = subprocess.Popen(["curl", "-s", "--cacert", ca, "--connect-to",
+                               f"{HOST}:443:{addr[0]}:{addr[1]}", "-o", "/dev/null",
+                               f"https://{HOST}/gw/large?bytes={4 * LARGE_BYTES}"])
+        time.sleep(0.3)
+        busy_reused = pcts(reused(ca, addr, through[2], 300))
+        dl.wait()
         idle = rss_kib(gw.pid)
         conns = []
         for _ in range(100):
@@ -193,6 +201,8 @@ def main():
               f"{g['new'][0] - d['new'][0]:+.3f} |")
         print(f"| new connection, p90 ms | {d['new'][1]:.3f} | {g['new'][1]:.3f} | "
               f"{g['new'][1] - d['new'][1]:+.3f} |")
+        print(f"| reused connection during a {4 * LARGE_BYTES >> 20} MiB download, p50 / p90 ms | | "
+              f"{busy_reused[0]:.3f} / {busy_reused[1]:.3f} | |")
         print(f"| requests/s, 4 clients | {d['rps']:.0f} | {g['rps']:.0f} | |")
         print(f"| MB/s, one {LARGE_BYTES >> 20} MiB response | {d['mbs']:.0f} | {g['mbs']:.0f} | |")
         print(f"| gateway RSS, idle / 100 open connections | | {idle / 1024:.1f} / "

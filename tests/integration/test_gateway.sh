@@ -240,7 +240,21 @@ test_gateway_sse() {
 	# Each event reaches the job soon after the stand-in wrote it (the issue asks for 5 ms
 	# from the gateway; 50 here, with the stand-in's and the client's own time in it).
 	awk '$1 == "event" && $4 > 50 { bad = bad " " $4 } END { if (bad) { print bad; exit 1 } }' \
-		<<<"$GW_OUT" || fail "events arrived late (ms after the stand-in wrote them)"
+		<<<"$GW_OUT" || fail "events arrived late (ms after the stand-in wrote them)" || return 1
+	# A job that leaves mid-stream: its request is logged all the same, once.
+	"$IT_PY" - "$GW_CA" "$GW_PORT" <<'PY' || fail "the early leaver did not get its first event" || return 1
+import socket, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[1])
+t = ctx.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[2]))),
+                    server_hostname="api.openai.com")
+t.sendall(b"GET /gw/sse?n=5&ms=300 HTTP/1.1\r\nHost: api.openai.com\r\n\r\n")
+data = b""
+while b"data:" not in data:
+    data += t.recv(4096)
+t.close()
+PY
+	sleep 0.3
+	expect_eq "sse log lines" 2 "$(gw_log '"path":"/gw/sse"' | grep -c '"decision":"allow"')"
 }
 
 test_gateway_keepalive() {
