@@ -16,7 +16,7 @@ SCDOC ?= scdoc
 # The release; `launch --version` prints it with the BPF object's hash.
 VERSION := $(shell cat VERSION)
 
-LIBS_PKG := libbpf libelf zlib libcjson libcap sqlite3
+LIBS_PKG := libbpf libelf zlib libcjson libcap sqlite3 openssl
 WARN := -Wall -Wextra -Werror
 # CFLAGS is the user's (optimisation, debug info, extra warnings): `make CFLAGS=-O0` replaces
 # it, and LAUNCH_CFLAGS, which the build cannot do without, still applies after it.
@@ -53,12 +53,14 @@ PURE_SRCS := $(addprefix launcher/, \
 	policy/limit.c policy/rules.c policy/inbound.c policy/image.c \
 	policy/policy_http.c policy/http_rules.c gateway/http.c \
 	audit/audit.c audit/audit_writer.c audit/audit_syslog.c audit/audit_schema.c \
-	audit/audit_ocsf.c audit/audit_ecs.c \
+	audit/audit_ocsf.c audit/audit_ecs.c audit/audit_time.c \
 	audit/refusal.c audit/learn.c audit/report.c \
 	dns/dnsproxy.c dns/dnsproxy_names.c dns/dnsproxy_audit.c \
 	sandbox/landlock.c sandbox/cgplan.c sandbox/jobenv.c sandbox/seccomp.c sandbox/kbtf.c \
 	sandbox/mounthide.c sandbox/childmsg.c sandbox/reach.c \
 	agent/mcp.c agent/mcp_http_check.c agent/docscan.c)
+# The gateway's decision on a request and its buffers (the rest of it is I/O, with OpenSSL).
+PURE_SRCS += launcher/gateway/judge.c launcher/gateway/buf.c
 SRCS := $(filter-out launcher/sandbox/init.c launcher/sandbox/init_mount.c,$(wildcard launcher/*.c launcher/*/*.c))
 OBJS := $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(SRCS))
 # The sandbox's init, exec'd by the launcher: what it runs and nothing of the launcher's. Built
@@ -83,6 +85,9 @@ UNIT_PURE_OBJS := $(patsubst launcher/%.c,$(BUILD)/unit/obj/%.o,$(PURE_SRCS))
 VG_PURE_OBJS := $(patsubst launcher/%.c,$(BUILD)/valgrind/obj/%.o,$(PURE_SRCS))
 # Allocations that test_rules makes fail on purpose: the calls in the modules go through it.
 UNIT_WRAP_test_rules := $(foreach f,malloc calloc realloc reallocarray strdup,-Wl,--wrap=$(f))
+
+# The gateway's CA makes certificates with OpenSSL: its test alone links ca.c and libcrypto.
+UNIT_LIBS_test_gateway_ca := -lssl -lcrypto
 
 # A unit "test" that crashes on purpose: only tests/selftest/run uses it, to prove that the
 # runners count a crash as a failure.
@@ -120,6 +125,9 @@ DEB_PKGS += libmicrohttpd-dev
 # and a throwaway CA. Debian's npm only when no npm is there: NodeSource's nodejs carries its
 # own and conflicts with Debian's.
 DEB_PKGS += nodejs openssl $(if $(shell command -v npm),,npm)
+# The HTTPS gateway (launcher/gateway/): TLS both ways and its CA, with OpenSSL (-lssl -lcrypto,
+# linked dynamically so that Debian's security updates of OpenSSL reach launch).
+DEB_PKGS += libssl-dev
 # The start-up peer that make bench and docs/design.md measure launch against.
 DEB_PKGS += bubblewrap
 # The libc the sandbox's init is linked with (INIT_OBJS).
@@ -139,7 +147,7 @@ DEB_PKGS += libclang-rt-14-dev
 DEPFILES := $(wildcard $(foreach d,obj bpf unit/obj valgrind/obj helpers selftest init-glibc \
 	init-musl fuzz fuzz/obj fuzz-replay,$(BUILD)/$(d)/*.d $(BUILD)/$(d)/*/*.d))
 
-.PHONY: all deps vmlinux install deb test-deb test-kernels test unit integration valgrind demo demo-mini bench bench-summary soak clean format lint \
+.PHONY: all deps vmlinux install deb test-deb test-kernels test unit integration valgrind demo demo-mini bench bench-gateway bench-summary soak clean format lint \
 	helpers man fuzz
 # A recipe that fails leaves no half-written target that a later make would take as done.
 .DELETE_ON_ERROR:
@@ -258,7 +266,11 @@ $(BUILD)/unit/obj/%.o: tests/unit/%.c | $(BUILD)/unit/obj $(BUILD)/syscall_names
 
 $(UNIT_BINS): $(BUILD)/unit/%: $(BUILD)/unit/obj/%.o $(UNIT_PURE_OBJS) | $(BUILD)/unit
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) -O1 $(SAN) $(LDFLAGS) $(UNIT_WRAP_$*) $^ -o $@ \
-		$(CJSON_LIBS)
+		$(CJSON_LIBS) $(UNIT_LIBS_$*)
+
+# (after `all`: a rule above it would be the default goal)
+$(BUILD)/unit/test_gateway_ca: $(BUILD)/unit/obj/gateway/ca.o
+$(BUILD)/unit/test_gateway_ca.valgrind: $(BUILD)/valgrind/obj/gateway/ca.o
 
 $(BUILD)/valgrind/obj/%.o: launcher/%.c | $(BUILD)/valgrind/obj $(BUILD)/syscall_names.h
 	@mkdir -p $(@D)
@@ -269,7 +281,8 @@ $(BUILD)/valgrind/obj/%.o: tests/unit/%.c | $(BUILD)/valgrind/obj
 
 $(UNIT_BINS:=.valgrind): $(BUILD)/unit/%.valgrind: $(BUILD)/valgrind/obj/%.o $(VG_PURE_OBJS) \
 		| $(BUILD)/unit
-	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $(UNIT_WRAP_$*) $^ -o $@ $(CJSON_LIBS)
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $(UNIT_WRAP_$*) $^ -o $@ $(CJSON_LIBS) \
+		$(UNIT_LIBS_$*)
 
 $(BUILD)/fuzz/obj/%.o: launcher/%.c | $(BUILD)/fuzz/obj $(BUILD)/syscall_names.h
 	@mkdir -p $(@D)
@@ -311,6 +324,14 @@ $(SELFTEST_BIN): tests/selftest/crash.c | $(BUILD)/selftest
 $(BUILD)/helpers/%: tests/helpers/%.c | $(BUILD)/helpers
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $< -o $@ \
 		$(if $(filter iouring_connect,$*),-luring) -lpthread
+
+# The gateway alone (its tests and bench): the gateway's objects and the policy's below them.
+# Sources and objects only: the .d file adds the headers to the prerequisites.
+GATEWAY_RUN_OBJS = $(patsubst launcher/%.c,$(BUILD)/obj/%.o,$(wildcard launcher/gateway/*.c \
+	launcher/policy/*.c launcher/lib/*.c))
+$(BUILD)/helpers/gateway_run: tests/helpers/gateway_run.c $(GATEWAY_RUN_OBJS) | $(BUILD)/helpers
+	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $(filter %.c %.o,$^) -o $@ \
+		$(LDLIBS) -lpthread
 
 # LD_PRELOAD libraries that make one call fail, for tests of launch's own error paths.
 PRELOAD_SRCS := $(wildcard tests/helpers/preload/*.c)
@@ -422,6 +443,11 @@ test-kernels: all
 
 bench: all
 	@tests/bench/run
+
+# The HTTPS gateway against the same stand-in reached directly (tests/bench/gateway.py), in a
+# network namespace of its own.
+bench-gateway: all
+	@BUILD=$(BUILD) unshare --net -- python3 tests/bench/gateway.py
 
 # The start-up and per-call figures alone (a few minutes): tests/bench/work/summary.md.
 bench-summary: all

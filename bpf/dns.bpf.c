@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* recvmsg4/6, getpeername4/6: DNS replies seem to come from the resolver the job asked. */
 #include "dns.bpf.h"
+#include "gateway.bpf.h"
 
 /*
  * Stub resolvers check that a reply comes from the server they asked (glibc compares the
@@ -19,9 +20,12 @@ static __always_inline void dns_restore4(struct bpf_sock_addr *ctx, bool getpeer
 	if (ctx->user_ip4 != bpf_htonl(DNS_LOOPBACK4) || !port)
 		return;
 	cfg = sandbox_get();
-	if (!cfg || !(cfg->flags & CFG_DNS_PROXY))
+	if (!cfg || !(cfg->flags & (CFG_DNS_PROXY | CFG_GATEWAY)))
 		return;
-	if (port != cfg->dns_udp4_port && !(getpeername && port == cfg->dns_tcp4_port))
+	/* The gateway's port too: a redirected TCP connection shows the address it asked for. */
+	if (!((cfg->flags & CFG_DNS_PROXY) && port == cfg->dns_udp4_port) &&
+	    !(getpeername && (cfg->flags & CFG_DNS_PROXY) && port == cfg->dns_tcp4_port) &&
+	    !(getpeername && (cfg->flags & CFG_GATEWAY) && port == cfg->gateway_port4))
 		return;
 	orig = bpf_sk_storage_get(&dns_orig, ctx->sk, 0, 0);
 	if (!orig || !dns_addr_is_v4(orig->addr))
@@ -51,10 +55,11 @@ static __always_inline void dns_restore6(struct bpf_sock_addr *ctx, bool getpeer
 	if (!dns_addr_is_loopback(src))
 		return;
 	cfg = sandbox_get();
-	if (!cfg || !(cfg->flags & CFG_DNS_PROXY))
+	if (!cfg || !(cfg->flags & (CFG_DNS_PROXY | CFG_GATEWAY)))
 		return;
-	if (!dns_is_proxy(cfg, src, port, true) &&
-	    !(getpeername && dns_is_proxy(cfg, src, port, false)))
+	if (!((cfg->flags & CFG_DNS_PROXY) && dns_is_proxy(cfg, src, port, true)) &&
+	    !(getpeername && (cfg->flags & CFG_DNS_PROXY) && dns_is_proxy(cfg, src, port, false)) &&
+	    !(getpeername && gateway_is_self(cfg, src, port)))
 		return;
 	orig = bpf_sk_storage_get(&dns_orig, ctx->sk, 0, 0);
 	if (!orig)

@@ -165,7 +165,7 @@ static __always_inline bool dns_answered(const struct sandbox_cfg *cfg,
 static __always_inline bool dns_allows(const struct sandbox_cfg *cfg, const struct prefix_key *dst,
 				       __u16 port, __u32 proto)
 {
-	__u32 slot = cfg->slot, *set_id;
+	__u32 slot = cfg->slot, *set_id, id;
 	struct port_set *set;
 	void *map;
 
@@ -175,8 +175,9 @@ static __always_inline bool dns_allows(const struct sandbox_cfg *cfg, const stru
 	set_id = map ? bpf_map_lookup_elem(map, dst->addr) : NULL;
 	if (!set_id)
 		return false;
+	id = *set_id & ~DNS_SET_GATEWAY;
 	map = bpf_map_lookup_elem(&dns_port_sets, &slot);
-	set = map ? bpf_map_lookup_elem(map, set_id) : NULL;
+	set = map ? bpf_map_lookup_elem(map, &id) : NULL;
 	return set && port_set_allows(set, port, proto);
 }
 

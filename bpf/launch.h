@@ -70,7 +70,14 @@ struct port_set {
 struct allow_value {
 	__u32 set;		 /* index into the sandbox's port sets */
 	struct port_range range; /* the set's only range; protos 0 when it has several */
+	__u32 flags;		 /* ALLOW_* */
 };
+
+/*
+ * allow_value.flags: an address of a host rule with "http". Every TCP connect to it goes to
+ * the HTTPS gateway (CFG_GATEWAY), whatever the port: none reaches the address itself.
+ */
+#define ALLOW_GATEWAY (1u << 0)
 
 /*
  * Addresses are kept as IPv6; IPv4 is mapped to ::ffff:a.b.c.d, so an IPv4 rule of
@@ -111,6 +118,11 @@ struct prefix_mask {
  */
 #define CFG_AUDIT_ONLY (1u << 4)
 /*
+ * TCP connects to ALLOW_GATEWAY addresses go to the gateway at the gateway_* ports. Bit 6:
+ * bit 5 is the SNI check's (branch sni, CFG_HAS_SNI).
+ */
+#define CFG_GATEWAY (1u << 6)
+/*
  * A slot's maps outlive its sandbox (docs/design.md): a map the flags do not name may hold a
  * previous sandbox's entries, and the programs must not look at it.
  */
@@ -149,6 +161,8 @@ struct sandbox_cfg {
 	__u32 nprefix_masks;
 	/* Where the DNS proxy listens (host byte order); the 6s are 0 when the host has no ::1. */
 	__u16 dns_udp4_port, dns_tcp4_port, dns_udp6_port, dns_tcp6_port;
+	/* Where the HTTPS gateway listens for this sandbox (host byte order); 6: 0 without ::1. */
+	__u16 gateway_port4, gateway_port6;
 	/* The exact addresses, when there are at most MAX_INLINE_EXACT; 0: in the map. */
 	__u32 ninline_exact;
 	/* The prefixes, when there are at most MAX_INLINE_PREFIXES; 0: in the maps. */
@@ -213,6 +227,7 @@ enum audit_op {
 	AUDIT_OP_SYSCALL,    /* seccomp: a call of another ABI (i386, x32) */
 	AUDIT_OP_BIND,	     /* bind() to an address the job may not listen on */
 	AUDIT_OP_LISTEN,     /* listen() there, or a peer outside the sandbox refused */
+	AUDIT_OP_HTTP,	     /* user space: a request the HTTPS gateway refused */
 };
 
 /* Why the backstop dropped a packet (deny_event.reason). */
@@ -292,6 +307,11 @@ struct deny_event {
 #define MAX_DNS_ALLOW_ENTRIES 8192
 /* Distinct port sets of those addresses: each allowed name's, and unions of them. */
 #define MAX_DNS_PORT_SETS 256
+/*
+ * A dns_allow value with this bit set: the address was answered for a name whose host rule
+ * has "http", and its TCP connects go to the gateway (the set id is the value without it).
+ */
+#define DNS_SET_GATEWAY (1u << 31)
 
 /* Where a redirected socket sent its DNS, so that the replies seem to come from there. */
 struct dns_orig_dst {

@@ -3,6 +3,7 @@
 #include "common.bpf.h"
 #include "allowlist.bpf.h"
 #include "dns.bpf.h"
+#include "gateway.bpf.h"
 
 /* Logs a connect or sendmsg judged `verdict`. */
 static __always_inline void sock_addr_log(const struct sandbox_cfg *cfg, struct bpf_sock_addr *ctx,
@@ -44,6 +45,9 @@ static __always_inline int sock_addr_judge(struct bpf_sock_addr *ctx, struct pre
 	dst->prefixlen = 128;
 	/* DNS goes to the launcher's proxy whatever the address (docs/dns.md). */
 	if (proto && dns_redirect(cfg, ctx, dst, family, port, proto))
+		return 1;
+	/* Before the allowlist: a gateway host's address is never reached itself. */
+	if (op == AUDIT_OP_CONNECT && gateway_redirect(cfg, ctx, dst, family, port, proto))
 		return 1;
 	if (proto &&
 	    ((op == AUDIT_OP_SENDMSG ? allowlist_allows_send(cfg, ctx->sk, dst, port, proto)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -19,11 +20,13 @@
 #include "audit/refusal.h"
 #include "lib/util.h"
 #include "sandbox/gc.h"
+#include "sandbox/gwsecret.h"
 #include "sandbox/landlock.h"
 #include "sandbox/loader.h"
 #include "sandbox/reach.h"
 #include "sandbox/seccomp.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/sbgateway.h"
 
 const struct command_help cmd_run_help = {
 	.synopsis =
@@ -256,6 +259,74 @@ static int plan_audit_reach(const struct child_config *child)
 	return -EPERM;
 }
 
+/* One more variable for the job, set over launch's own of that name. */
+static int plan_setenv(const char *name, const char *value)
+{
+	char *assignment = NULL;
+
+	if (asprintf(&assignment, "%s=%s", name, value) < 0) {
+		fail("cannot build the job's environment: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	/* Lives as long as the job's environment, to launch's exit. */
+	if (jobenv_add_set(&arg.env, assignment) < 0) {
+		fail("cannot build the job's environment: more than %d variables", JOBENV_MAX);
+		free(assignment);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/*
+ * The HTTPS gateway, when a policy has a host rule with "http": each secret's value from its
+ * --secret, the job's placeholder for it in the value's stead, and the job's runtimes pointed
+ * at the gateway's CA (Node adds NODE_EXTRA_CA_CERTS to its own store; OpenSSL, Python's
+ * requests and curl take a whole bundle, the system's store with the CA).
+ */
+static int plan_gateway(const struct rules *rules, struct sandbox_options *options)
+{
+	char why[PATH_MAX + 256] = "", ca[PATH_MAX], bundle[PATH_MAX];
+	int r;
+
+	options->gateway = gwsecret_gateway_wanted(rules->policies, rules->npolicies);
+	r = gwsecret_plan(rules->policies, rules->npolicies, arg.secrets, arg.nsecrets, environ,
+			  &options->secrets, &options->nsecrets, why, sizeof(why));
+	if (r < 0) {
+		fail("%s", why[0] ? why : strerror(-r));
+		return r;
+	}
+	/*
+	 * The values are in this process's memory from now on: no core file of launch's, and
+	 * no ptrace by another process of its user, may show them.
+	 */
+	if (options->nsecrets && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		fail("cannot keep the secrets out of core files (PR_SET_DUMPABLE): %s",
+		     strerror(errno));
+		return -errno;
+	}
+	options->upstream_cas = arg.upstream_cas;
+	options->nupstream_cas = arg.nupstream_cas;
+	options->audit_http_query = arg.audit_http_query;
+	if (!options->gateway)
+		return 0;
+	for (size_t i = 0; i < options->nsecrets; i++) {
+		r = plan_setenv(options->secrets[i].policy->name, options->secrets[i].placeholder);
+		if (r < 0)
+			return r;
+	}
+	r = sbgateway_ca_paths(options->id, ca, bundle);
+	if (r < 0) {
+		fail("the gateway's CA files for sandbox %s: %s", options->id, strerror(-r));
+		return r;
+	}
+	if (plan_setenv("NODE_EXTRA_CA_CERTS", ca) < 0 ||
+	    plan_setenv("SSL_CERT_FILE", bundle) < 0 ||
+	    plan_setenv("REQUESTS_CA_BUNDLE", bundle) < 0 ||
+	    plan_setenv("CURL_CA_BUNDLE", bundle) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 /*
  * The part of cmd_run after the sandbox's start: the user, the policies, the limits and the
  * job's environment, read while init sets up the job's namespaces. Returns 0, or
@@ -286,7 +357,7 @@ static int plan_job(char **argv, int first, struct sandbox_options *options,
 		return EXIT_LAUNCH_FAILED;
 	*ret_policy_us = monotonic_now_us() - policy_us;
 	if (plan_fs(*ret_rules, &options->child, ret_fs_write) < 0 ||
-	    plan_kernel(*ret_rules, options) < 0)
+	    plan_kernel(*ret_rules, options) < 0 || plan_gateway(*ret_rules, options) < 0)
 		return EXIT_LAUNCH_FAILED;
 	job_limits_of(*ret_rules, &options->limits, &ram);
 	if (fail_v1_mount(v1_mount_error, limit_wants_cgroup(&options->limits)) < 0)
@@ -422,6 +493,7 @@ int cmd_run(int argc, char **argv)
 	sig = r == 0 ? sandbox_take_stop_signal() : 0;
 	if (r != 0 || sig) {
 		sandbox_abort();
+		gwsecret_free(options.secrets, options.nsecrets);
 		if (sig) {
 			signal(sig, SIG_DFL);
 			raise(sig);
@@ -430,6 +502,9 @@ int cmd_run(int argc, char **argv)
 	}
 	environ = job_environ;
 	r = sandbox_run(rules, &status);
+	/* The values are in no one's hands now: the gateway is gone. */
+	gwsecret_free(options.secrets, options.nsecrets);
+	options.secrets = NULL;
 	if (arg.verbose)
 		fprintf(stderr,
 			"launch: timing: policy %.2f ms, spawn %.2f ms, limits %.2f ms, "

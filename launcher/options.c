@@ -6,12 +6,14 @@
  * cannot drift.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "options.h"
@@ -235,6 +237,70 @@ static int set_pass_env(const char *value)
 	return set_env(value, false);
 }
 
+/* NAME of --secret NAME[=@FILE]: a variable name, [A-Za-z_][A-Za-z0-9_]*. */
+static bool secret_name_valid(const char *name, size_t len)
+{
+	if (!len || (name[0] >= '0' && name[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!(name[i] == '_' || (name[i] >= 'A' && name[i] <= 'Z') ||
+		      (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9')))
+			return false;
+	return true;
+}
+
+static int set_secret(const char *value)
+{
+	const char *eq = strchr(value, '=');
+	size_t len = eq ? (size_t)(eq - value) : strlen(value);
+
+	if (!secret_name_valid(value, len) || (eq && (eq[1] != '@' || !eq[2]))) {
+		fail("--secret: \"%s\" is not NAME (launch's variable NAME) or NAME=@FILE", value);
+		return -1;
+	}
+	for (size_t i = 0; i < arg.nsecrets; i++)
+		if (strncmp(arg.secrets[i], value, len) == 0 &&
+		    (arg.secrets[i][len] == '\0' || arg.secrets[i][len] == '=')) {
+			fail("--secret: %.*s given twice", (int)len, value);
+			return -1;
+		}
+	if (arg.nsecrets == POLICY_SECRETS_MAX) {
+		fail("--secret: at most %d secrets", POLICY_SECRETS_MAX);
+		return -1;
+	}
+	arg.secrets[arg.nsecrets++] = value;
+	return 0;
+}
+
+/* Checked here, where the option is named: the gateway reads it once the sandbox starts. */
+static int set_upstream_ca(const char *value)
+{
+	_cleanup_close_ int fd = open(value, O_RDONLY | O_CLOEXEC);
+	const char *why = NULL;
+	struct stat st;
+	char byte;
+	ssize_t n;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if ((n = read(fd, &byte, 1)) < 0)
+		why = strerror(errno);
+	else if (n == 0)
+		why = "empty";
+	if (why) {
+		fail("--upstream-ca %s: cannot read it: %s", value, why);
+		return -1;
+	}
+	if (arg.nupstream_cas == MAX_UPSTREAM_CAS) {
+		fail("--upstream-ca: at most %d files", MAX_UPSTREAM_CAS);
+		return -1;
+	}
+	arg.upstream_cas[arg.nupstream_cas++] = value;
+	return 0;
+}
+
 static int set_pids_max(const char *value)
 {
 	if (limit_parse_pids(value, &arg.limits.pids_max) < 0) {
@@ -435,6 +501,20 @@ const struct opt options_common[] = {
 	  "\"would_deny\" and what it allows as \"allow\" (socket\n"
 	  "kinds and other refusals no policy can lift stay)",
 	  .flag = &arg.dns.audit_only, .commands = CMD_RUN },
+	{ "secret", 0, "NAME[=@FILE]",
+	  "the value of a policy's secret NAME (\"secrets\"): launch's\n"
+	  "variable NAME, or FILE's content; the job gets a placeholder,\n"
+	  "the gateway puts the value into the requests (repeatable)",
+	  .parse = set_secret, .commands = CMD_RUN,
+	  .heading = "\nHTTPS gateway (docs/gateway.md): a host rule with \"http\" is reached "
+		     "through launch's\n"
+		     "gateway, which judges each request and injects the policy's secrets." },
+	{ "upstream-ca", 0, "FILE",
+	  "also trust the CAs in FILE (PEM) for the gateway's own\n"
+	  "connections to the providers (repeatable; default: the system store)",
+	  .parse = set_upstream_ca, .commands = CMD_RUN },
+	{ "audit-http-query", 0, NULL, "keep the query in the path of \"http\" lines",
+	  .flag = &arg.audit_http_query, .commands = CMD_RUN },
 	{ "pids-max", 0, "N|max", "processes and threads (default 64 per CPU, at most 2048)",
 	  .parse = set_pids_max, .commands = RUNNING,
 	  .heading = "\nResource limits (also a policy's \"limits\"; options win, else the "

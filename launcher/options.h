@@ -11,10 +11,13 @@
 
 #include "audit/audit.h"
 #include "dns/dnsproxy.h"
+#include "policy/http_rules.h"
 #include "policy/limit.h"
 #include "sandbox/jobenv.h"
 
-#define MAX_POLICIES	 64
+#define MAX_POLICIES 64
+/* --upstream-ca files one launch takes. */
+#define MAX_UPSTREAM_CAS 16
 #define SANDBOX_NAME_MAX 64
 
 /* Whose --help lists a row of the common table. */
@@ -78,6 +81,12 @@ struct launch_args {
 	struct jobenv env;	    /* --clearenv, --setenv, --pass-env */
 	bool notify_denials;
 	struct job_limits limits; /* --pids-max and the others; LIMIT_UNSET when not given */
+	/* --secret NAME or NAME=@FILE, as given: the values are read once the policies are */
+	const char *secrets[POLICY_SECRETS_MAX];
+	size_t nsecrets;
+	const char *upstream_cas[MAX_UPSTREAM_CAS]; /* --upstream-ca, each readable */
+	size_t nupstream_cas;
+	bool audit_http_query; /* --audit-http-query: http lines keep the path's query */
 };
 
 extern struct launch_args arg;

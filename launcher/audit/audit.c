@@ -174,50 +174,6 @@ static void json_key_u64(struct json_line *j, const char *key, unsigned long lon
 	line_buf_printf(&j->out, ",\"%s\":%llu", key, value);
 }
 
-/*
- * The proleptic Gregorian date of a day counted from 1970-01-01 (H. Hinnant's civil_from_days,
- * the inverse of audit_schema.c's days_from_civil). glibc's gmtime_r reads the time zone file
- * at its first call, six system calls on the way to the start line, for a UTC time.
- */
-static void civil_from_days(long long days, long long *ret_y, unsigned int *ret_m,
-			    unsigned int *ret_d)
-{
-	long long z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
-	unsigned int doe = (unsigned int)(z - era * 146097);
-	unsigned int yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	unsigned int doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	unsigned int mp = (5 * doy + 2) / 153;
-
-	*ret_d = doy - (153 * mp + 2) / 5 + 1;
-	*ret_m = mp < 10 ? mp + 3 : mp - 9;
-	*ret_y = (long long)yoe + era * 400 + (*ret_m <= 2);
-}
-
-int audit_format_time(int64_t real_ns, char *buf, size_t len)
-{
-	int64_t secs = real_ns / 1000000000, nsecs = real_ns % 1000000000;
-	long long days, y;
-	unsigned int m, d, sod;
-	int n;
-
-	if (nsecs < 0) {
-		nsecs += 1000000000;
-		secs--;
-	}
-	days = secs / 86400;
-	if (secs % 86400 < 0)
-		days--;
-	sod = (unsigned int)(secs - days * 86400);
-	civil_from_days(days, &y, &m, &d);
-	if (y < 0 || y > 9999)
-		return -EINVAL;
-	n = snprintf(buf, len, "%04lld-%02u-%02uT%02u:%02u:%02u.%06ldZ", y, m, d, sod / 3600,
-		     sod / 60 % 60, sod % 60, (long)(nsecs / 1000));
-	if (n < 0 || (size_t)n >= len)
-		return -ENOBUFS;
-	return n;
-}
-
 static int64_t realtime_ns(void)
 {
 	struct timespec ts;
@@ -441,6 +397,8 @@ static const char *op_name(unsigned int op)
 		return "bind";
 	case AUDIT_OP_LISTEN:
 		return "listen";
+	case AUDIT_OP_HTTP:
+		return "http";
 	default:
 		return "unknown";
 	}
@@ -923,6 +881,45 @@ int audit_dns_deny(struct audit_log *log, const struct audit_dns *dns)
 		log->denied_dns++;
 	return audit_append_formatted(log, dns->would_deny ? AUDIT_KIND_OTHER : AUDIT_KIND_DENY,
 				      line, n);
+}
+
+int audit_format_http(const struct audit_log *log, const struct audit_http *http, char *buf,
+		      size_t len)
+{
+	struct json_line j = { .out = { .buf = buf, .cap = len } };
+
+	json_begin(&j, log, realtime_ns(), "http");
+	json_key_str(&j, "method", http->method ? http->method : "");
+	json_key_str(&j, "http_host", http->host ? http->host : "");
+	json_key_str(&j, "path", http->path ? http->path : "");
+	json_key_u64(&j, "status", http->status);
+	json_key_u64(&j, "bytes_out", http->bytes_out);
+	json_key_u64(&j, "bytes_in", http->bytes_in);
+	line_buf_printf(&j.out, ",\"duration_ms\":%.3f", http->duration_ms);
+	json_key_str(&j, "decision", http->allowed ? "allow" : "deny");
+	json_key_str(&j, "reason", http->reason ? http->reason : "");
+	/* The name of the secret put into the request; its value is never here. */
+	if (http->secret)
+		json_key_str(&j, "secret", http->secret);
+	if (http->pid > 0) {
+		json_key_u64(&j, "pid", (unsigned int)http->pid);
+		if (http->comm)
+			json_key_str(&j, "comm", http->comm);
+		if (http->exe)
+			json_key_str(&j, "exe", http->exe);
+	}
+	return json_end(&j);
+}
+
+int audit_http(struct audit_log *log, const struct audit_http *http)
+{
+	char line[AUDIT_LINE_MAX];
+	int n = audit_format_http(log, http, line, sizeof(line));
+
+	if (!http->allowed)
+		log->denied_by_op[AUDIT_OP_HTTP]++;
+	return audit_append_formatted(log, http->allowed ? AUDIT_KIND_OTHER : AUDIT_KIND_DENY, line,
+				      n);
 }
 
 unsigned long long audit_would_deny_total(const struct audit_log *log)

@@ -214,6 +214,27 @@ int audit_format_dns_deny(const struct audit_log *log, const struct audit_dns *d
 			  size_t len);
 int audit_format_dns_allow(const struct audit_log *log, const struct audit_dns *dns, char *buf,
 			   size_t len);
+/*
+ * A request the HTTPS gateway judged: an "http" line (docs/audit-log.md). host is the
+ * request's Host ("http_host" in the line: "host" is the machine's); a refused one counts in
+ * "denied" and denied_by_op's "http".
+ */
+struct audit_http {
+	const char *method;
+	const char *host;
+	const char *path;
+	unsigned int status;
+	uint64_t bytes_out, bytes_in;
+	double duration_ms;
+	bool allowed;
+	const char *reason; /* "" when allowed */
+	const char *secret; /* the name of the secret injected; NULL: none */
+	int pid;	    /* the job's process on the connection; 0 when not found */
+	const char *comm, *exe;
+};
+int audit_format_http(const struct audit_log *log, const struct audit_http *http, char *buf,
+		      size_t len);
+int audit_http(struct audit_log *log, const struct audit_http *http);
 /* Who the job runs as, and what it may write: the sandbox_start line's account of it. */
 struct audit_job {
 	unsigned int uid;

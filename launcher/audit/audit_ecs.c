@@ -94,6 +94,12 @@ static const char *ecs_kind(const struct schema_event *e, struct schema_line *li
 		type1 = "protocol";
 		type2 = denied ? "denied" : "allowed";
 		break;
+	case SCHEMA_KIND_HTTP:
+		/* ECS's web category has no "denied": a refused request is a failed access. */
+		category = "web";
+		type2 = "access";
+		outcome = denied ? "failure" : "success";
+		break;
 	case SCHEMA_KIND_SYSCALL:
 		category = "api";
 		type2 = "denied";
@@ -159,6 +165,47 @@ static void ecs_dns(struct schema_out *o, struct schema_line *line)
 		schema_out_value(o, "resolved_ip", addrs);
 	schema_out_close(o, '}');
 	ecs_network(o, line, false, true);
+}
+
+/* A request through the gateway: http.*, url.* and the job's process. */
+static void ecs_http(struct schema_out *o, struct schema_line *line)
+{
+	struct schema_field *method = schema_take(line, "method"),
+			    *host = schema_take(line, "http_host"),
+			    *path = schema_take(line, "path"),
+			    *status = schema_take(line, "status"),
+			    *bytes_out = schema_take(line, "bytes_out"),
+			    *bytes_in = schema_take(line, "bytes_in");
+
+	ecs_process(o, line);
+	schema_out_open(o, "http", '{');
+	schema_out_open(o, "request", '{');
+	if (schema_is_string(method))
+		schema_out_value(o, "method", method);
+	if (schema_is_number(bytes_out)) {
+		schema_out_open(o, "body", '{');
+		schema_out_value(o, "bytes", bytes_out);
+		schema_out_close(o, '}');
+	}
+	schema_out_close(o, '}');
+	schema_out_open(o, "response", '{');
+	if (schema_is_number(status))
+		schema_out_value(o, "status_code", status);
+	if (schema_is_number(bytes_in)) {
+		schema_out_open(o, "body", '{');
+		schema_out_value(o, "bytes", bytes_in);
+		schema_out_close(o, '}');
+	}
+	schema_out_close(o, '}');
+	schema_out_str(o, "version", "1.1");
+	schema_out_close(o, '}');
+	schema_out_open(o, "url", '{');
+	schema_out_str(o, "scheme", "https");
+	if (schema_is_string(host))
+		schema_out_value(o, "domain", host);
+	if (schema_is_string(path))
+		schema_out_value(o, "path", path);
+	schema_out_close(o, '}');
 }
 
 /* policy_update: the process of the event is the `launch update` that asked. */
@@ -325,7 +372,8 @@ void ecs_translate(struct schema_out *o, struct schema_line *line,
 		ecs_network(o, line, e->inbound || e->listening, false);
 		break;
 	case SCHEMA_KIND_DNS:
-		ecs_dns(o, line);
+	case SCHEMA_KIND_HTTP: /* the job's process, its protocol's fields, where it went */
+		(e->kind == SCHEMA_KIND_DNS ? ecs_dns : ecs_http)(o, line);
 		break;
 	case SCHEMA_KIND_SYSCALL:
 		ecs_process(o, line);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * --audit-format ocsf: one of launch's lines as an OCSF 1.3.0 event (Network Activity, DNS
- * Activity, Kernel Activity, Process Activity, Entity Management), docs/audit-log.md's table.
+ * Activity, HTTP Activity, Kernel Activity, Process Activity, Entity Management),
+ * docs/audit-log.md's table.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -22,6 +23,20 @@ struct ocsf_class {
 	const char *severity;
 };
 
+/* HTTP Activity's activity: the method, as OCSF 1.3.0 numbers them (others are 99). */
+static void ocsf_http_activity(const struct schema_field *method, struct ocsf_class *ret)
+{
+	static const char *const methods[] = { "CONNECT", "DELETE", "GET", "HEAD",
+					       "OPTIONS", "POST",   "PUT", "TRACE" };
+	static const char *const names[] = { "Connect", "Delete", "Get", "Head",
+					     "Options", "Post",	  "Put", "Trace" };
+
+	ret->activity_id = 99, ret->activity_name = "Other";
+	for (int i = 0; i < 8; i++)
+		if (schema_is(method, methods[i]))
+			ret->activity_id = i + 1, ret->activity_name = names[i];
+}
+
 static void ocsf_classify(const struct schema_event *e, const struct schema_line *line,
 			  struct ocsf_class *ret)
 {
@@ -29,6 +44,10 @@ static void ocsf_classify(const struct schema_event *e, const struct schema_line
 						   .name = "Network Activity",
 						   .category_uid = 4,
 						   .category_name = "Network Activity" },
+				       http = { .uid = 4002,
+						.name = "HTTP Activity",
+						.category_uid = 4,
+						.category_name = "Network Activity" },
 				       dns = { .uid = 4003,
 					       .name = "DNS Activity",
 					       .category_uid = 4,
@@ -69,6 +88,10 @@ static void ocsf_classify(const struct schema_event *e, const struct schema_line
 			ret->activity_id = 6, ret->activity_name = "Traffic";
 		else
 			ret->activity_id = 1, ret->activity_name = "Query";
+		break;
+	case SCHEMA_KIND_HTTP:
+		*ret = http;
+		ocsf_http_activity(schema_find((struct schema_line *)line, "method"), ret);
 		break;
 	case SCHEMA_KIND_SYSCALL:
 		*ret = kernel;
@@ -315,6 +338,42 @@ static void ocsf_dns(struct schema_out *o, struct schema_line *line)
 	ocsf_connection_info(o, line, false);
 }
 
+/* A request of the job through the gateway: http_request, http_response, the provider. */
+static void ocsf_http(struct schema_out *o, struct schema_line *line)
+{
+	struct schema_field *method = schema_take(line, "method"),
+			    *host = schema_take(line, "http_host"),
+			    *path = schema_take(line, "path"),
+			    *status = schema_take(line, "status"),
+			    *reason = schema_find(line, "reason");
+
+	ocsf_actor_process(o, line);
+	schema_out_open(o, "http_request", '{');
+	if (schema_is_string(method))
+		schema_out_value(o, "http_method", method);
+	schema_out_open(o, "url", '{');
+	schema_out_str(o, "scheme", "https");
+	if (schema_is_string(host))
+		schema_out_value(o, "hostname", host);
+	schema_out_value(o, "path", path);
+	schema_out_close(o, '}');
+	schema_out_str(o, "version", "HTTP/1.1");
+	schema_out_close(o, '}');
+	schema_out_open(o, "http_response", '{');
+	schema_out_value(o, "code", status);
+	schema_out_close(o, '}');
+	if (schema_is_number(status))
+		schema_out_value(o, "http_status", status);
+	schema_out_open(o, "dst_endpoint", '{');
+	schema_out_value(o, "hostname", host);
+	schema_out_close(o, '}');
+	/* The gateway's own reason for a refusal: host, rule, credential, malformed... */
+	if (schema_is_string(reason) && reason->value_len > 2) {
+		reason->used = true;
+		schema_out_value(o, "status_detail", reason);
+	}
+}
+
 static void ocsf_syscall(struct schema_out *o, struct schema_line *line,
 			 const struct schema_event *e)
 {
@@ -505,6 +564,9 @@ void ocsf_translate(struct schema_out *o, struct schema_line *line,
 		break;
 	case SCHEMA_KIND_DNS:
 		ocsf_dns(o, line);
+		break;
+	case SCHEMA_KIND_HTTP:
+		ocsf_http(o, line);
 		break;
 	case SCHEMA_KIND_SYSCALL:
 		ocsf_syscall(o, line, e);

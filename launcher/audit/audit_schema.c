@@ -411,7 +411,12 @@ static struct schema_event schema_classify(struct schema_line *line)
 		e.kind = SCHEMA_KIND_UPDATE;
 	else if (schema_is(event, "events_lost"))
 		e.kind = SCHEMA_KIND_LOST;
-	else if (schema_is(event, "dns_allow")) {
+	else if (schema_is(event, "http")) {
+		e.kind = SCHEMA_KIND_HTTP;
+		e.verdict = schema_is(schema_find(line, "decision"), "deny")
+				    ? SCHEMA_VERDICT_DENIED
+				    : SCHEMA_VERDICT_ALLOWED;
+	} else if (schema_is(event, "dns_allow")) {
 		e.kind = SCHEMA_KIND_DNS;
 		e.verdict = SCHEMA_VERDICT_ALLOWED;
 	} else if (schema_is(event, "deny") || schema_is(event, "would_deny") ||

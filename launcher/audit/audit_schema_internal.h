@@ -51,6 +51,7 @@ enum schema_kind {
 	SCHEMA_KIND_NET, /* a refusal (or, audit-only, a would-be one, or an allowed connection) */
 	SCHEMA_KIND_SYSCALL, /* userns, io_uring, another ABI's call: no socket */
 	SCHEMA_KIND_DNS,
+	SCHEMA_KIND_HTTP, /* a request the HTTPS gateway judged */
 };
 
 /* What launch did about the operation. */

@@ -100,8 +100,43 @@ static int dnsproxy_name_set(struct dnsproxy *p, const char *name, uint32_t *ret
 	return dnsproxy_union(p, rules, n, ret_id);
 }
 
-/* The port set of an address: its one name's, or the union of its names'. */
+/* Whether a host rule with "http" matches the name: its addresses go to the gateway. */
+static bool dnsproxy_name_gateway(const struct dnsproxy *p, const char *name)
+{
+	for (size_t i = 0; i < p->nhosts; i++)
+		if (p->hosts[i]->http && dns_name_matches(p->hosts[i]->host, name))
+			return true;
+	return false;
+}
+
+/*
+ * DNS_SET_GATEWAY when a name holding the address has a gateway host rule: the kernel then
+ * sends the job's TCP connects to it to the gateway, whatever the other names allow.
+ */
+static uint32_t dnsproxy_addr_gateway(const struct dnsproxy *p, const struct dnsproxy_addr *a)
+{
+	for (size_t i = 0; i < a->nnames; i++)
+		if (dnsproxy_name_gateway(p, a->names[i]->text))
+			return DNS_SET_GATEWAY;
+	return 0;
+}
+
+static int dnsproxy_addr_set_ports(struct dnsproxy *p, const struct dnsproxy_addr *a,
+				   uint32_t *ret_id);
+
+/* The value of an address in the kernel: its port set's id, and DNS_SET_GATEWAY. */
 static int dnsproxy_addr_set(struct dnsproxy *p, const struct dnsproxy_addr *a, uint32_t *ret_id)
+{
+	int r = dnsproxy_addr_set_ports(p, a, ret_id);
+
+	if (r == 0)
+		*ret_id |= dnsproxy_addr_gateway(p, a);
+	return r;
+}
+
+/* The port set of an address: its one name's, or the union of its names'. */
+static int dnsproxy_addr_set_ports(struct dnsproxy *p, const struct dnsproxy_addr *a,
+				   uint32_t *ret_id)
 {
 	_cleanup_free_ struct allow_rule *rules = NULL;
 	size_t n = 0;

@@ -315,6 +315,34 @@ static int image_unix(struct image *image, const struct rules *rules)
 	return map_sort(image, IMAGE_MAP_UNIX_ALLOW);
 }
 
+/*
+ * The exact addresses of host rules with "http" are flagged: the programs send every TCP
+ * connect to them to the gateway (gateway.bpf.h). An address two rules share, one with
+ * "http" and one without, goes to the gateway too: none of the job's connections reaches a
+ * gateway host's address itself.
+ */
+static void image_mark_gateway(struct image *image, const struct rules *rules)
+{
+	struct image_entries *e = &image->maps[IMAGE_MAP_ALLOW_EXACT];
+
+	for (size_t h = 0; h < rules->nhosts; h++) {
+		const struct resolved_host *host = &rules->hosts[h];
+
+		if (!host->entry || !host->entry->http)
+			continue;
+		for (size_t a = 0; a < host->naddrs; a++) {
+			const void *addr = &host->addrs[a];
+
+			for (__u32 i = 0; i < image->cfg.ninline_exact; i++)
+				if (memcmp(image->cfg.inline_exact[i].addr, addr, 16) == 0)
+					image->cfg.inline_exact[i].value.flags |= ALLOW_GATEWAY;
+			for (size_t i = 0; e->present && i < e->n; i++)
+				if (memcmp(&((struct addr_key *)e->keys)[i], addr, 16) == 0)
+					((struct allow_value *)e->values)[i].flags |= ALLOW_GATEWAY;
+		}
+	}
+}
+
 int image_build(const struct rules *rules, bool dns_proxy, struct image **ret_image)
 {
 	_cleanup_(image_freep) struct image *image = NULL;
@@ -333,6 +361,8 @@ int image_build(const struct rules *rules, bool dns_proxy, struct image **ret_im
 		r = image_port_sets(image, list);
 	if (r == 0)
 		r = image_exact(image, list);
+	if (r == 0)
+		image_mark_gateway(image, rules);
 	if (r == 0)
 		r = image_prefixes(image, list);
 	if (r == 0)

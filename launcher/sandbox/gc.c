@@ -16,6 +16,7 @@
 #include "cgroup.h"
 #include "gc.h"
 #include "lib/util.h"
+#include "sbgateway.h"
 
 static int gc_lock_path(const char *id, char *path, size_t len)
 {
@@ -85,6 +86,8 @@ void gc_unlock(const char *id, int fd)
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", GC_LOCK_DIR, id, GC_CONTROL_SUFFIX) <
 	    sizeof(path))
 		unlink(path);
+	/* The job's trust files of the gateway's CA, if it had one. */
+	sbgateway_remove_files(id);
 	if (gc_lock_path(id, path, sizeof(path)) == 0)
 		unlink(path);
 	close(fd);

@@ -21,6 +21,7 @@
 #include "cgroup.h"
 #include "dnsbpf.h"
 #include "gc.h"
+#include "gwsecret.h"
 #include "loader.h"
 #include "policy/inbound.h"
 #include "peerpid.h"
@@ -457,6 +458,53 @@ static int sandbox_start_dns(struct sandbox *sandbox, const struct rules *rules)
 	return 0;
 }
 
+/*
+ * Before attach, as the DNS proxy: the job's first connection to a gateway host must already
+ * go to the gateway, and its CA files be there for the job's runtimes.
+ */
+static int sandbox_start_gateway(struct sandbox *sandbox, const struct rules *rules)
+{
+	const struct sandbox_options *options = sandbox->options;
+	struct sbgateway_config config = {
+		.id = options->id,
+		.policies = (const struct policy *const *)rules->policies,
+		.npolicies = rules->npolicies,
+		.secrets = options->secrets,
+		.nsecrets = options->nsecrets,
+		.upstream_cas = options->upstream_cas,
+		.nupstream_cas = options->nupstream_cas,
+		.log_query = options->audit_http_query,
+		.resolver = options->resolver,
+		.cgroup_fd = sandbox->cgroup.dir_fd,
+		.log = sandbox->log,
+	};
+	char why[SANDBOX_WHY_MAX] = "";
+	uint16_t port4 = 0, port6 = 0;
+	int r;
+
+	/* Whoever runs a sandbox with "http" rules starts its gateway, or nothing runs. */
+	if (!options->gateway && gwsecret_gateway_wanted(rules->policies, rules->npolicies))
+		return sandbox_fail(sandbox, -EOPNOTSUPP,
+				    "a policy has \"http\" rules, and this command starts no HTTPS "
+				    "gateway for them");
+	if (!options->gateway)
+		return 0;
+	r = sbgateway_start(&config, &sandbox->gateway, why, sizeof(why));
+	if (r == 0)
+		r = sandbox_watch(sandbox, sbgateway_fd(sandbox->gateway));
+	if (r < 0)
+		return sandbox_fail(sandbox, r, "%s", why[0] ? why : strerror(-r));
+	sbgateway_ports(sandbox->gateway, &port4, &port6);
+	if (!port4)
+		return sandbox_fail(sandbox, -EADDRNOTAVAIL,
+				    "the HTTPS gateway has no listener on 127.0.0.1");
+	/* Written to the kernel with the rest of the settings, at attach. */
+	sandbox->bpf.cfg.gateway_port4 = port4;
+	sandbox->bpf.cfg.gateway_port6 = port6;
+	sandbox->bpf.cfg.flags |= CFG_GATEWAY;
+	return 0;
+}
+
 static int sandbox_attach(struct sandbox *sandbox)
 {
 	const char *failed_prog = NULL;
@@ -691,6 +739,8 @@ int sandbox_run(const struct rules *rules, int *ret_exit_status)
 		r = sandbox_make_maps(sandbox, rules);
 	if (r == 0)
 		r = sandbox_start_dns(sandbox, rules);
+	if (r == 0)
+		r = sandbox_start_gateway(sandbox, rules);
 	if (r == 0)
 		r = sandbox_attach(sandbox);
 	if (r == 0)

@@ -10,6 +10,7 @@
 #include "policy/limit.h"
 #include "audit/audit_schema.h"
 #include "dns/dnsproxy.h"
+#include "gateway/gateway.h"
 #include "policy/rules.h"
 
 /* Exit statuses, as env(1) and timeout(1). */
@@ -71,6 +72,17 @@ struct sandbox_options {
 	bool cgroup_mounts_known;		/* false: cglimit_setup reads them itself */
 	struct sandbox_timing *timing_out;	/* filled in by sandbox_run */
 	struct sandbox_audit_result *audit_out; /* filled in by sandbox_run */
+	/*
+	 * The HTTPS gateway (docs/gateway.md), when a policy has a host rule with "http": its
+	 * secrets (the values; the job's environment has the placeholders), --upstream-ca and
+	 * --audit-http-query. Started before the attach; a gateway that cannot start is 125.
+	 */
+	bool gateway;
+	struct gateway_secret *secrets;
+	size_t nsecrets;
+	const char *const *upstream_cas;
+	size_t nupstream_cas;
+	bool audit_http_query;
 	/* Sees every audit line as it is queued (--notify-denials); NULL: none. */
 	void (*audit_observer)(const char *line, size_t len, void *ctx);
 	void *audit_observer_ctx;

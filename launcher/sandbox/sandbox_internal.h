@@ -18,6 +18,7 @@
 #include "loader.h"
 #include "policy/inbound.h"
 #include "sandbox.h"
+#include "sbgateway.h"
 #include "update.h"
 
 #define CGROUP_KILL_TIMEOUT_MS 5000
@@ -33,6 +34,7 @@ struct sandbox {
 	struct child child;
 	struct dnsproxy *dns;	      /* also knows the names of addresses, for deny lines */
 	struct update_server *update; /* launch update's requests */
+	struct sbgateway *gateway;    /* the HTTPS gateway's client; NULL: no "http" rule */
 	int epoll_fd, signal_fd, timer_fd;
 	unsigned long long lost_reported;
 	unsigned long long would_deny_lost_reported, allowed_lost_reported; /* --audit-only */

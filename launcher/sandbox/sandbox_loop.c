@@ -329,6 +329,7 @@ static int sandbox_update(struct sandbox *sandbox)
 		.resolver = sandbox->options->resolver,
 		.dns_proxy = sandbox->options->dns_proxy,
 		.id = sandbox->options->id,
+		.gateway = sandbox->gateway != NULL,
 	};
 
 	return update_serve(sandbox->update, &target);
@@ -402,6 +403,8 @@ static int sandbox_supervise(struct sandbox *sandbox, siginfo_t *ret_info)
 				r = dnsproxy_process(sandbox->dns);
 				if (r < 0)
 					return r;
+			} else if (fd == sbgateway_fd(sandbox->gateway)) {
+				sbgateway_process(sandbox->gateway);
 			} else if (fd == audit_event_fd(sandbox->log)) {
 				uint64_t writes;
 

@@ -110,6 +110,9 @@ static void sandbox_log_exit(struct sandbox *sandbox)
 		sandbox->denied += dns_stats.deny_lines;
 		exit.would_deny += dns_stats.would_deny;
 	}
+	/* The gateway's refused requests, each an "http" line (or counted lost, without one). */
+	sandbox->denied += sbgateway_denied(sandbox->gateway);
+	sandbox->lost += sbgateway_lost(sandbox->gateway);
 	if (sandbox->reaped || sandbox_job_alone(sandbox))
 		sandbox->exit_status =
 			sandbox_exit_status(sandbox, &sandbox->init_info, &exit.exit_code);
@@ -162,6 +165,9 @@ static void sandbox_release(struct sandbox *sandbox)
 	 * cost"). Their descriptors go with it; nothing of theirs is read after the exit line.
 	 */
 	child_close(&sandbox->child);
+	/* Its thread stopped, its CA files removed; the secrets' values are main's to wipe. */
+	sbgateway_free(sandbox->gateway);
+	sandbox->gateway = NULL;
 	if (sandbox->signal_fd >= 0) {
 		close(sandbox->signal_fd);
 		sigprocmask(SIG_SETMASK, &sandbox->old_mask, NULL);
@@ -211,6 +217,8 @@ void sandbox_teardown(struct sandbox *sandbox)
 		sandbox_kill(sandbox);
 	/* Every process is dead: appends may wait for room now, as long as a stall allows. */
 	log->wait_room = true;
+	/* No request is judged after this: its lines come before the exit line. */
+	sbgateway_stop(sandbox->gateway);
 	if (sandbox->started)
 		sandbox_log_exit(sandbox);
 	/* The last requests, and those asked while the job ended: the log is whole now. */

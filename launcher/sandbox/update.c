@@ -29,6 +29,7 @@
 #include "policy/image.h"
 #include "loader.h"
 #include "policy/rules.h"
+#include "gwsecret.h"
 #include "update.h"
 
 /* A request: "update", then each policy path, each ending with a NUL. */
@@ -430,6 +431,16 @@ static int install_compiled(struct update_server *s, const struct update_target 
 
 	if (r < 0) {
 		answer(conn, r, "%s", c->errbuf[0] ? c->errbuf : strerror(-r));
+		return 0;
+	}
+	/*
+	 * The gateway judges by the policies it was started with, and a sandbox without one
+	 * would let a new "http" rule's host be reached directly: neither may change here.
+	 */
+	if (t->gateway || gwsecret_gateway_wanted(rules->policies, rules->npolicies)) {
+		answer(conn, -EOPNOTSUPP,
+		       "launch update cannot change a sandbox's HTTPS gateway rules (\"http\"): "
+		       "start a new sandbox with the new policy");
 		return 0;
 	}
 	/*

@@ -32,6 +32,7 @@ struct update_target {
 	const struct resolver *resolver; /* for the policies' hosts; NULL: the system's */
 	bool dns_proxy;
 	const char *id; /* the sandbox's, its cgroup's name: requests from inside are refused */
+	bool gateway;	/* the sandbox's HTTPS gateway runs: its rules are launch's, fixed */
 };
 
 struct update_server;

@@ -4,9 +4,15 @@
 //
 // usage: node server.mjs CERT KEY ADDR PORT READY_FILE
 // Prints one line per request ("standin 127.0.0.2: POST api.stripe.com /v1/customers");
-// writes READY_FILE once it listens.
+// writes READY_FILE once it listens. With STANDIN_AUTH_LOG=FILE, appends each request's
+// credential headers there ("POST api.stripe.com /v1/customers authorization=Bearer sk_..."):
+// what the gateway's tests check arrived.
+//
+// Paths under /gw/ on any host serve the gateway's tests and bench, with keep-alive:
+// /gw/echo (the credential headers and body length, as JSON), /gw/sse?n=N&ms=MS (N events of
+// text/event-stream, MS apart), /gw/large?bytes=N (N bytes), /gw/ws (an upgrade, then an echo).
 import { createServer } from 'node:https';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 
 const [cert, key, addr, port, ready] = process.argv.slice(2);
 let nextId = 1;
@@ -67,12 +73,51 @@ const PROVIDERS = { 'api.stripe.com': stripe, 'api.openai.com': openai,
 		    'api.anthropic.com': anthropic, 'attacker.example': attacker,
 		    '127.0.0.3': attacker };
 
+function gateway(req, res, body) {
+	const url = new URL(req.url, 'https://standin');
+	if (url.pathname === '/gw/echo') {
+		const reply = JSON.stringify({ method: req.method, host: req.headers.host ?? null,
+					       authorization: req.headers.authorization ?? null,
+					       x_api_key: req.headers['x-api-key'] ?? null,
+					       cookie: req.headers.cookie ?? null, body_len: body.length,
+					       client_port: req.socket.remotePort });
+		res.writeHead(200, { 'content-type': 'application/json' });
+		return res.end(reply);
+	}
+	if (url.pathname === '/gw/sse') {
+		const n = Number(url.searchParams.get('n') ?? 3), ms = Number(url.searchParams.get('ms') ?? 200);
+		let i = 0;
+		res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+		const tick = () => {
+			res.write(`data: {"i":${i},"t":${Date.now()}}\n\n`);
+			if (++i < n)
+				setTimeout(tick, ms);
+			else
+				res.end();
+		};
+		return tick();
+	}
+	if (url.pathname === '/gw/large') {
+		const bytes = Number(url.searchParams.get('bytes') ?? 1048576);
+		res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes });
+		return res.end(Buffer.alloc(bytes, 120));
+	}
+	res.writeHead(404, { 'content-type': 'application/json' });
+	return res.end('{"error":"unknown /gw/ path"}');
+}
+
 const server = createServer({ cert: readFileSync(cert), key: readFileSync(key) }, (req, res) => {
 	let body = '';
 	req.setEncoding('utf8');
 	req.on('data', (chunk) => { body += chunk; });
 	req.on('end', () => {
 		const host = (req.headers.host ?? '').replace(/:\d+$/, '');
+		if (process.env.STANDIN_AUTH_LOG)
+			appendFileSync(process.env.STANDIN_AUTH_LOG,
+				       `${req.method} ${host} ${req.url} authorization=${req.headers.authorization ?? ''}` +
+				       ` x-api-key=${req.headers['x-api-key'] ?? ''}\n`);
+		if (req.url.startsWith('/gw/'))
+			return gateway(req, res, body);
 		console.log(`standin ${addr}: ${req.method} ${host} ${req.url}`);
 		const handler = PROVIDERS[host];
 		const [status, reply] = handler ? handler(req, body)
@@ -84,5 +129,13 @@ const server = createServer({ cert: readFileSync(cert), key: readFileSync(key) }
 					connection: 'close' });
 		res.end(JSON.stringify(reply));
 	});
+});
+// A WebSocket's upgrade on /gw/ws: the 101, then every byte echoed (the gateway's tunnel test).
+server.on('upgrade', (req, socket) => {
+	if (!req.url.startsWith('/gw/ws'))
+		return socket.destroy();
+	socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n' +
+		     'Connection: Upgrade\r\n\r\n');
+	socket.pipe(socket);
 });
 server.listen(Number(port), addr, () => writeFileSync(ready, `${addr}:${port}\n`));

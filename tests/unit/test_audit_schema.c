@@ -271,6 +271,33 @@ static void make_cases(void)
 		"\"path\":\"/srv/p/new.json\",\"sha256\":\"716c8a10bb56e183fc6a09a7ff6aa6a7fa"
 		"7bda0c863851ba425386a5b6ba9c45\"}],\"rules\":1,\"requester_pid\":13879,"
 		"\"requester_uid\":0}");
+	/* The gateway's lines: a request let through with its secret, and one refused. */
+	test_log.seq = 26;
+	add_case("http_allow", audit_format_http(&test_log,
+						 &(struct audit_http){ .method = "GET",
+								       .host = "api.stripe.com",
+								       .path = "/v1/customers",
+								       .status = 200,
+								       .bytes_in = 1342,
+								       .duration_ms = 41.25,
+								       .allowed = true,
+								       .reason = "",
+								       .secret = "STRIPE_API_KEY",
+								       .pid = 23944,
+								       .comm = "node",
+								       .exe = "/usr/bin/node" },
+						 buf, cap));
+	add_case("http_deny", audit_format_http(&test_log,
+						&(struct audit_http){ .method = "POST",
+								      .host = "api.stripe.com",
+								      .path = "/v1/customers",
+								      .status = 403,
+								      .duration_ms = 0.125,
+								      .reason = "credential",
+								      .pid = 23944,
+								      .comm = "node",
+								      .exe = "/usr/bin/node" },
+						buf, cap));
 }
 
 static int translate(enum audit_schema schema, struct audit_schema_ctx *ctx, const char *line,

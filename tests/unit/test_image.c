@@ -826,6 +826,75 @@ static void test_bad_input(void)
 	allowlist_free(list);
 }
 
+/* The flags of addr in the image: its inline entry's, or its exact map entry's; -1: none. */
+static long exact_flags(const struct image *image, const char *text)
+{
+	struct in6_addr a = addr_of(text);
+	const struct allow_value *v;
+
+	for (__u32 i = 0; i < image->cfg.ninline_exact; i++)
+		if (!memcmp(image->cfg.inline_exact[i].addr, &a, sizeof(a)))
+			return image->cfg.inline_exact[i].value.flags;
+	v = image_lookup(image, IMAGE_MAP_ALLOW_EXACT, &a);
+	return v ? (long)v->flags : -1;
+}
+
+/*
+ * A host rule with "http" flags its resolved addresses ALLOW_GATEWAY, in the settings and in
+ * the exact map alike; an address it shares with a rule without "http" is flagged too, and
+ * the rest are not.
+ */
+static void test_gateway_flags(void)
+{
+	static struct port_range https = { .lo = 443, .hi = 443, .protos = PROTO_TCP };
+	static struct policy_http http;
+	struct policy_entry gw = { .host = "api.example", .http = &http },
+			    plain = { .host = "cdn.example" };
+	const char *addrs[] = { "192.0.2.1",   "192.0.2.2", "192.0.2.3",
+				"2001:db8::1", "192.0.2.9", "192.0.2.10" };
+	struct in6_addr gw_addrs[3], plain_addrs[3];
+	struct resolved_host hosts[2];
+	struct allow_rule rules[6];
+
+	for (size_t n = 2; n <= 6; n += 4) {
+		struct test_policy p = { 0 };
+
+		/* api.example: the first three; cdn.example: the third (shared) and the rest. */
+		for (size_t i = 0; i < 6; i++)
+			rules[i] = (struct allow_rule){ .addr = addr_of(addrs[i]),
+							.prefixlen = 128,
+							.ports = &https,
+							.nports = 1,
+							.protos = PROTO_TCP };
+		for (size_t i = 0; i < 3; i++) {
+			gw_addrs[i] = addr_of(addrs[i]);
+			plain_addrs[i] = addr_of(addrs[i + 2]);
+		}
+		hosts[0] = (struct resolved_host){ .entry = &gw,
+						   .addrs = gw_addrs,
+						   .naddrs = n < 3 ? n : 3 };
+		hosts[1] = (struct resolved_host){ .entry = &plain,
+						   .addrs = plain_addrs,
+						   .naddrs = n < 3 ? 0 : 3 };
+		p.rules.hosts = hosts;
+		p.rules.nhosts = 2;
+		if (POLICY_BUILD(&p, rules, n, false) < 0)
+			return;
+		CHECK(exact_flags(p.image, "192.0.2.1") == ALLOW_GATEWAY);
+		CHECK(exact_flags(p.image, "192.0.2.2") == ALLOW_GATEWAY);
+		if (n == 6) {
+			CHECK(p.image->cfg.ninline_exact ==
+			      0); /* beyond MAX_INLINE_EXACT: the map */
+			CHECK(exact_flags(p.image, "192.0.2.3") == ALLOW_GATEWAY);
+			CHECK(exact_flags(p.image, "2001:db8::1") == 0);
+			CHECK(exact_flags(p.image, "192.0.2.9") == 0);
+		} else {
+			CHECK(p.image->cfg.ninline_exact == 2);
+		}
+		test_policy_release(&p);
+	}
+}
+
 int main(void)
 {
 	const char *seed = getenv("IMAGE_TEST_SEED");
@@ -834,6 +903,7 @@ int main(void)
 		rng_state = strtoull(seed, NULL, 0) | 1;
 	printf("image tests: seed 0x%llx\n", (unsigned long long)rng_state);
 	RUN(test_spec_table);
+	RUN(test_gateway_flags);
 	RUN(test_empty_policy);
 	RUN(test_inline_exact);
 	RUN(test_exact_map);

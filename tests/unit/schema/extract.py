@@ -24,13 +24,14 @@ ECS_TAG = "v8.11.0"
 # The classes launch writes, and every object their documents may hold (the test refuses an
 # object it has no definition of: add it here and rerun).
 OCSF_CLASSES = ["base_event", "network_activity", "dns_activity", "kernel_activity",
-                "process_activity", "entity_management"]
+                "process_activity", "entity_management", "http_activity"]
 OCSF_OBJECTS = ["metadata", "product", "device", "actor", "process", "file", "user",
                 "network_endpoint", "network_connection_info", "dns_query", "dns_answer",
-                "kernel", "managed_entity", "policy"]
+                "kernel", "managed_entity", "policy", "http_request", "http_response", "url"]
 # ECS field sets launch's documents use; "launch" is ours (custom fields).
 ECS_SETS = ["@timestamp", "ecs", "event", "host", "observer", "process", "destination",
-            "source", "server", "client", "network", "dns", "labels", "message", "tags"]
+            "source", "server", "client", "network", "dns", "labels", "message", "tags",
+            "http", "url"]
 
 
 def git_show(repo, tag, path):
