@@ -9,13 +9,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "agent/mcp_gateway.h"
 #include "agent/mcp_http.h"
 #include "agent/mcp_run.h"
 #include "lib/util.h"
 #include "sandbox/child.h"
+#include "sandbox/gwsecret.h"
+#include "sandbox/gwshared.h"
 
 static const char *mcp_runtime, *mcp_modules, *mcp_max_output, *mcp_pool, *mcp_max_calls;
 static const char *mcp_http, *mcp_token_file;
@@ -254,10 +258,114 @@ static int mcp_absolute_policies(char **args, int nargs)
 	return 0;
 }
 
+/*
+ * The gateway's options are the server's (its gateway holds the values): taken out of what
+ * goes on to each call's launch. Any spelling getopt took: --secret V, --secret=V, a prefix.
+ */
+static int mcp_drop_gateway_options(char **args, int *nargs)
+{
+	static const struct {
+		const char *name;
+		bool value;
+	} own[] = { { "secret", true }, { "upstream-ca", true }, { "audit-http-query", false } };
+
+	for (int i = 0; i < *nargs && strcmp(args[i], "--") != 0;) {
+		const char *a = args[i], *eq = strchr(a, '=');
+		size_t name_len = eq ? (size_t)(eq - a) - 2 : strlen(a) - 2;
+		int taken = 0;
+
+		for (size_t k = 0; a[0] == '-' && a[1] == '-' && name_len && k < ARRAY_SIZE(own);
+		     k++)
+			if (strncmp(a + 2, own[k].name, name_len) == 0)
+				taken = own[k].value && !eq ? 2 : 1;
+		if (!taken) {
+			i++;
+			continue;
+		}
+		if (i + taken > *nargs)
+			return -EINVAL;
+		memmove(&args[i], &args[i + taken], (size_t)(*nargs - i - taken) * sizeof(*args));
+		*nargs -= taken;
+	}
+	return 0;
+}
+
+/* The server's gateway and the values it injects: ended with the server. */
+struct mcp_gateway_plan {
+	struct gateway_secret *secrets;
+	size_t nsecrets;
+	struct gwshared *shared;
+	struct mcp_gateway *gateway;
+};
+
+static void mcp_gateway_plan_free(struct mcp_gateway_plan *plan)
+{
+	/* The gateway first: the values are then in no one's hands. */
+	mcp_gateway_free(plan->gateway);
+	gwshared_free(plan->shared);
+	gwsecret_free(plan->secrets, plan->nsecrets);
+}
+
+/*
+ * The server's gateway, when a policy has a host rule with "http": each secret's value from
+ * its --secret (as launch run reads them: the same errors, exit 125), one gateway for every
+ * call. plan->gateway stays NULL when no policy needs one.
+ */
+static int mcp_plan_gateway(const struct rules *rules, const char *cgroup_parent,
+			    struct mcp_gateway_plan *plan)
+{
+	const struct gateway_config gwc = {
+		.resolver = arg.resolver ? &arg.dns.upstream : NULL,
+		.upstream_ca_files = arg.upstream_cas,
+		.nupstream_ca_files = arg.nupstream_cas,
+		.log_query = arg.audit_http_query,
+	};
+	struct mcp_gateway_config config = {
+		.policies = (const struct policy *const *)rules->policies,
+		.npolicies = rules->npolicies,
+		.policy_names = rules->names,
+		.cgroup_parent = cgroup_parent,
+		.peer_pid = gwshared_peer_pid,
+	};
+	char why[PATH_MAX + 256] = "";
+	int r;
+
+	r = gwsecret_plan(rules->policies, rules->npolicies, arg.secrets, arg.nsecrets, environ,
+			  &plan->secrets, &plan->nsecrets, why, sizeof(why));
+	if (r < 0) {
+		fail("%s", why[0] ? why : strerror(-r));
+		return r;
+	}
+	/* The values are in this process's memory from now on: no core file may show them. */
+	if (plan->nsecrets && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		fail("cannot keep the secrets out of core files (PR_SET_DUMPABLE): %s",
+		     strerror(errno));
+		return -errno;
+	}
+	if (!gwsecret_gateway_wanted(rules->policies, rules->npolicies))
+		return 0;
+	r = gwshared_start(&gwc, plan->secrets, plan->nsecrets, &plan->shared, why, sizeof(why));
+	if (r < 0) {
+		fail("mcp: %s", why[0] ? why : strerror(-r));
+		return r;
+	}
+	config.gw = plan->shared->gw;
+	config.secrets = plan->secrets;
+	config.nsecrets = plan->nsecrets;
+	config.env = plan->shared->env;
+	config.nenv = plan->shared->nenv;
+	r = mcp_gateway_new(&config, &plan->gateway);
+	if (r < 0)
+		fail("mcp: cannot start the HTTPS gateway: %s", strerror(-r));
+	return r;
+}
+
 int cmd_mcp(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
 	struct mcp_run_config config = { 0 };
+	struct mcp_gateway_plan gateway = { 0 };
+	int status = EXIT_LAUNCH_FAILED;
 	static struct mcp_http_config http;
 	struct child_config job = { 0 };
 	char modules_path[PATH_MAX], self[PATH_MAX], errbuf[PATH_MAX + 256];
@@ -336,7 +444,8 @@ int cmd_mcp(int argc, char **argv)
 	nforward = first - 1;
 	if (nforward > 0 && strcmp(argv[first - 1], "--") == 0)
 		nforward--;
-	if (mcp_absolute_policies(argv + 1, nforward) < 0)
+	if (mcp_absolute_policies(argv + 1, nforward) < 0 ||
+	    mcp_drop_gateway_options(argv + 1, &nforward) < 0)
 		return EXIT_LAUNCH_FAILED;
 	config.launch_path = self;
 	config.launch_args = argv + 1;
@@ -358,9 +467,13 @@ int cmd_mcp(int argc, char **argv)
 	config.max_calls = max_calls;
 	config.cgroup_parent = parent;
 	config.http = mcp_http ? &http : NULL;
-	if (mcp_run_serve(&config, STDIN_FILENO, STDOUT_FILENO, errbuf, sizeof(errbuf)) < 0) {
-		fail("mcp: %s", errbuf);
-		return EXIT_LAUNCH_FAILED;
+	if (mcp_plan_gateway(rules, parent, &gateway) == 0) {
+		config.gateway = gateway.gateway;
+		status = mcp_run_serve(&config, STDIN_FILENO, STDOUT_FILENO, errbuf,
+				       sizeof(errbuf)) < 0
+				 ? (fail("mcp: %s", errbuf), EXIT_LAUNCH_FAILED)
+				 : EXIT_SUCCESS;
 	}
-	return EXIT_SUCCESS;
+	mcp_gateway_plan_free(&gateway);
+	return status;
 }

@@ -288,6 +288,20 @@ static int plan_gateway(const struct rules *rules, struct sandbox_options *optio
 	char why[PATH_MAX + 256] = "", ca[PATH_MAX], bundle[PATH_MAX];
 	int r;
 
+	/*
+	 * launch mcp's gateway serves the job: the server holds the values, and passes the
+	 * placeholders and the CA files on with --setenv.
+	 */
+	if (arg.gateway_port4) {
+		if (arg.nsecrets || arg.nupstream_cas) {
+			fail("--gateway-client: --secret and --upstream-ca are the serving "
+			     "gateway's, not this launch's");
+			return -EINVAL;
+		}
+		options->gateway_port4 = arg.gateway_port4;
+		options->gateway_port6 = arg.gateway_port6;
+		return 0;
+	}
 	options->gateway = gwsecret_gateway_wanted(rules->policies, rules->npolicies);
 	r = gwsecret_plan(rules->policies, rules->npolicies, arg.secrets, arg.nsecrets, environ,
 			  &options->secrets, &options->nsecrets, why, sizeof(why));

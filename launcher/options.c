@@ -301,6 +301,25 @@ static int set_upstream_ca(const char *value)
 	return 0;
 }
 
+/*
+ * --gateway-client PORT4,PORT6: launch mcp's own gateway (shared by its calls) listens for
+ * this sandbox there; PORT6 is 0 when the host has no ::1.
+ */
+static int set_gateway_client(const char *value)
+{
+	unsigned int port4, port6;
+	char tail;
+
+	if (sscanf(value, "%u,%u%c", &port4, &port6, &tail) != 2 || !port4 || port4 > 65535 ||
+	    port6 > 65535) {
+		fail("--gateway-client: \"%s\" is not PORT4,PORT6 (1-65535, 0-65535)", value);
+		return -1;
+	}
+	arg.gateway_port4 = (uint16_t)port4;
+	arg.gateway_port6 = (uint16_t)port6;
+	return 0;
+}
+
 static int set_pids_max(const char *value)
 {
 	if (limit_parse_pids(value, &arg.limits.pids_max) < 0) {
@@ -505,16 +524,20 @@ const struct opt options_common[] = {
 	  "the value of a policy's secret NAME (\"secrets\"): launch's\n"
 	  "variable NAME, or FILE's content; the job gets a placeholder,\n"
 	  "the gateway puts the value into the requests (repeatable)",
-	  .parse = set_secret, .commands = CMD_RUN,
+	  .parse = set_secret, .commands = CMD_RUN | CMD_MCP,
 	  .heading = "\nHTTPS gateway (docs/gateway.md): a host rule with \"http\" is reached "
 		     "through launch's\n"
 		     "gateway, which judges each request and injects the policy's secrets." },
 	{ "upstream-ca", 0, "FILE",
 	  "also trust the CAs in FILE (PEM) for the gateway's own\n"
 	  "connections to the providers (repeatable; default: the system store)",
-	  .parse = set_upstream_ca, .commands = CMD_RUN },
+	  .parse = set_upstream_ca, .commands = CMD_RUN | CMD_MCP },
 	{ "audit-http-query", 0, NULL, "keep the query in the path of \"http\" lines",
-	  .flag = &arg.audit_http_query, .commands = CMD_RUN },
+	  .flag = &arg.audit_http_query, .commands = CMD_RUN | CMD_MCP },
+	{ "gateway-client", 0, "PORT4,PORT6",
+	  "for launch mcp's calls: its gateway, shared by the calls,\n"
+	  "serves this job on these ports of 127.0.0.1 and ::1",
+	  .parse = set_gateway_client, .commands = CMD_RUN },
 	{ "pids-max", 0, "N|max", "processes and threads (default 64 per CPU, at most 2048)",
 	  .parse = set_pids_max, .commands = RUNNING,
 	  .heading = "\nResource limits (also a policy's \"limits\"; options win, else the "

@@ -7,6 +7,7 @@
 #define LAUNCH_OPTIONS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "audit/audit.h"
@@ -87,6 +88,8 @@ struct launch_args {
 	const char *upstream_cas[MAX_UPSTREAM_CAS]; /* --upstream-ca, each readable */
 	size_t nupstream_cas;
 	bool audit_http_query; /* --audit-http-query: http lines keep the path's query */
+	/* --gateway-client PORT4,PORT6: launch mcp's gateway serves the job there; 0: none */
+	uint16_t gateway_port4, gateway_port6;
 };
 
 extern struct launch_args arg;

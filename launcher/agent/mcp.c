@@ -31,7 +31,14 @@ static const char MCP_OUTPUT_SCHEMA[] =
 	"\"refused\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
 	"\"op\":{\"type\":\"string\"},\"destination\":{\"type\":\"string\"},"
 	"\"name\":{\"type\":[\"string\",\"null\"]},\"count\":{\"type\":\"integer\"}},"
-	"\"required\":[\"op\",\"destination\",\"name\",\"count\"]}}},\"required\":[\"stdout\","
+	"\"required\":[\"op\",\"destination\",\"name\",\"count\"]}},"
+	"\"http_requests\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+	"\"method\":{\"type\":\"string\"},\"host\":{\"type\":\"string\"},"
+	"\"path\":{\"type\":\"string\"},\"status\":{\"type\":\"integer\"},"
+	"\"decision\":{\"type\":\"string\",\"enum\":[\"allow\",\"deny\"]},"
+	"\"reason\":{\"type\":\"string\"}},"
+	"\"required\":[\"method\",\"host\",\"path\",\"status\",\"decision\",\"reason\"]}}},"
+	"\"required\":[\"stdout\","
 	"\"stderr\",\"exit_status\",\"timed_out\","
 	"\"duration_ms\",\"refused\"]}";
 
@@ -59,6 +66,7 @@ void mcp_result_free(struct mcp_result *result)
 	free(result->out);
 	free(result->err);
 	free(result->refused);
+	free(result->http);
 	hashtable_clear(&result->refused_index, mcp_refused_node_free);
 	free(result->refused_index.buckets);
 	memset(result, 0, sizeof(*result));
@@ -357,6 +365,7 @@ static void text_append(char **text, size_t *len, const char *fmt, ...)
 /* The text a model reads: what happened first, then the streams, then the refusals. */
 static char *mcp_result_text(const struct mcp_result *result)
 {
+	_cleanup_free_ char *http = NULL;
 	char *text = NULL;
 	size_t len = 0;
 
@@ -395,6 +404,9 @@ static char *mcp_result_text(const struct mcp_result *result)
 			text_append(&text, &len, "\n");
 		}
 	}
+	http = mcp_requests_text(result->http, result->nhttp, result->http_lost);
+	if (http)
+		text_append(&text, &len, "%s", http);
 	return text;
 }
 
@@ -433,6 +445,8 @@ static cJSON *mcp_result_json(const struct mcp_result *result)
 		cJSON_AddNumberToObject(item, "count", (double)result->refused[i].count);
 		cJSON_AddItemToArray(refused, item);
 	}
+	cJSON_AddItemToObject(json, "http_requests",
+			      mcp_requests_json(result->http, result->nhttp));
 	return json;
 }
 

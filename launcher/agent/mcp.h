@@ -9,6 +9,7 @@
 
 #include "audit/refusal.h"
 #include "lib/hashtable.h"
+#include "mcp_requests.h"
 
 #define MCP_TOOL_NAME	     "run_typescript"
 #define MCP_SEARCH_TOOL_NAME "search_docs"
@@ -51,6 +52,10 @@ struct mcp_result {
 	size_t nrefused;
 	struct hashtable refused_index; /* (op, destination): its entry in refused */
 	bool refused_incomplete; /* launch did not confirm its log: refusals may be missing */
+	/* Through the server's gateway (mcp_gateway.h), in the order they ended. */
+	struct mcp_http_request *http;
+	size_t nhttp;
+	unsigned long long http_lost; /* beyond MCP_GATEWAY_CALL_REQUESTS_MAX: not listed */
 };
 
 void mcp_result_free(struct mcp_result *result);

@@ -18,6 +18,7 @@
 #include "docindex.h"
 #include "mcp.h"
 #include "mcp_http.h"
+#include "mcp_gateway.h"
 #include "mcp_run_internal.h"
 #include "lib/util.h"
 
@@ -295,6 +296,10 @@ static int mcp_run_call(struct mcp_runner *runner, const struct mcp_job *job,
 		goto out;
 	}
 	mcp_run_trace(runner, "audited");
+	r = mcp_gwcall_take(sandbox.gwcall, &ret_result->http, &ret_result->nhttp,
+			    &ret_result->http_lost);
+	if (r < 0)
+		goto out;
 	/* Killed on purpose: the signal is the timeout's, not a crash. */
 	if (ret_result->timed_out)
 		ret_result->signal = 0;

@@ -17,6 +17,7 @@
 #define MCP_RUN_DEFAULT_USER "nobody"
 
 struct mcp_http_config;
+struct mcp_gateway;
 
 struct mcp_run_config {
 	const char *launch_path;  /* this binary */
@@ -36,6 +37,8 @@ struct mcp_run_config {
 	gid_t gid;
 	/* --http: served over HTTP there instead of on in_fd/out_fd; NULL: stdio. */
 	const struct mcp_http_config *http;
+	/* The server's HTTPS gateway, each call's sandbox a client of it; NULL: none. */
+	struct mcp_gateway *gateway;
 };
 
 /*

@@ -60,10 +60,12 @@ struct mcp_sandbox {
 	size_t report_len;
 	struct mcp_stream out, err;
 	char dir[96], audit[96], name[64];
+	struct mcp_gwcall *gwcall; /* its client of the server's gateway; NULL: none */
 };
 
 struct cJSON;
 struct mcp_server;
+struct mcp_gwcall;
 
 /* A run_typescript call, queued or running. */
 struct mcp_job {

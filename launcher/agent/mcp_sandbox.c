@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "mcp_gateway.h"
 #include "mcp_run_internal.h"
 #include "lib/util.h"
 
@@ -392,6 +393,7 @@ void mcp_sandbox_free(const struct mcp_runner *runner, struct mcp_sandbox *sandb
 	free(sandbox->err.text);
 	if (sandbox->dir[0])
 		mcp_remove_tree(sandbox->dir);
+	mcp_gwcall_free(sandbox->gwcall);
 	if (sandbox->audit[0])
 		unlink(sandbox->audit);
 	mcp_sandbox_reset(sandbox);
@@ -423,7 +425,7 @@ int mcp_sandbox_start(struct mcp_runner *runner, const char *code, struct mcp_sa
 {
 	const struct mcp_run_config *config = runner->config;
 	char file[sizeof(sandbox->dir) + 16], timeout[32], runner_path[96], preload[300];
-	const char *argv[MCP_RUN_ARGS_MAX + 32];
+	const char *argv[MCP_RUN_ARGS_MAX + MCP_GATEWAY_ENV_MAX + 32];
 	int in_pipe[2] = { -1, -1 }, out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
 	int sync_pair[2] = { -1, -1 };
 	size_t argc = 0;
@@ -444,6 +446,10 @@ int mcp_sandbox_start(struct mcp_runner *runner, const char *code, struct mcp_sa
 		 sandbox->warm ? MCP_RUN_POOL_IDLE_S + config->timeout_s : config->timeout_s);
 
 	r = mcp_sandbox_make_dir(runner, sandbox);
+	/* Its own ports on the server's gateway: its requests are told from other calls'. */
+	if (r == 0 && config->gateway)
+		r = mcp_gwcall_add(config->gateway, sandbox->name, sandbox->audit,
+				   &sandbox->gwcall);
 	snprintf(file, sizeof(file), "%s/main.mts", sandbox->dir);
 	if (r == 0 && code)
 		r = mcp_write_file(file, code, 0644);
@@ -467,6 +473,10 @@ int mcp_sandbox_start(struct mcp_runner *runner, const char *code, struct mcp_sa
 	}
 	for (size_t i = 0; i < config->nlaunch_args && i < MCP_RUN_ARGS_MAX; i++)
 		argv[argc++] = config->launch_args[i];
+	if (sandbox->gwcall) {
+		argc += mcp_gateway_env_args(config->gateway, argv + argc, MCP_GATEWAY_ENV_MAX);
+		argv[argc++] = mcp_gwcall_arg(sandbox->gwcall);
+	}
 	/* Last, so that they win over the same options among the server's. */
 	argv[argc++] = "--audit-log";
 	argv[argc++] = sandbox->audit;

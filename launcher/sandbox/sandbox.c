@@ -482,6 +482,11 @@ static int sandbox_start_gateway(struct sandbox *sandbox, const struct rules *ru
 	uint16_t port4 = 0, port6 = 0;
 	int r;
 
+	if (options->gateway_port4 && !options->gateway) {
+		port4 = options->gateway_port4;
+		port6 = options->gateway_port6;
+		goto ports;
+	}
 	/* Whoever runs a sandbox with "http" rules starts its gateway, or nothing runs. */
 	if (!options->gateway && gwsecret_gateway_wanted(rules->policies, rules->npolicies))
 		return sandbox_fail(sandbox, -EOPNOTSUPP,
@@ -498,6 +503,7 @@ static int sandbox_start_gateway(struct sandbox *sandbox, const struct rules *ru
 	if (!port4)
 		return sandbox_fail(sandbox, -EADDRNOTAVAIL,
 				    "the HTTPS gateway has no listener on 127.0.0.1");
+ports:
 	/* Written to the kernel with the rest of the settings, at attach. */
 	sandbox->bpf.cfg.gateway_port4 = port4;
 	sandbox->bpf.cfg.gateway_port6 = port6;

@@ -83,6 +83,11 @@ struct sandbox_options {
 	const char *const *upstream_cas;
 	size_t nupstream_cas;
 	bool audit_http_query;
+	/*
+	 * Another process's gateway serves the job (launch mcp's, shared by its calls): its
+	 * ports for this sandbox; 0: none. gateway is then false, the secrets are its.
+	 */
+	uint16_t gateway_port4, gateway_port6;
 	/* Sees every audit line as it is queued (--notify-denials); NULL: none. */
 	void (*audit_observer)(const char *line, size_t len, void *ctx);
 	void *audit_observer_ctx;

@@ -230,15 +230,16 @@ static char *sbgateway_system_store(size_t *ret_len)
 }
 
 /* The CA alone, and the system store with it, where the job's runtimes are pointed. */
-static int sbgateway_write_ca(struct sbgateway *sg, const char *id, char *errbuf, size_t errlen)
+int sbgateway_write_ca_files(struct gateway *gw, const char *id, char *ret_ca, char *ret_bundle,
+			     bool *ret_made, char *errbuf, size_t errlen)
 {
 	_cleanup_free_ char *pem = NULL, *store = NULL;
 	size_t pem_len = 0, store_len = 0;
 	int r;
 
-	r = sbgateway_ca_paths(id, sg->ca_path, sg->bundle_path);
+	r = sbgateway_ca_paths(id, ret_ca, ret_bundle);
 	if (r == 0)
-		r = gateway_ca_pem(sg->gw, &pem, &pem_len);
+		r = gateway_ca_pem(gw, &pem, &pem_len);
 	if (r < 0) {
 		snprintf(errbuf, errlen, "the gateway's CA: %s", strerror(-r));
 		return r;
@@ -249,16 +250,16 @@ static int sbgateway_write_ca(struct sbgateway *sg, const char *id, char *errbuf
 		return r;
 	}
 	store = sbgateway_system_store(&store_len);
-	sg->files_made = true;
-	r = sbgateway_write(sg->ca_path, pem, pem_len, NULL, 0);
+	*ret_made = true;
+	r = sbgateway_write(ret_ca, pem, pem_len, NULL, 0);
 	/* The store may lack a final newline: the CA starts a line of its own. */
 	if (r == 0 && store_len && store[store_len - 1] != '\n')
-		r = sbgateway_write(sg->bundle_path, store, store_len, "\n", 1);
+		r = sbgateway_write(ret_bundle, store, store_len, "\n", 1);
 	else if (r == 0)
-		r = sbgateway_write(sg->bundle_path, store ? store : "", store_len, NULL, 0);
+		r = sbgateway_write(ret_bundle, store ? store : "", store_len, NULL, 0);
 	/* Appended: the store's certificates first, as the runtimes read them. */
 	if (r == 0)
-		r = sbgateway_append(sg->bundle_path, pem, pem_len);
+		r = sbgateway_append(ret_bundle, pem, pem_len);
 	if (r < 0) {
 		snprintf(errbuf, errlen, "cannot write the gateway's CA to %s: %s",
 			 SBGATEWAY_CA_DIR, strerror(-r));
@@ -306,7 +307,8 @@ int sbgateway_start(const struct sbgateway_config *config, struct sbgateway **re
 			 why[0] ? why : strerror(-r));
 		goto fail;
 	}
-	r = sbgateway_write_ca(sg, config->id, errbuf, errlen);
+	r = sbgateway_write_ca_files(sg->gw, config->id, sg->ca_path, sg->bundle_path,
+				     &sg->files_made, errbuf, errlen);
 	if (r < 0)
 		goto fail;
 	r = gateway_start(sg->gw);

@@ -37,6 +37,12 @@ struct sbgateway_config {
 	struct audit_log *log;
 };
 
+/*
+ * Writes gw's CA, and the system store with it, as the files of id (ret_ca, ret_bundle:
+ * PATH_MAX each; *ret_made once either may exist). 0, or a negative errno with one line.
+ */
+int sbgateway_write_ca_files(struct gateway *gw, const char *id, char *ret_ca, char *ret_bundle,
+			     bool *ret_made, char *errbuf, size_t errlen);
 /* Where the CA files of sandbox id go (PATH_MAX each). 0 or -ENAMETOOLONG. */
 int sbgateway_ca_paths(const char *id, char *ret_ca, char *ret_bundle);
 

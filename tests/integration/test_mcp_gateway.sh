@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# launch mcp --secret: the server's one HTTPS gateway serves every call's sandbox (docs/mcp.md,
+# docs/gateway.md). Through the official MCP TypeScript client (tests/mcp/gateway.mjs), against
+# the HTTPS stand-in for api.stripe.com (127.0.7.2:443, a throwaway CA given as --upstream-ca)
+# found through a local dnsmasq.
+
+MG_DNS=127.0.0.53
+MG_DNS_PORT=5357
+MG_ADDR=127.0.7.2
+MG_KEY=sk_test_mcp_gateway_real_$$
+MG_POLICY='{"name": "mcpgw", "allow": [{"host": "api.stripe.com", "ports": [443],
+  "http": {"allow": [{"method": "GET", "path": "/v1/customers*"},
+                     {"method": "POST", "path": "/v1/customers"},
+                     {"method": "GET", "path": "/gw/echo"}]}}],
+  "secrets": [{"name": "STRIPE_API_KEY", "hosts": ["api.stripe.com"],
+               "header": "Authorization", "format": "Bearer {}"}]}'
+MG_MODULES=$IT_TMP/mcp/node_modules
+if [ ! -d "$MG_MODULES" ] && [ -f "$IT_ROOT/tests/mcp/node_modules/.package-lock.json" ]; then
+	mkdir -p "$IT_TMP/mcp" && chmod 755 "$IT_TMP/mcp" &&
+		cp -a "$IT_ROOT/tests/mcp/node_modules" "$MG_MODULES.$$" &&
+		chmod -R a+rX "$MG_MODULES.$$" && mv "$MG_MODULES.$$" "$MG_MODULES"
+fi
+
+mg_providers() {
+	[ -f "$MG_MODULES/.package-lock.json" ] ||
+		fail "tests/mcp/node_modules is not installed: make test runs npm ci in tests/mcp" ||
+		return 1
+	"$IT_ROOT/tests/standin/make-ca.sh" "$T_DIR/ca" || fail "cannot make the test CA" || return 1
+	STANDIN_AUTH_LOG=$T_DIR/auth.log node "$IT_ROOT/tests/standin/server.mjs" \
+		"$T_DIR/ca/server.pem" "$T_DIR/ca/server.key" \
+		"$MG_ADDR" 443 "$T_DIR/standin.ready" >"$T_DIR/standin.log" 2>&1 &
+	track_pid $!
+	dnsmasq_start "$MG_DNS" "$MG_DNS_PORT" "$T_DIR/dns.log" \
+		--address=/stripe.com/"$MG_ADDR" || return 1
+	wait_for_file "$T_DIR/standin.ready" 10 ||
+		fail "the stand-in did not start: $(brief "$(cat "$T_DIR/standin.log")")"
+}
+
+# gateway.mjs MODE against launch mcp with the gateway's options; its output in $T_DIR/MODE.out.
+mg_client() {
+	local mode=$1 rc
+
+	shift
+	launch_next_names
+	echo "+ node tests/mcp/gateway.mjs $mode launch mcp --secret STRIPE_API_KEY ..."
+	STRIPE_API_KEY=$MG_KEY GW_REAL_KEY=$MG_KEY timeout -k 5 150 node \
+		"$IT_ROOT/tests/mcp/gateway.mjs" "$mode" "$IT_LAUNCH" mcp \
+		--policy "$(policy mcpgw "$MG_POLICY")" --resolver "$MG_DNS:$MG_DNS_PORT" \
+		--modules "$MG_MODULES" --upstream-ca "$T_DIR/ca/ca.pem" --secret STRIPE_API_KEY \
+		--timeout 60 --audit-log "$L_AUDIT" "$@" >"$T_DIR/$mode.out" 2>"$T_DIR/$mode.err"
+	rc=$?
+	cat "$T_DIR/$mode.out"
+	[ "$rc" = 0 ] || fail "gateway.mjs $mode exited $rc: $(grep '^not ok' "$T_DIR/$mode.out" |
+		head -3) $(brief "$(tail -5 "$T_DIR/$mode.err")")"
+}
+
+test_mcp_gateway() {
+	local f
+
+	mg_providers || return 1
+	mg_client test --max-calls 2 || return 1
+	grep -q '^ok a call after a crashed one' "$T_DIR/test.out" ||
+		fail "gateway.mjs stopped early" || return 1
+	# The stand-in got the real key from the gateway, never the placeholder.
+	grep -qF "GET api.stripe.com /v1/customers?limit=2 authorization=Bearer $MG_KEY " \
+		"$T_DIR/auth.log" ||
+		fail "the stand-in did not get the real key: $(brief "$(cat "$T_DIR/auth.log")")" ||
+		return 1
+	grep -q 'launch-placeholder-' "$T_DIR/auth.log" &&
+		fail "a placeholder reached the stand-in" && return 1
+	grep -q 'sk_attacker_own' "$T_DIR/auth.log" &&
+		fail "the attacker's key reached the stand-in" && return 1
+	# Each request is logged as its own call's, the refusal too.
+	[ "$(audit_count "$L_AUDIT" event=http method=GET http_host=api.stripe.com \
+		path=/v1/customers status=200 decision=allow secret=STRIPE_API_KEY pid:int)" -ge 2 ] ||
+		fail "no http lines with the process for the calls' GETs" || return 1
+	expect_audit 1 "$L_AUDIT" event=http method=POST decision=deny reason=credential \
+		status=403 || return 1
+	[ "$(audit_count "$L_AUDIT" event=http path=/v1/customers/cus_alpha0)" = 1 ] ||
+		fail "no http line for cus_alpha0" || return 1
+	# The value is in no output, log line or file the run left.
+	for f in "$L_AUDIT" "$T_DIR/test.out" "$T_DIR/test.err" /run/launch-gateway/*; do
+		[ -e "$f" ] || continue
+		grep -qF "$MG_KEY" "$f" && fail "the secret's value is in $f" && return 1
+	done
+	left=$(find /run -maxdepth 1 -name 'launch-mcp.*' -newer "$T_DIR/dns.log" 2>/dev/null)
+	[ -z "$left" ] || fail "state left behind: $left" || return 1
+	left=$(find /run/launch-gateway -name 'mcp-*' 2>/dev/null)
+	[ -z "$left" ] || fail "the server's CA files left behind: $left"
+}
+
+# --secret's errors are launch run's: one line naming it, exit 125.
+test_mcp_gateway_bad_secret() {
+	local p
+
+	p=$(policy mcpgw "$MG_POLICY")
+	env -u STRIPE_API_KEY "$IT_LAUNCH" mcp --policy "$p" --modules "$MG_MODULES" \
+		--secret STRIPE_API_KEY </dev/null >"$T_DIR/bad.out" 2>"$T_DIR/bad.err"
+	expect_eq "an unset --secret" 125 "$?" || return 1
+	expect_match "its message" 'STRIPE_API_KEY' "$(cat "$T_DIR/bad.err")" || return 1
+	"$IT_LAUNCH" mcp --policy "$p" --modules "$MG_MODULES" \
+		--secret STRIPE_API_KEY=@"$T_DIR/none" </dev/null >"$T_DIR/bad.out" 2>"$T_DIR/bad.err"
+	expect_eq "a --secret file that is not there" 125 "$?" || return 1
+	expect_match "its message" 'none' "$(cat "$T_DIR/bad.err")" || return 1
+	"$IT_LAUNCH" mcp --policy "$p" --modules "$MG_MODULES" </dev/null >"$T_DIR/bad.out" \
+		2>"$T_DIR/bad.err"
+	expect_eq "no --secret for the policy's secret" 125 "$?" || return 1
+	STRIPE_API_KEY=x "$IT_LAUNCH" mcp --policy "$p" --modules "$MG_MODULES" \
+		--secret STRIPE_API_KEY --upstream-ca "$T_DIR/none" </dev/null >"$T_DIR/bad.out" \
+		2>"$T_DIR/bad.err"
+	expect_eq "an --upstream-ca that is not there" 125 "$?" || return 1
+	expect_match "its message" '^launch: --upstream-ca' "$(cat "$T_DIR/bad.err")"
+}

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// launch mcp --secret, with the official MCP TypeScript SDK's client: the server's one HTTPS
+// gateway serves every call's sandbox. A call's code holds only the placeholder, the stand-in
+// gets the real key, the result lists the call's requests (and only its own when two calls
+// run at once), the attacker's own key is refused. Run by tests/integration/test_mcp_gateway.sh.
+//
+// usage: node gateway.mjs MODE LAUNCH ARGS...   MODE: test, or bench (first request of 20 calls)
+// Prints "ok NAME" or "not ok NAME: why" per check; exits 1 when any failed.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const [mode, launch, ...args] = process.argv.slice(2);
+const key = process.env.GW_REAL_KEY ?? '';
+let failed = 0;
+
+function check(name, cond, why) {
+	if (cond) {
+		console.log(`ok ${name}`);
+	} else {
+		failed++;
+		console.log(`not ok ${name}: ${why}`);
+	}
+}
+
+const brief = (value) => JSON.stringify(value).slice(0, 700);
+
+const transport = new StdioClientTransport({ command: launch, args, env: { ...process.env },
+					     stderr: 'inherit' });
+const client = new Client({ name: 'launch-gateway', version: '1.0.0' });
+await client.connect(transport);
+
+// The SDK checks structuredContent against the tool's outputSchema.
+const call = (code) => client.callTool({ name: 'run_typescript', arguments: { code } },
+				       undefined, { timeout: 120000 });
+
+if (mode === 'bench') {
+	// The first request of each call, timed inside the call: a TLS handshake with the gateway,
+	// and (with a gateway per call) its own connection to the provider.
+	const times = [];
+	for (let i = 0; i < 20; i++) {
+		const r = await call(`
+const t0 = performance.now();
+const res = await fetch('https://api.stripe.com/gw/echo', {
+	headers: { authorization: 'Bearer ' + process.env.STRIPE_API_KEY } });
+await res.text();
+console.log('first_ms ' + (performance.now() - t0).toFixed(3) + ' status ' + res.status);
+`);
+		const m = /first_ms ([0-9.]+) status 200/.exec(r.structuredContent?.stdout ?? '');
+		if (!m) {
+			check('bench call', false, brief(r));
+			break;
+		}
+		times.push(Number(m[1]));
+	}
+	times.sort((a, b) => a - b);
+	const q = (p) => times[Math.min(times.length - 1, Math.floor(p * times.length))];
+	console.log(`first_request_ms median ${q(0.5)?.toFixed(2)} p95 ${q(0.95)?.toFixed(2)} ` +
+		    `min ${times[0]?.toFixed(2)} n ${times.length}`);
+	await client.close();
+	process.exit(failed ? 1 : 0);
+}
+
+const { tools } = await client.listTools();
+const tool = tools.find((t) => t.name === 'run_typescript');
+check('outputSchema lists http_requests',
+      tool?.outputSchema?.properties?.http_requests?.items?.required?.includes('decision'),
+      brief(tool?.outputSchema));
+
+// The Stripe SDK, with the placeholder it finds in its environment.
+let r = await call(`
+import Stripe from 'stripe';
+const stripe = new Stripe(process.env.STRIPE_API_KEY!);
+console.log('key ' + process.env.STRIPE_API_KEY);
+const customers = await stripe.customers.list({ limit: 2 });
+console.log('customers: ' + customers.data.map((c) => c.email).join(','));
+`);
+let s = r.structuredContent;
+check('stripe sdk call succeeds', !r.isError && s?.exit_status === 0 &&
+      s.stdout.includes('customers: ada@example.com,grace@example.com'), brief(r));
+check('the code sees a placeholder',
+      /^key launch-placeholder-[0-9a-f]{32}$/m.test(s?.stdout ?? ''), brief(s?.stdout));
+check('the result lists the request', s?.http_requests?.length === 1 &&
+      s.http_requests[0].method === 'GET' && s.http_requests[0].host === 'api.stripe.com' &&
+      s.http_requests[0].path === '/v1/customers' && s.http_requests[0].status === 200 &&
+      s.http_requests[0].decision === 'allow' && s.http_requests[0].reason === '',
+      brief(s?.http_requests));
+check('the text lists the request',
+      r.content?.[0]?.text?.includes('GET https://api.stripe.com/v1/customers 200'),
+      brief(r.content));
+
+// The attacker's own key, the victim's placeholder in the body: 403, listed as credential.
+r = await call(`
+const res = await fetch('https://api.stripe.com/v1/customers', { method: 'POST',
+	headers: { authorization: 'Bearer sk_attacker_own',
+		   'content-type': 'application/x-www-form-urlencoded' },
+	body: 'stolen=' + process.env.STRIPE_API_KEY });
+console.log('attacker ' + res.status + ' ' + (await res.text()));
+`);
+s = r.structuredContent;
+check('the attacker\'s own key gets 403', /^attacker 403 .*credential/m.test(s?.stdout ?? ''),
+      brief(s));
+check('the refusal is listed', s?.http_requests?.length === 1 &&
+      s.http_requests[0].method === 'POST' && s.http_requests[0].status === 403 &&
+      s.http_requests[0].decision === 'deny' && s.http_requests[0].reason === 'credential',
+      brief(s?.http_requests));
+
+// Two calls at once, each its own paths, overlapping: each result lists only its own.
+const both = (tag) => `
+for (let i = 0; i < 4; i++) {
+	const res = await fetch('https://api.stripe.com/v1/customers/cus_${tag}' + i, {
+		headers: { authorization: 'Bearer ' + process.env.STRIPE_API_KEY } });
+	await res.text();
+	await new Promise((done) => setTimeout(done, 150));
+}
+console.log('done ${tag}');
+`;
+const [a, b] = await Promise.all([call(both('alpha')), call(both('beta'))]);
+for (const [tag, res, other] of [['alpha', a, 'beta'], ['beta', b, 'alpha']]) {
+	const list = res.structuredContent?.http_requests ?? [];
+	check(`parallel call ${tag} lists its own requests`, list.length === 4 &&
+	      list.every((x) => x.path.startsWith(`/v1/customers/cus_${tag}`)), brief(list));
+	check(`parallel call ${tag} lists none of the other's`,
+	      !list.some((x) => x.path.includes(other)), brief(list));
+}
+// One call's failure (its code crashes mid-request) leaves the next call's requests whole.
+r = await call(`
+fetch('https://api.stripe.com/v1/customers', {
+	headers: { authorization: 'Bearer ' + process.env.STRIPE_API_KEY } });
+setTimeout(() => process.abort(), 5);
+`);
+r = await call(`
+const res = await fetch('https://api.stripe.com/v1/customers?limit=1', {
+	headers: { authorization: 'Bearer ' + process.env.STRIPE_API_KEY } });
+console.log('after ' + res.status);
+`);
+s = r.structuredContent;
+check('a call after a crashed one', /^after 200$/m.test(s?.stdout ?? '') &&
+      s.http_requests?.length === 1 && s.http_requests[0].path === '/v1/customers', brief(s));
+
+// The real key in no result (the run as a whole is grepped by the shell test).
+check('the key in no result', key && !JSON.stringify([a, b, r]).includes(key), 'found');
+
+await client.close();
+process.exit(failed ? 1 : 0);
