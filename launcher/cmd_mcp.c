@@ -360,12 +360,29 @@ static int mcp_plan_gateway(const struct rules *rules, const char *cgroup_parent
 	return r;
 }
 
+/* The common options launch mcp sets itself, or reads its calls' lines in. -1 after a line. */
+static int mcp_check_common_options(void)
+{
+	if (arg.audit_sync_fd >= 0) {
+		fail("--audit-sync-fd: not for launch mcp, which sets it for each call's launch");
+		return -1;
+	}
+	if (arg.audit_format != AUDIT_SCHEMA_JSON) {
+		fail("--audit-format: launch mcp reads each call's refusals from launch's own "
+		     "lines: "
+		     "json only here");
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_mcp(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
 	struct mcp_run_config config = { 0 };
 	struct mcp_gateway_plan gateway = { 0 };
 	int status = EXIT_LAUNCH_FAILED;
+	bool per_call;
 	static struct mcp_http_config http;
 	struct child_config job = { 0 };
 	char modules_path[PATH_MAX], self[PATH_MAX], errbuf[PATH_MAX + 256];
@@ -397,16 +414,8 @@ int cmd_mcp(int argc, char **argv)
 		     argv[first]);
 		return EXIT_LAUNCH_FAILED;
 	}
-	if (arg.audit_sync_fd >= 0) {
-		fail("--audit-sync-fd: not for launch mcp, which sets it for each call's launch");
+	if (mcp_check_common_options() < 0)
 		return EXIT_LAUNCH_FAILED;
-	}
-	if (arg.audit_format != AUDIT_SCHEMA_JSON) {
-		fail("--audit-format: launch mcp reads each call's refusals from launch's own "
-		     "lines: "
-		     "json only here");
-		return EXIT_LAUNCH_FAILED;
-	}
 	if (mcp_runtime && !*mcp_runtime) {
 		fail("--runtime: needs a value: node, or the path of a node binary");
 		return EXIT_LAUNCH_FAILED;
@@ -444,8 +453,13 @@ int cmd_mcp(int argc, char **argv)
 	nforward = first - 1;
 	if (nforward > 0 && strcmp(argv[first - 1], "--") == 0)
 		nforward--;
+	/*
+	 * LAUNCH_MCP_GATEWAY_PER_CALL=1, for the benchmark only (docs/benchmarks.md): each call's
+	 * launch starts a gateway of its own, as launch run does, the cost the shared one saves.
+	 */
+	per_call = getenv("LAUNCH_MCP_GATEWAY_PER_CALL") != NULL;
 	if (mcp_absolute_policies(argv + 1, nforward) < 0 ||
-	    mcp_drop_gateway_options(argv + 1, &nforward) < 0)
+	    (!per_call && mcp_drop_gateway_options(argv + 1, &nforward) < 0))
 		return EXIT_LAUNCH_FAILED;
 	config.launch_path = self;
 	config.launch_args = argv + 1;
@@ -467,7 +481,7 @@ int cmd_mcp(int argc, char **argv)
 	config.max_calls = max_calls;
 	config.cgroup_parent = parent;
 	config.http = mcp_http ? &http : NULL;
-	if (mcp_plan_gateway(rules, parent, &gateway) == 0) {
+	if (per_call || mcp_plan_gateway(rules, parent, &gateway) == 0) {
 		config.gateway = gateway.gateway;
 		status = mcp_run_serve(&config, STDIN_FILENO, STDOUT_FILENO, errbuf,
 				       sizeof(errbuf)) < 0
