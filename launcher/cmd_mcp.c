@@ -342,6 +342,10 @@ static int mcp_plan_gateway(const struct rules *rules, const char *cgroup_parent
 		     strerror(errno));
 		return -errno;
 	}
+	/* Read: no call's launch inherits a value (it gets the placeholders). */
+	for (size_t i = 0; i < arg.nsecrets; i++)
+		if (!strchr(arg.secrets[i], '='))
+			unsetenv(arg.secrets[i]);
 	if (!gwsecret_gateway_wanted(rules->policies, rules->npolicies))
 		return 0;
 	r = gwshared_start(&gwc, plan->secrets, plan->nsecrets, &plan->shared, why, sizeof(why));
