@@ -58,8 +58,15 @@ test_mcp_gateway() {
 	local f
 
 	mg_providers || return 1
+	# Outside the sandbox, the attacker's own key reaches the allowed provider: the move
+	# that the gateway must refuse inside.
+	curl -sS -o /dev/null --cacert "$T_DIR/ca/ca.pem" --resolve "api.stripe.com:443:$MG_ADDR" \
+		-H "Authorization: Bearer sk_attacker_outside" -d stolen=1 \
+		https://api.stripe.com/v1/customers || fail "outside: curl failed" || return 1
+	grep -q 'authorization=Bearer sk_attacker_outside' "$T_DIR/auth.log" ||
+		fail "outside: the attacker's key did not reach the stand-in" || return 1
 	mg_client test --max-calls 2 || return 1
-	grep -q '^ok a call after a crashed one' "$T_DIR/test.out" ||
+	grep -q '^ok the key in no result' "$T_DIR/test.out" ||
 		fail "gateway.mjs stopped early" || return 1
 	# The stand-in got the real key from the gateway, never the placeholder.
 	grep -qF "GET api.stripe.com /v1/customers?limit=2 authorization=Bearer $MG_KEY " \

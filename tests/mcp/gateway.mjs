@@ -153,8 +153,37 @@ s = r.structuredContent;
 check('a call after a crashed one', /^after 200$/m.test(s?.stdout ?? '') &&
       s.http_requests?.length === 1 && s.http_requests[0].path === '/v1/customers', brief(s));
 
+// A call that aborts mid-request beside one making requests: the other's all succeed.
+const steady = call(`
+let ok = 0;
+for (let i = 0; i < 5; i++) {
+	const res = await fetch('https://api.stripe.com/v1/customers/cus_steady' + i, {
+		headers: { authorization: 'Bearer ' + process.env.STRIPE_API_KEY } });
+	await res.text();
+	if (res.status !== 403 && res.status < 500)
+		ok++;
+	await new Promise((done) => setTimeout(done, 100));
+}
+console.log('steady ' + ok);
+`);
+const crash = call(`
+for (let i = 0; i < 3; i++)
+	fetch('https://api.stripe.com/v1/customers/cus_crash' + i, {
+		headers: { authorization: 'Bearer ' + process.env.STRIPE_API_KEY } });
+setTimeout(() => process.abort(), 150);
+await new Promise((done) => setTimeout(done, 10000));
+`);
+const [st, cr] = await Promise.all([steady, crash]);
+check('a call beside one that crashes mid-request', /^steady 5$/m.test(
+	st.structuredContent?.stdout ?? '') && st.structuredContent.http_requests?.length === 5 &&
+      st.structuredContent.http_requests.every((x) => x.path.includes('cus_steady')),
+      brief(st.structuredContent));
+check('the crashed call', cr.structuredContent?.signal === 'SIGABRT' &&
+      !(cr.structuredContent.http_requests ?? []).some((x) => x.path.includes('steady')),
+      brief(cr.structuredContent));
+
 // The real key in no result (the run as a whole is grepped by the shell test).
-check('the key in no result', key && !JSON.stringify([a, b, r]).includes(key), 'found');
+check('the key in no result', key && !JSON.stringify([a, b, r, st, cr]).includes(key), 'found');
 
 await client.close();
 process.exit(failed ? 1 : 0);
