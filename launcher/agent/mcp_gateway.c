@@ -133,7 +133,12 @@ static void mcp_gwcall_log(struct mcp_gwcall *call, const struct gateway_request
 	if (call->audit_fd < 0)
 		return;
 	mcp_gwcall_find_peer(call, log, &http, comm, sizeof(comm), exe, sizeof(exe));
-	snprintf(format->sandbox, sizeof(format->sandbox), "%s", call->name);
+	/*
+	 * A stream of the call's own beside its launch's lines: (sandbox, seq) names a line, and
+	 * the server's seq could not be the launch's.
+	 */
+	snprintf(format->sandbox, sizeof(format->sandbox), "%s" MCP_GATEWAY_SANDBOX_SUFFIX,
+		 call->name);
 	format->seq = call->seq++;
 	n = audit_format_http(format, &http, line, sizeof(line));
 	if (n > 0)
@@ -229,6 +234,9 @@ int mcp_gwcall_take(struct mcp_gwcall *call, struct mcp_http_request **ret_reque
 	*ret_requests = copy;
 	*ret_n = call->nrequests;
 	*ret_lost = call->lost;
+	/* Taken: a sandbox that serves more calls (a session's) lists each call's own. */
+	call->nrequests = 0;
+	call->lost = 0;
 	pthread_mutex_unlock(&call->lock);
 	return 0;
 }

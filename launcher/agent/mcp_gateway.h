@@ -16,6 +16,8 @@
 
 /* A call's requests kept for its result; those beyond are counted (http_requests_lost). */
 #define MCP_GATEWAY_CALL_REQUESTS_MAX 256
+/* A call's http lines are those of sandbox "<the call's sandbox>.gateway", seq from 1. */
+#define MCP_GATEWAY_SANDBOX_SUFFIX ".gateway"
 /* The --setenv options of mcp_gateway_env_args: a placeholder per secret, four CA variables. */
 #define MCP_GATEWAY_ENV_MAX (POLICY_SECRETS_MAX + 4)
 
@@ -53,7 +55,7 @@ int mcp_gwcall_add(struct mcp_gateway *mg, const char *name, const char *audit_p
 		   struct mcp_gwcall **ret);
 /* "--gateway-client=PORT4,PORT6", for the call's launch. */
 const char *mcp_gwcall_arg(const struct mcp_gwcall *call);
-/* A copy of the requests made until now (malloc'd), and how many were not kept. 0 or -ENOMEM. */
+/* Moves the requests made since the last take out (malloc'd), and how many were not kept. */
 int mcp_gwcall_take(struct mcp_gwcall *call, struct mcp_http_request **ret_requests, size_t *ret_n,
 		    unsigned long long *ret_lost);
 /* Closes its listeners and connections (the gateway's others go on); accepts NULL. */

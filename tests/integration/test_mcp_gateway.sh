@@ -85,15 +85,41 @@ test_mcp_gateway() {
 		status=403 || return 1
 	[ "$(audit_count "$L_AUDIT" event=http path=/v1/customers/cus_alpha0)" = 1 ] ||
 		fail "no http line for cus_alpha0" || return 1
+	# Under a sandbox of their own beside the call's (the server numbers them): each such
+	# stream's seq runs 1, 2, 3 without a repeat, and no (sandbox, seq) names two lines.
+	python3 - "$L_AUDIT" 2>"$T_DIR/seq.err" <<-'PY' || fail "the http lines' (sandbox, seq): $(cat "$T_DIR/seq.err")" ||
+		import json, sys
+		seen, streams = set(), {}
+		for line in open(sys.argv[1]):
+		    e = json.loads(line)
+		    key = (e["sandbox"], e["seq"])
+		    if key in seen:
+		        sys.exit("two lines are %s" % (key,))
+		    seen.add(key)
+		    if e["event"] == "http":
+		        if not e["sandbox"].endswith(".gateway"):
+		            sys.exit("an http line of sandbox %s" % e["sandbox"])
+		        streams.setdefault(e["sandbox"], []).append(e["seq"])
+		for name, seqs in streams.items():
+		    if sorted(seqs) != list(range(1, len(seqs) + 1)):
+		        sys.exit("%s: seq %s" % (name, seqs))
+		if len(streams) < 5:
+		    sys.exit("only %d calls' http lines" % len(streams))
+		PY
+		return 1
 	# The value is in no output, log line or file the run left.
 	for f in "$L_AUDIT" "$T_DIR/test.out" "$T_DIR/test.err" /run/launch-gateway/*; do
 		[ -e "$f" ] || continue
 		grep -qF "$MG_KEY" "$f" && fail "the secret's value is in $f" && return 1
 	done
-	left=$(find /run -maxdepth 1 -name 'launch-mcp.*' -newer "$T_DIR/dns.log" 2>/dev/null)
-	[ -z "$left" ] || fail "state left behind: $left" || return 1
-	left=$(find /run/launch-gateway -name 'mcp-*' 2>/dev/null)
-	[ -z "$left" ] || fail "the server's CA files left behind: $left"
+	# This server's folder (named in its calls' sandbox_start lines) and CA files are gone;
+	# other tests' servers may run meanwhile on this machine.
+	grep -q '/run/launch-mcp\.' "$L_AUDIT" || fail "no server folder in the log" || return 1
+	for f in $(grep -o '/run/launch-mcp\.[A-Za-z0-9]*' "$L_AUDIT" | sort -u) \
+		$(grep -o '"sandbox":"mcp-[0-9]*-' "$L_AUDIT" | sort -u | sed 's/.*"\(mcp-[0-9]*\)-/\1/' |
+			sed 's|^|/run/launch-gateway/|; s|$|.ca.pem|'); do
+		[ ! -e "$f" ] || fail "state left behind: $f" || return 1
+	done
 }
 
 # --secret's errors are launch run's: one line naming it, exit 125.
