@@ -142,5 +142,15 @@ test_mcp_gateway_bad_secret() {
 		--secret STRIPE_API_KEY --upstream-ca "$T_DIR/none" </dev/null >"$T_DIR/bad.out" \
 		2>"$T_DIR/bad.err"
 	expect_eq "an --upstream-ca that is not there" 125 "$?" || return 1
-	expect_match "its message" '^launch: --upstream-ca' "$(cat "$T_DIR/bad.err")"
+	expect_match "its message" '^launch: --upstream-ca' "$(cat "$T_DIR/bad.err")" || return 1
+	# A call's launch served by the server's gateway holds no value of its own.
+	STRIPE_API_KEY=x "$IT_LAUNCH" --policy "$p" --gateway-client 1,0 \
+		--secret STRIPE_API_KEY -- true </dev/null >"$T_DIR/bad.out" 2>"$T_DIR/bad.err"
+	expect_eq "--gateway-client with --secret" 125 "$?" || return 1
+	grep -q '^launch: --gateway-client: --secret' "$T_DIR/bad.err" ||
+		fail "its message: $(brief "$(cat "$T_DIR/bad.err")")" || return 1
+	"$IT_LAUNCH" --policy "$p" --gateway-client 0,0 -- true </dev/null \
+		>"$T_DIR/bad.out" 2>"$T_DIR/bad.err"
+	expect_eq "--gateway-client 0,0" 125 "$?" || return 1
+	expect_match "its message" '^launch: --gateway-client: "0,0" is not' "$(cat "$T_DIR/bad.err")"
 }
