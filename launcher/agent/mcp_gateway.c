@@ -241,13 +241,20 @@ int mcp_gwcall_take(struct mcp_gwcall *call, struct mcp_http_request **ret_reque
 	return 0;
 }
 
+void mcp_gwcall_stop(struct mcp_gwcall *call)
+{
+	/* Returns once on_request is no more called for it. */
+	if (call && call->client)
+		gateway_client_remove(call->client);
+	if (call)
+		call->client = NULL;
+}
+
 void mcp_gwcall_free(struct mcp_gwcall *call)
 {
 	if (!call)
 		return;
-	/* Returns once on_request is no more called for it. */
-	if (call->client)
-		gateway_client_remove(call->client);
+	mcp_gwcall_stop(call);
 	if (call->audit_fd >= 0)
 		close(call->audit_fd);
 	if (call->cgroup_fd >= 0)

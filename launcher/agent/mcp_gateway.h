@@ -58,7 +58,12 @@ const char *mcp_gwcall_arg(const struct mcp_gwcall *call);
 /* Moves the requests made since the last take out (malloc'd), and how many were not kept. */
 int mcp_gwcall_take(struct mcp_gwcall *call, struct mcp_http_request **ret_requests, size_t *ret_n,
 		    unsigned long long *ret_lost);
-/* Closes its listeners and connections (the gateway's others go on); accepts NULL. */
+/*
+ * Closes its listeners and connections (the gateway's others go on): returns once every
+ * request of it has its line and record. Accepts NULL; the records stay until free.
+ */
+void mcp_gwcall_stop(struct mcp_gwcall *call);
+/* Stops it if need be and frees it; accepts NULL. */
 void mcp_gwcall_free(struct mcp_gwcall *call);
 
 #endif /* LAUNCH_MCP_GATEWAY_H */

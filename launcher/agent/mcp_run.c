@@ -174,6 +174,8 @@ static size_t mcp_dying_reap(struct mcp_runner *runner, bool block)
 			continue;
 		}
 		sandbox->pid = 0;
+		/* Its requests' last lines (connections the teardown closed) first. */
+		mcp_gwcall_stop(sandbox->gwcall);
 		/* The whole log, the lines of the teardown too, goes to the server's. */
 		if (mcp_run_audit(runner, sandbox->audit, 0, NULL, NULL, true) < 0)
 			fprintf(stderr, "launch mcp: audit log %s: cannot copy call %u's lines\n",
@@ -289,6 +291,9 @@ static int mcp_run_call(struct mcp_runner *runner, const struct mcp_job *job,
 		killed || (ret_result->exit_status == 124 && ret_result->duration_ms >= timeout_ms);
 	if (ret_result->timed_out)
 		ret_result->exit_status = 124;
+	/* Its launch is gone: the gateway ends its connections, every request then recorded. */
+	if (!sandbox.done)
+		mcp_gwcall_stop(sandbox.gwcall);
 	r = mcp_run_audit(runner, sandbox.audit, sandbox.audit_from, sandbox.audit_since,
 			  ret_result, !sandbox.done);
 	if (r < 0) {

@@ -154,3 +154,14 @@ test_mcp_gateway_bad_secret() {
 	expect_eq "--gateway-client 0,0" 125 "$?" || return 1
 	expect_match "its message" '^launch: --gateway-client: "0,0" is not' "$(cat "$T_DIR/bad.err")"
 }
+
+# The same calls on cold sandboxes (--pool 0: each call's launch started with its code), whose
+# client of the gateway is removed before the call's log is read.
+test_mcp_gateway_cold() {
+	mg_providers || return 1
+	mg_client test --pool 0 --max-calls 2 || return 1
+	grep -q '^ok the key in no result' "$T_DIR/test.out" ||
+		fail "gateway.mjs stopped early" || return 1
+	expect_audit 1 "$L_AUDIT" event=http method=POST decision=deny reason=credential \
+		status=403
+}
