@@ -66,6 +66,7 @@ static const struct command_help mcp_help = {
 		"Usage: launch mcp --policy FILE [--policy FILE...] [--modules DIR] [--pool N]\n"
 		"                  [--max-calls N] [--timeout SECONDS] [--max-output BYTES] "
 		"[--pass-env NAME...]\n"
+		"                  [--secret NAME[=@FILE]...] [--upstream-ca FILE...]\n"
 		"                  [--http [ADDR:]PORT --token-file FILE]\n"
 		"\n"
 		"Serves a Model Context Protocol tool, run_typescript, on standard input and\n"
