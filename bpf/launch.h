@@ -257,6 +257,8 @@ enum packet_drop_reason {
 	PACKET_DROP_ROUTING_HEADER,  /* IPv6 with a routing header: it goes to another address */
 	PACKET_DROP_IP_OPTIONS,	     /* IPv4 with options (source routes among them) */
 	PACKET_DROP_MALFORMED,	     /* not an IP header the backstop can read */
+	/* Payload of an SNI-checked connection whose ClientHello was not judged, or refused. */
+	PACKET_DROP_TLS_UNJUDGED,
 };
 
 /* Why a bind or listen was refused (deny_event.reason). */
@@ -380,6 +382,20 @@ struct sni_key {
 /* The marker's value: the rule allows UDP there too, so QUIC is not refused. */
 #define SNI_MARK_UDP (1u << 0)
 #define SNI_MARK     (1u << 1)
+
+/*
+ * The sk_msg program's refusals, per slot and per CPU (that program has no cgroup, so no
+ * cgroup storage): a CPU's record counts for the cgroup it names, and is reset the first time
+ * another cgroup's refusal lands there. The launcher adds the ones of its cgroup id to its
+ * counters (loader_sandbox_sum_counters).
+ */
+struct sni_counters {
+	__u64 cgroup_id;
+	__u64 denied;
+	__u64 lost;
+	__u64 would_deny;
+	__u64 would_deny_lost;
+};
 
 /* Names the DNS proxy's answers opened, as SNI map entries, at one time per sandbox. */
 #define MAX_DNS_SNI_ENTRIES 16384
