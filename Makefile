@@ -108,6 +108,9 @@ DEB_PKGS += debhelper lintian dpkg-dev
 # launch oci-hook's tests: podman with runc (crun refuses a hybrid cgroup host), and a static
 # busybox for the containers' root file system.
 DEB_PKGS += podman runc busybox-static
+# tests/helpers/tls_evade (the SNI check's tests): OpenSSL writes its ClientHello into a memory
+# BIO and the helper sends those bytes by the path under test.
+DEB_PKGS += libssl-dev
 # make lint's check of the Kubernetes manifests (.ci/k8s_check.py): PyYAML.
 DEB_PKGS += python3-yaml
 
@@ -252,7 +255,8 @@ $(SELFTEST_BIN): tests/selftest/crash.c | $(BUILD)/selftest
 
 $(BUILD)/helpers/%: tests/helpers/%.c | $(BUILD)/helpers
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $< -o $@ \
-		$(if $(filter iouring_connect,$*),-luring) -lpthread
+		$(if $(filter iouring_connect tls_evade,$*),-luring) \
+		$(if $(filter tls_evade,$*),-lssl -lcrypto) -lpthread
 
 # LD_PRELOAD libraries that make one call fail, for tests of launch's own error paths.
 PRELOAD_SRCS := $(wildcard tests/helpers/preload/*.c)
