@@ -50,7 +50,7 @@ SKELS := $(BUILD)/launch.skel.h $(BUILD)/bpf_version.h $(BUILD)/release.h
 PURE_SRCS := $(addprefix launcher/, \
 	lib/util.c lib/hashtable.c lib/sha256.c lib/dnswire.c lib/syscalls.c \
 	policy/policy.c policy/policy_sections.c policy/allowlist.c policy/resolve.c \
-	policy/limit.c policy/rules.c policy/inbound.c policy/image.c \
+	policy/limit.c policy/rules.c policy/inbound.c policy/image.c policy/tlshello.c \
 	audit/audit.c audit/audit_writer.c audit/audit_syslog.c audit/audit_schema.c \
 	audit/audit_ocsf.c audit/audit_ecs.c \
 	audit/refusal.c audit/learn.c audit/report.c \

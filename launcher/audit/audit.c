@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "audit.h"
+#include "policy/tlshello.h"
 /* The release, from the build (build/release.h) when it makes one. */
 #if __has_include("release.h")
 #include "release.h"
@@ -441,6 +442,8 @@ static const char *op_name(unsigned int op)
 		return "bind";
 	case AUDIT_OP_LISTEN:
 		return "listen";
+	case AUDIT_OP_TLS:
+		return "tls";
 	default:
 		return "unknown";
 	}
@@ -457,6 +460,8 @@ static const char *packet_reason_name(unsigned int reason)
 		return "ip_options";
 	case PACKET_DROP_MALFORMED:
 		return "malformed";
+	case PACKET_DROP_TLS_UNJUDGED:
+		return "tls_unjudged";
 	default:
 		return NULL;
 	}
@@ -613,6 +618,12 @@ int audit_format_deny_exe(const struct audit_log *log, const struct deny_event *
 		if (event->op == AUDIT_OP_PACKET)
 			json_key_name(&j, "reason", packet_reason_name(event->reason),
 				      event->reason);
+		if (event->op == AUDIT_OP_TLS) {
+			/* The job's bytes: escaped, and bounded by the field, like comm. */
+			json_key_string(&j, "sni", "", event->sni, sizeof(event->sni));
+			json_key_name(&j, "reason", tlshello_reason_name(event->reason),
+				      event->reason);
+		}
 	}
 	return json_end(&j);
 }

@@ -27,6 +27,11 @@ struct policy_entry {
 	struct port_range ports[MAX_PORT_RANGES]; /* "ports" omitted: one range 0-65535 */
 	unsigned int nports;
 	unsigned int protos; /* PROTO_TCP, PROTO_UDP or PROTO_ANY */
+	/*
+	 * "sni": TCP connections to the host's addresses at these ports must start with a TLS
+	 * ClientHello naming it (docs/policy.md). Given, or by default on when every port is 443.
+	 */
+	bool sni;
 };
 
 struct policy {

@@ -29,6 +29,9 @@ enum loader_prog {
 	LOADER_BIND4,
 	LOADER_BIND6,
 	LOADER_INGRESS,
+	LOADER_SOCKOPS, /* the SNI check: marks connections, puts them in sni_socks */
+	/* The SNI check's sk_msg: attached to the sni_socks map, not to a cgroup. */
+	LOADER_TLS_MSG,
 	LOADER_NPROGS,
 };
 
@@ -40,6 +43,8 @@ enum loader_map {
 	LOADER_MAP_CFGS,   /* cgroup storage: struct sandbox_cfg */
 	LOADER_MAP_STATES, /* per-CPU cgroup storage: struct sandbox_counters */
 	LOADER_MAP_SLOT_OWNER,
+	LOADER_MAP_SNI_SOCKS,	 /* sockhash: connections whose first TLS record is awaited */
+	LOADER_MAP_SNI_COUNTERS, /* per-CPU array by slot: struct sni_counters */
 	LOADER_FIRST_OUTER,
 	LOADER_NMAPS = LOADER_FIRST_OUTER + IMAGE_NMAPS,
 };
