@@ -16,8 +16,10 @@ SNI_DNS=127.0.0.53
 SNI_DNS_PORT=5357
 SNI_POLICY_JSON='{"name": "sni", "allow": [{"host": "api.openai.com", "ports": [443]}]}'
 # What the job's call may give when its connection is refused: EPERM on the write, or the
-# connection reset (ECONNRESET on the read, EPIPE on a later write).
-SNI_REFUSED='^(EPERM|ECONNRESET|EPIPE)$'
+# connection reset (ECONNRESET on the read, EPIPE on a later write). EACCES too: it is what
+# the kernel returns for an sk_msg program's drop (tcp_bpf_send_verdict, net/ipv4/tcp_bpf.c),
+# the write failing in the job all the same.
+SNI_REFUSED='^(EPERM|EACCES|ECONNRESET|EPIPE)$'
 # Client and server fast open, and data in the SYN without a cookie, in this netns only
 # (1 | 2 | 4 | 0x200): the ClientHello really rides in the SYN.
 SNI_FASTOPEN=519
