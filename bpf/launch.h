@@ -33,6 +33,8 @@
 #define TLS_RECORD_MAX	      16384
 #define TLS_RECORD_HEADER_LEN 5
 #define TLS_HELLO_BUF_LEN     (TLS_RECORD_HEADER_LEN + TLS_RECORD_MAX)
+/* The parser's buffer: a power of two above TLS_HELLO_BUF_LEN (the most a per-CPU value holds). */
+#define TLS_BUF_SIZE 32768
 /* Extensions walked in one ClientHello; more is refused as malformed (browsers send ~20). */
 #define TLS_MAX_EXTENSIONS 128
 /* Entries of the server_name list walked; more is refused as malformed (clients send one). */

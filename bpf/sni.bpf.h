@@ -65,17 +65,24 @@ struct sni_counters_map {
 	__type(value, struct sni_counters);
 };
 
-/* Room for a key and one record: too big for the stack, one per CPU. */
-struct tls_scratch {
-	struct sni_key key;
-	__u8 buf[TLS_HELLO_BUF_LEN];
+/* Room for a key (too big for the stack), one per CPU. */
+struct sni_scratch_map {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sni_key);
+};
+
+/* Room for one record, for the parser (tls.bpf.h), one per CPU. */
+struct tls_buf {
+	__u8 buf[TLS_BUF_SIZE];
 };
 
 struct tls_scratch_map {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct tls_scratch);
+	__type(value, struct tls_buf);
 };
 
 /* Defined once, in maps.bpf.c; every hook group is linked into one object. */
@@ -86,6 +93,7 @@ struct sni_states_map sni_states SEC(".maps");
 struct sni_socks_map sni_socks SEC(".maps");
 struct sni_counters_map sni_counters SEC(".maps");
 struct tls_scratch_map tls_scratch SEC(".maps");
+struct sni_scratch_map sni_scratch SEC(".maps");
 #else
 extern struct sni_allow_map sni_allow SEC(".maps");
 extern struct sni_allow_map dns_sni_allow SEC(".maps");
@@ -93,6 +101,7 @@ extern struct sni_states_map sni_states SEC(".maps");
 extern struct sni_socks_map sni_socks SEC(".maps");
 extern struct sni_counters_map sni_counters SEC(".maps");
 extern struct tls_scratch_map tls_scratch SEC(".maps");
+extern struct sni_scratch_map sni_scratch SEC(".maps");
 #endif
 
 /* The value of key in the slot's SNI maps (the policy's, then the DNS proxy's), or 0. */
@@ -116,18 +125,18 @@ static __always_inline __u32 sni_lookup(__u32 slot, __u32 flags, const struct sn
  */
 static __always_inline __u32 sni_mark(const struct sandbox_cfg *cfg, const __u8 *addr, __u16 port)
 {
-	struct tls_scratch *s;
+	struct sni_key *key;
 	__u32 zero = 0;
 
 	if (!(cfg->flags & CFG_HAS_SNI))
 		return 0;
-	s = bpf_map_lookup_elem(&tls_scratch, &zero);
-	if (!s)
+	key = bpf_map_lookup_elem(&sni_scratch, &zero);
+	if (!key)
 		return SNI_MARK;
-	__builtin_memset(&s->key, 0, sizeof(s->key));
-	__builtin_memcpy(s->key.addr, addr, sizeof(s->key.addr));
-	s->key.port = port;
-	return sni_lookup(cfg->slot, cfg->flags, &s->key);
+	__builtin_memset(key, 0, sizeof(*key));
+	__builtin_memcpy(key->addr, addr, sizeof(key->addr));
+	key->port = port;
+	return sni_lookup(cfg->slot, cfg->flags, key);
 }
 
 #endif /* LAUNCH_SNI_BPF_H */

@@ -3,14 +3,20 @@
  * The TLS server-name check: sockops marks each TCP connection to an SNI-checked address and
  * port and, once established, puts it in sni_socks; the sk_msg program on that map holds the
  * job's first bytes (bpf_msg_cork_bytes) until the whole first record is there, judges its
- * ClientHello's server name, and takes the socket out of the map, so later sends run no
+ * ClientHello's server name, and applies its verdict to what follows, so later sends run no
  * program. launch_egress (packet.bpf.c) drops any payload of a connection not judged.
  */
 #include "common.bpf.h"
 #include "sni.bpf.h"
 #include "tls.bpf.h"
 
-/* The uapi's BPF_SOCK_OPS_* and SK_* values, which vmlinux.h has as enums. */
+/*
+ * A context field read in place: clang would otherwise compute a pointer into the context
+ * once and read through it, which the verifier refuses (a modified ctx pointer).
+ */
+#define CTX_READ(field) (*(volatile typeof(field) *)&(field))
+
+/* The uapi's SK_PASS and SK_DROP, which vmlinux.h has as enums. */
 #define SNI_SK_PASS 1
 #define SNI_SK_DROP 0
 
@@ -20,25 +26,22 @@ static __always_inline void sni_on_connect(struct bpf_sock_ops *ops)
 	const struct sandbox_cfg *cfg = sandbox_get();
 	struct sni_state *st;
 	struct bpf_sock *sk = ops->sk;
+	__u32 family = ops->family, ip4, ip6[4];
 	__u8 addr[16] = {};
-	__u32 word;
 
 	if (!cfg || !(cfg->flags & CFG_HAS_SNI) || !sk)
 		return;
-	if (ops->family == AF_INET) {
-		word = ops->remote_ip4;
+	ip4 = CTX_READ(ops->remote_ip4);
+	ip6[0] = CTX_READ(ops->remote_ip6[0]);
+	ip6[1] = CTX_READ(ops->remote_ip6[1]);
+	ip6[2] = CTX_READ(ops->remote_ip6[2]);
+	ip6[3] = CTX_READ(ops->remote_ip6[3]);
+	if (family == AF_INET) {
 		addr[10] = 0xff;
 		addr[11] = 0xff;
-		__builtin_memcpy(&addr[12], &word, 4);
+		__builtin_memcpy(&addr[12], &ip4, 4);
 	} else {
-		word = ops->remote_ip6[0];
-		__builtin_memcpy(&addr[0], &word, 4);
-		word = ops->remote_ip6[1];
-		__builtin_memcpy(&addr[4], &word, 4);
-		word = ops->remote_ip6[2];
-		__builtin_memcpy(&addr[8], &word, 4);
-		word = ops->remote_ip6[3];
-		__builtin_memcpy(&addr[12], &word, 4);
+		__builtin_memcpy(addr, ip6, 16);
 	}
 	/* remote_port: the port in network byte order, in the upper half on little endian. */
 	if (!sni_mark(cfg, addr, (__u16)bpf_ntohl(ops->remote_port)))
@@ -112,7 +115,7 @@ static __always_inline __u64 *sni_count(const struct sni_state *st, __u16 verdic
 
 /* Logs (and counts) a refused ClientHello: op tls, the name asked for, the peer, the owner. */
 static __noinline void sni_log(struct sk_msg_md *msg, const struct sni_state *st,
-			       const struct tls_scratch *s, __u32 reason)
+			       const struct sni_key *key, __u32 reason)
 {
 	__u16 verdict =
 		(st->flags & CFG_AUDIT_ONLY) ? AUDIT_VERDICT_WOULD_DENY : AUDIT_VERDICT_DENY;
@@ -130,10 +133,10 @@ static __noinline void sni_log(struct sk_msg_md *msg, const struct sni_state *st
 	event->verdict = verdict;
 	event->sock_type = SOCK_STREAM;
 	event->protocol = IPPROTO_TCP;
-	event->port = s->key.port;
+	event->port = key->port;
 	event->reason = reason;
-	__builtin_memcpy(event->addr, s->key.addr, sizeof(event->addr));
-	__builtin_memcpy(event->sni, s->key.name, sizeof(event->sni));
+	__builtin_memcpy(event->addr, key->addr, sizeof(event->addr));
+	__builtin_memcpy(event->sni, key->name, sizeof(event->sni));
 	event->sni[SNI_NAME_LEN - 1] = '\0';
 	owner = sk ? bpf_sk_storage_get(&sock_owners, sk, 0, 0) : NULL;
 	if (owner) {
@@ -148,22 +151,19 @@ static __noinline void sni_log(struct sk_msg_md *msg, const struct sni_state *st
 /* The peer of the socket, into the scratch key (port in host byte order). */
 static __always_inline void sni_key_peer(struct sk_msg_md *msg, struct sni_key *key)
 {
-	__u32 word;
+	__u32 family = msg->family, ip4, ip6[4];
 
-	if (msg->family == AF_INET) {
-		word = msg->remote_ip4;
+	ip4 = CTX_READ(msg->remote_ip4);
+	ip6[0] = CTX_READ(msg->remote_ip6[0]);
+	ip6[1] = CTX_READ(msg->remote_ip6[1]);
+	ip6[2] = CTX_READ(msg->remote_ip6[2]);
+	ip6[3] = CTX_READ(msg->remote_ip6[3]);
+	if (family == AF_INET) {
 		key->addr[10] = 0xff;
 		key->addr[11] = 0xff;
-		__builtin_memcpy(&key->addr[12], &word, 4);
+		__builtin_memcpy(&key->addr[12], &ip4, 4);
 	} else {
-		word = msg->remote_ip6[0];
-		__builtin_memcpy(&key->addr[0], &word, 4);
-		word = msg->remote_ip6[1];
-		__builtin_memcpy(&key->addr[4], &word, 4);
-		word = msg->remote_ip6[2];
-		__builtin_memcpy(&key->addr[8], &word, 4);
-		word = msg->remote_ip6[3];
-		__builtin_memcpy(&key->addr[12], &word, 4);
+		__builtin_memcpy(key->addr, ip6, 16);
 	}
 	key->port = (__u16)bpf_ntohl(msg->remote_port);
 }
@@ -172,23 +172,34 @@ static __always_inline void sni_key_peer(struct sk_msg_md *msg, struct sni_key *
  * Judges the first record in the scratch (n bytes of it there): 0 to let it go, a reason
  * to refuse, or -1 when more bytes are needed (*ret_need of them in all).
  */
-static __always_inline int sni_judge(struct sk_msg_md *msg, const struct sni_state *st,
-				     struct tls_scratch *s, __u32 n, __u32 *ret_need)
+static __always_inline int sni_judge(const struct sni_state *st, const struct tls_buf *b,
+				     struct sni_key *key, __u32 n, __u32 *ret_need)
 {
 	__u32 reason, name_len = 0, ech = 0;
 
-	reason = tls_record_check(s->buf, n, ret_need);
+	reason = tls_record_check(b->buf, n, ret_need);
 	if (reason)
 		return (int)reason;
 	if (n < *ret_need)
 		return -1;
-	reason = tls_hello_parse(s->buf, *ret_need, s->key.name, &name_len, &ech);
+	reason = tls_hello_parse(b->buf, *ret_need, key->name, &name_len, &ech);
 	if (reason)
 		return (int)reason;
-	s->key.len = (__u16)name_len;
-	if (sni_lookup(st->slot, st->flags, &s->key))
+	key->len = (__u16)name_len;
+	if (sni_lookup(st->slot, st->flags, key))
 		return 0;
 	return ech ? TLS_REASON_ECH : TLS_REASON_NAME;
+}
+
+/*
+ * A judged connection's sends: the verifier lets no program on this path take a socket out
+ * of a sockmap (may_update_sockmap: sk_msg and sockops may not delete), so the verdict is
+ * applied to the next 4 GiB without running this again; the socket leaves the map at close.
+ */
+static __always_inline int sni_pass(struct sk_msg_md *msg)
+{
+	bpf_msg_apply_bytes(msg, 0xffffffffu);
+	return SNI_SK_PASS;
 }
 
 /*
@@ -200,7 +211,8 @@ static __always_inline int sni_judge(struct sk_msg_md *msg, const struct sni_sta
 SEC("sk_msg")
 int launch_tls_msg(struct sk_msg_md *msg)
 {
-	struct tls_scratch *s;
+	struct sni_key *key;
+	struct tls_buf *b;
 	struct sni_state *st;
 	__u32 zero = 0, size = msg->size, n, need = 0;
 	void *data, *end;
@@ -213,12 +225,11 @@ int launch_tls_msg(struct sk_msg_md *msg)
 		return SNI_SK_DROP;
 	if (st->state == SNI_STATE_REFUSED)
 		return SNI_SK_DROP;
-	if (st->state != SNI_STATE_PENDING) {
-		bpf_map_delete_elem(&sni_socks, &st->cookie);
-		return SNI_SK_PASS;
-	}
-	s = bpf_map_lookup_elem(&tls_scratch, &zero);
-	if (!s || size == 0)
+	if (st->state != SNI_STATE_PENDING)
+		return sni_pass(msg);
+	b = bpf_map_lookup_elem(&tls_scratch, &zero);
+	key = bpf_map_lookup_elem(&sni_scratch, &zero);
+	if (!b || !key || size == 0)
 		return SNI_SK_DROP;
 	n = size < TLS_HELLO_BUF_LEN ? size : TLS_HELLO_BUF_LEN;
 	/* One piece: the message's pages are scattered until pulled. */
@@ -228,25 +239,23 @@ int launch_tls_msg(struct sk_msg_md *msg)
 	end = (void *)(long)msg->data_end;
 	if (data + n > end || n > TLS_HELLO_BUF_LEN)
 		return SNI_SK_DROP;
-	if (bpf_probe_read_kernel(s->buf, n, data) < 0)
+	if (bpf_probe_read_kernel(b->buf, n, data) < 0)
 		return SNI_SK_DROP;
-	__builtin_memset(&s->key, 0, sizeof(s->key));
-	sni_key_peer(msg, &s->key);
-	reason = sni_judge(msg, st, s, n, &need);
+	__builtin_memset(key, 0, sizeof(*key));
+	sni_key_peer(msg, key);
+	reason = sni_judge(st, b, key, n, &need);
 	if (reason < 0) {
 		bpf_msg_cork_bytes(msg, need);
 		return SNI_SK_DROP;
 	}
 	if (reason == 0) {
 		st->state = SNI_STATE_PASSED;
-		bpf_map_delete_elem(&sni_socks, &st->cookie);
-		return SNI_SK_PASS;
+		return sni_pass(msg);
 	}
-	sni_log(msg, st, s, (__u32)reason);
+	sni_log(msg, st, key, (__u32)reason);
 	if (st->flags & CFG_AUDIT_ONLY) {
 		st->state = SNI_STATE_PASSED;
-		bpf_map_delete_elem(&sni_socks, &st->cookie);
-		return SNI_SK_PASS;
+		return sni_pass(msg);
 	}
 	/* Refused for good: this and every later send fails, and the backstop drops the rest. */
 	st->state = SNI_STATE_REFUSED;

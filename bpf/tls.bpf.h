@@ -11,12 +11,24 @@
 
 #include "launch.h"
 
-/* A byte of the buffer, or -1 beyond what it holds. */
+/* Hides a value from clang's range analysis, so that a mask it would prove useless stays. */
+#ifdef __bpf__
+#define TLS_OPAQUE(x) asm volatile("" : "+r"(x))
+#else
+#define TLS_OPAQUE(x) ((void)0)
+#endif
+
+/*
+ * A byte of the buffer, or -1 beyond what it holds. The buffer is TLS_BUF_SIZE bytes (a power
+ * of two), and the mask, a no-op once off < len <= TLS_HELLO_BUF_LEN, is what the verifier
+ * reads as the bound: clang may test one copy of off and index with another.
+ */
 static __always_inline int tls_u8(const __u8 *buf, __u32 len, __u32 off)
 {
 	if (off >= len || off >= TLS_HELLO_BUF_LEN)
 		return -1;
-	return buf[off];
+	TLS_OPAQUE(off);
+	return buf[off & (TLS_BUF_SIZE - 1)];
 }
 
 /* Two bytes, big-endian, or -1 beyond what the buffer holds. */
@@ -146,10 +158,10 @@ static long tls_name_char_step(__u32 i, void *data)
 }
 
 /*
- * Parses the ClientHello in buf, the whole first record (len bytes, as tls_record_check
- * asked). Returns 0 with the server name in name (SNI_NAME_LEN bytes, zeroed by the caller)
- * and its length in *ret_name_len, or the reason to refuse. *ret_ech: the hello carries an
- * encrypted_client_hello extension, whose outer name is the one returned.
+ * Parses the ClientHello in buf (TLS_BUF_SIZE bytes), the whole first record (len bytes, as
+ * tls_record_check asked). Returns 0 with the server name in name (SNI_NAME_LEN bytes, zeroed by
+ * the caller) and its length in *ret_name_len, or the reason to refuse. *ret_ech: the hello carries
+ * an encrypted_client_hello extension, whose outer name is the one returned.
  */
 static __always_inline __u32 tls_hello_parse(const __u8 *buf, __u32 len, char *name,
 					     __u32 *ret_name_len, __u32 *ret_ech)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -24,6 +25,7 @@
 #include "launch.skel.h"
 #include "loader_internal.h"
 #include "progload.h"
+#include "lib/mountinfo.h"
 #include "lib/util.h"
 
 /*
@@ -322,14 +324,43 @@ static int object_prepare(struct launch_bpf *skel, void *userdata)
 	return unix_prog_patch(skel->progs.launch_sendmsg_unix, prep->kbtf.cast_kern_ctx_id);
 }
 
-/* Attaches the sk_msg program to sni_socks, the one map of its own it uses by that name. */
-static int tls_msg_attach(int prog_fd)
+/*
+ * Pins sni_socks in the BPF file system (mounting one at /sys/fs/bpf when the host has none):
+ * a sockmap lets go of its programs when its last user-space reference goes
+ * (map_release_uref), whatever programs use it, so without the pin the sk_msg program would
+ * go with the last launcher.
+ */
+static int sni_socks_pin(int fd)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+
+	if (mountinfo_find("bpf", dir, sizeof(dir)) < 0) {
+		if (mkdir(LOADER_BPFFS, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		if (mount("bpf", LOADER_BPFFS, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "mode=0700") < 0)
+			return -errno;
+		snprintf(dir, sizeof(dir), "%s", LOADER_BPFFS);
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", dir, LOADER_SNI_PIN_PREFIX,
+			     LAUNCH_BPF_VERSION) >= sizeof(path))
+		return -ENAMETOOLONG;
+	/* A pin of an earlier load of this version names a map no program uses any more. */
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return bpf_obj_pin(fd, path) < 0 ? -errno : 0;
+}
+
+/* Attaches the sk_msg program to sni_socks, found among the sockops program's maps. */
+static int tls_msg_attach(int prog_fd, int sockops_fd)
 {
 	__u32 ids[16];
 	struct bpf_prog_info info = { .nr_map_ids = ARRAY_SIZE(ids), .map_ids = (uintptr_t)ids };
 	__u32 len = sizeof(info);
 
-	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) < 0)
+	if (sockops_fd < 0)
+		return -ENOENT;
+	if (bpf_obj_get_info_by_fd(sockops_fd, &info, &len) < 0)
 		return -errno;
 	for (__u32 i = 0; i < info.nr_map_ids && i < ARRAY_SIZE(ids); i++) {
 		struct bpf_map_info map_info = { 0 };
@@ -342,7 +373,9 @@ static int tls_msg_attach(int prog_fd)
 			return -errno;
 		if (strcmp(map_info.name, SHARED_MAP_NAMES[LOADER_MAP_SNI_SOCKS]) != 0)
 			continue;
-		return bpf_prog_attach(prog_fd, fd, BPF_SK_MSG_VERDICT, 0) < 0 ? -errno : 0;
+		if (bpf_prog_attach(prog_fd, fd, BPF_SK_MSG_VERDICT, 0) < 0)
+			return -errno;
+		return sni_socks_pin(fd);
 	}
 	return -ENOENT;
 }
@@ -405,7 +438,7 @@ static int shared_load(const char *holder, bool unix_hooks, char *errbuf, size_t
 		 * sk_msg program goes on its map, before sockops can put a socket there.
 		 */
 		if (i == LOADER_TLS_MSG)
-			r = tls_msg_attach(prog_fds[i]);
+			r = tls_msg_attach(prog_fds[i], prog_fds[LOADER_SOCKOPS]);
 		else
 			r = bpf_prog_attach(prog_fds[i], fd, PROGS[i].attach_type, 0) < 0 ? -errno
 											  : 0;

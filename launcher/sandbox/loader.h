@@ -13,6 +13,10 @@
 #include "bpf/launch.h"
 #include "policy/image.h"
 
+/* Where the BPF file system is mounted when the host has none, and sni_socks's pin there. */
+#define LOADER_BPFFS	      "/sys/fs/bpf"
+#define LOADER_SNI_PIN_PREFIX "launch-sni-socks-"
+
 /* The shared programs, by the hook each is attached to. */
 enum loader_prog {
 	LOADER_CONNECT4,

@@ -31,13 +31,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* The program sees at most one record, in a buffer of exactly this size. */
-	static uint8_t buf[TLS_HELLO_BUF_LEN];
+	static uint8_t buf[TLS_BUF_SIZE];
 	char name[SNI_NAME_LEN];
 	struct tlshello twin;
 	__u32 name_len = 0, ech = 0, need = 0, reason;
 	size_t tneed = 0;
 
-	if (size > sizeof(buf))
+	if (size > TLS_HELLO_BUF_LEN)
 		return 0;
 	memset(buf, 0, sizeof(buf));
 	memcpy(buf, data, size);

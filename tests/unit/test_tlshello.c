@@ -44,12 +44,12 @@ static unsigned int rnd(unsigned int n)
 static void bpf_parse(const uint8_t *buf, size_t len, struct tlshello *ret)
 {
 	/* The program parses from a buffer of TLS_HELLO_BUF_LEN; nothing longer reaches it. */
-	static uint8_t copy[TLS_HELLO_BUF_LEN];
+	static uint8_t copy[TLS_BUF_SIZE];
 	__u32 name_len = 0, ech = 0;
 
 	memset(ret, 0, sizeof(*ret));
 	memset(copy, 0, sizeof(copy));
-	if (len > sizeof(copy)) {
+	if (len > TLS_HELLO_BUF_LEN) {
 		ret->reason = TLS_REASON_TOO_LARGE;
 		return;
 	}
