@@ -491,6 +491,27 @@ int loader_shared_get(const char *cgroup_parent, struct loader_shared *ret, char
 	return r;
 }
 
+/*
+ * Unpins the sni_socks of other versions: their sk_msg program goes once no launcher holds
+ * the map. A sandbox still running on it keeps its backstop, which drops what a connection
+ * not yet judged sends.
+ */
+static void sni_pins_remove(const char *keep)
+{
+	size_t plen = strlen(LOADER_SNI_PIN_PREFIX);
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (mountinfo_find("bpf", dir, sizeof(dir)) < 0 || !(d = opendir(dir)))
+		return;
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, LOADER_SNI_PIN_PREFIX, plen) == 0 &&
+		    !(keep && strcmp(de->d_name + plen, keep) == 0))
+			unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+}
+
 int loader_remove_holders(const char *cgroup_parent, const char *keep)
 {
 	_cleanup_close_ int lock_fd = -1;
@@ -520,6 +541,7 @@ int loader_remove_holders(const char *cgroup_parent, const char *keep)
 			removed++;
 	}
 	closedir(d);
+	sni_pins_remove(keep);
 	return removed;
 }
 

@@ -30,7 +30,8 @@ static const char *sandbox_dst_name(const struct sandbox *sandbox, const struct 
 {
 	struct in6_addr addr;
 
-	if (event->op != AUDIT_OP_CONNECT && event->op != AUDIT_OP_SENDMSG)
+	if (event->op != AUDIT_OP_CONNECT && event->op != AUDIT_OP_SENDMSG &&
+	    event->op != AUDIT_OP_TLS)
 		return NULL;
 	memcpy(&addr, event->addr, sizeof(addr));
 	return dnsproxy_addr_name(sandbox->dns, &addr);
