@@ -108,6 +108,9 @@ DEB_PKGS += debhelper lintian dpkg-dev
 # launch oci-hook's tests: podman with runc (crun refuses a hybrid cgroup host), and a static
 # busybox for the containers' root file system.
 DEB_PKGS += podman runc busybox-static
+# tests/helpers/tls_evade (the SNI check's tests): OpenSSL writes its ClientHello into a memory
+# BIO and the helper sends those bytes by the path under test.
+DEB_PKGS += libssl-dev
 # make lint's check of the Kubernetes manifests (.ci/k8s_check.py): PyYAML.
 DEB_PKGS += python3-yaml
 
@@ -252,7 +255,8 @@ $(SELFTEST_BIN): tests/selftest/crash.c | $(BUILD)/selftest
 
 $(BUILD)/helpers/%: tests/helpers/%.c | $(BUILD)/helpers
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $< -o $@ \
-		$(if $(filter iouring_connect,$*),-luring) -lpthread
+		$(if $(filter iouring_connect tls_evade,$*),-luring) \
+		$(if $(filter tls_evade,$*),-lssl -lcrypto) -lpthread
 
 # LD_PRELOAD libraries that make one call fail, for tests of launch's own error paths.
 PRELOAD_SRCS := $(wildcard tests/helpers/preload/*.c)
@@ -318,11 +322,19 @@ MCP_TEST_MODULES := tests/mcp/node_modules/.package-lock.json
 $(MCP_TEST_MODULES): tests/mcp/package.json tests/mcp/package-lock.json | deps
 	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error
 
-integration: all $(MCP_TEST_MODULES)
+# test_sni's runs of the OpenAI and Anthropic examples under the SNI check: their own modules,
+# as their lock files pin them.
+EXAMPLE_TEST_MODULES := examples/openai-agent/node_modules/.package-lock.json \
+	examples/anthropic-agent/node_modules/.package-lock.json
+$(EXAMPLE_TEST_MODULES): examples/%/node_modules/.package-lock.json: examples/%/package.json \
+		examples/%/package-lock.json | deps
+	cd examples/$* && npm ci --no-audit --no-fund --loglevel=error
+
+integration: all $(MCP_TEST_MODULES) $(EXAMPLE_TEST_MODULES)
 	@BUILD=$(BUILD) tests/integration/run
 
 # One line at the end: "N passed, N failed".
-test: all $(UNIT_BINS) $(SELFTEST_BIN) $(MCP_TEST_MODULES)
+test: all $(UNIT_BINS) $(SELFTEST_BIN) $(MCP_TEST_MODULES) $(EXAMPLE_TEST_MODULES)
 	@BUILD=$(BUILD) tests/run $(UNIT_BINS)
 
 # DEMO=openai or DEMO=anthropic: the same scenario with that provider's SDK.
