@@ -3,8 +3,9 @@
  * The TLS server-name check: sockops marks each TCP connection to an SNI-checked address and
  * port and, once established, puts it in sni_socks; the sk_msg program on that map holds the
  * job's first bytes (bpf_msg_cork_bytes) until the whole first record is there, judges its
- * ClientHello's server name, and applies its verdict to what follows, so later sends run no
- * program. launch_egress (packet.bpf.c) drops any payload of a connection not judged.
+ * ClientHello's server name, and applies its verdict to what follows; the launcher then takes
+ * the socket out of the map, so later sends take the plain TCP path. launch_egress (packet.bpf.c)
+ * drops any payload of a connection not judged.
  */
 #include "common.bpf.h"
 #include "sni.bpf.h"
@@ -193,12 +194,23 @@ static __always_inline int sni_judge(const struct sni_state *st, const struct tl
 
 /*
  * A judged connection's sends: the verifier lets no program on this path take a socket out
- * of a sockmap (may_update_sockmap: sk_msg and sockops may not delete), so the verdict is
- * applied to the next 4 GiB without running this again; the socket leaves the map at close.
+ * of a sockmap (may_update_sockmap: sk_msg and sockops may not delete), so the launcher is
+ * told (struct sni_judged, through the sandbox's ring) and takes it out; until then, and for
+ * good if the ring is full, the verdict applies to the next 4 GiB without running this again.
  */
-static __always_inline int sni_pass(struct sk_msg_md *msg)
+static __always_inline int sni_pass(struct sk_msg_md *msg, const struct sni_state *st)
 {
+	struct sni_judged note = { .cookie = st->cookie };
+	struct slot_owner_value *owner;
+	__u32 slot = st->slot;
+	void *ring;
+
 	bpf_msg_apply_bytes(msg, 0xffffffffu);
+	owner = bpf_map_lookup_elem(&slot_owner, &slot);
+	ring = owner && owner->cgroup_id == st->cgroup_id ? bpf_map_lookup_elem(&events, &slot)
+							  : NULL;
+	if (ring)
+		bpf_ringbuf_output(ring, &note, sizeof(note), 0);
 	return SNI_SK_PASS;
 }
 
@@ -225,8 +237,11 @@ int launch_tls_msg(struct sk_msg_md *msg)
 		return SNI_SK_DROP;
 	if (st->state == SNI_STATE_REFUSED)
 		return SNI_SK_DROP;
-	if (st->state != SNI_STATE_PENDING)
-		return sni_pass(msg);
+	/* Passed before: the launcher has not taken it out yet; apply the verdict again. */
+	if (st->state != SNI_STATE_PENDING) {
+		bpf_msg_apply_bytes(msg, 0xffffffffu);
+		return SNI_SK_PASS;
+	}
 	b = bpf_map_lookup_elem(&tls_scratch, &zero);
 	key = bpf_map_lookup_elem(&sni_scratch, &zero);
 	if (!b || !key || size == 0)
@@ -256,12 +271,12 @@ int launch_tls_msg(struct sk_msg_md *msg)
 	}
 	if (reason == 0) {
 		st->state = SNI_STATE_PASSED;
-		return sni_pass(msg);
+		return sni_pass(msg, st);
 	}
 	sni_log(msg, st, key, (__u32)reason);
 	if (st->flags & CFG_AUDIT_ONLY) {
 		st->state = SNI_STATE_PASSED;
-		return sni_pass(msg);
+		return sni_pass(msg, st);
 	}
 	/* Refused for good: this and every later send fails, and the backstop drops the rest. */
 	st->state = SNI_STATE_REFUSED;
