@@ -243,7 +243,8 @@ static int container_on_event(void *ctx, void *data, size_t size)
 	snprintf(link, sizeof(link), "/proc/%u/exe", event->pid);
 	n = readlink(link, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
-	if (event->op == AUDIT_OP_CONNECT || event->op == AUDIT_OP_SENDMSG) {
+	if (event->op == AUDIT_OP_CONNECT || event->op == AUDIT_OP_SENDMSG ||
+	    event->op == AUDIT_OP_TLS) {
 		struct in6_addr addr;
 
 		memcpy(&addr, event->addr, sizeof(addr));
