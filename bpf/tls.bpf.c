@@ -239,6 +239,12 @@ int launch_tls_msg(struct sk_msg_md *msg)
 	end = (void *)(long)msg->data_end;
 	if (data + n > end || n > TLS_HELLO_BUF_LEN)
 		return SNI_SK_DROP;
+	/*
+	 * The size as the verifier must see it bounded: 6.1's does not carry the test above
+	 * over to the copy of n that clang passes (the mask is a no-op: n <= TLS_HELLO_BUF_LEN).
+	 */
+	TLS_OPAQUE(n);
+	n &= TLS_BUF_SIZE - 1;
 	if (bpf_probe_read_kernel(b->buf, n, data) < 0)
 		return SNI_SK_DROP;
 	__builtin_memset(key, 0, sizeof(*key));

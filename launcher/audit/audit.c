@@ -467,6 +467,9 @@ static const char *packet_reason_name(unsigned int reason)
 	}
 }
 
+/* uapi/linux/tcp.h's, without its header (it clashes with glibc's <netinet/tcp.h>). */
+#define LAUNCH_TCP_FASTOPEN_CONNECT 30
+
 /* uapi/linux/in6.h, which glibc's <netinet/in.h> does not carry. */
 #ifndef IPV6_FLOWLABEL_MGR
 #define IPV6_FLOWLABEL_MGR 32
@@ -477,6 +480,9 @@ static const char *sockopt_name(int level, int optname)
 {
 	if (level == IPPROTO_IP && optname == IP_OPTIONS)
 		return "IP_OPTIONS";
+	/* Refused where TLS names are checked (seccomp.c, SECCOMP_REFUSE_FASTOPEN). */
+	if (level == IPPROTO_TCP && optname == LAUNCH_TCP_FASTOPEN_CONNECT)
+		return "TCP_FASTOPEN_CONNECT";
 	if (level != IPPROTO_IPV6)
 		return NULL;
 	switch (optname) {
@@ -516,6 +522,8 @@ static const char *sockopt_level_name(int level)
 		return "ip";
 	case IPPROTO_IPV6:
 		return "ipv6";
+	case IPPROTO_TCP:
+		return "tcp";
 	default:
 		return NULL;
 	}
