@@ -5,6 +5,8 @@
  * (not OpenSSL) hands those bytes to the kernel, reshaped as the mode says.
  *
  * usage: tls_evade MODE ADDR PORT NAME [CAFILE]
+ * MODE: normal, bytewise, tworecords, twonames, nosni, http, fastopen, fastopen-connect,
+ * writev, sendfile, splice, iouring, zerocopy, quic, ech, large (EVADE_MODES).
  * NAME is the server name sent (and checked in the certificate when CAFILE is given); "a,b"
  * sends both names in one server_name extension (mode twonames), OpenSSL's ClientHello being
  * for the last. After the handshake it sends GET /?k=sk_live_SECRET with Host: NAME.
@@ -509,23 +511,36 @@ struct evade_mode {
 	evade_send_fn send;
 	bool two_records;
 	bool no_sni;
+	/* An extension OpenSSL adds to its ClientHello (0: none), of extra_len bytes. */
+	unsigned int extra_type;
+	size_t extra_len;
 };
 
+/* encrypted_client_hello (RFC 9849), which OpenSSL 3.0 does not know: its bytes are ours. */
+#define EVADE_EXT_ECH 0xfe0d
+/* An unassigned extension type, big enough that the ClientHello spans two records. */
+#define EVADE_EXT_LARGE	      0xff5a
+#define EVADE_EXT_LARGE_BYTES 17000
+#define EVADE_EXT_ECH_BYTES   200
+
 static const struct evade_mode EVADE_MODES[] = {
-	{ "normal", send_normal, false, false },
-	{ "bytewise", send_bytewise, false, false },
-	{ "tworecords", send_normal, true, false },
-	{ "twonames", send_normal, false, false },
-	{ "nosni", send_normal, false, true },
-	{ "http", NULL, false, false },
-	{ "fastopen", send_fastopen, false, false },
-	{ "fastopen-connect", send_fastopen_connect, false, false },
-	{ "writev", send_writev, false, false },
-	{ "sendfile", send_sendfile, false, false },
-	{ "splice", send_splice, false, false },
-	{ "iouring", send_iouring, false, false },
-	{ "zerocopy", send_zerocopy, false, false },
-	{ "quic", NULL, false, false },
+	{ "normal", send_normal, false, false, 0, 0 },
+	{ "bytewise", send_bytewise, false, false, 0, 0 },
+	{ "tworecords", send_normal, true, false, 0, 0 },
+	{ "twonames", send_normal, false, false, 0, 0 },
+	{ "nosni", send_normal, false, true, 0, 0 },
+	{ "http", NULL, false, false, 0, 0 },
+	{ "fastopen", send_fastopen, false, false, 0, 0 },
+	{ "fastopen-connect", send_fastopen_connect, false, false, 0, 0 },
+	{ "writev", send_writev, false, false, 0, 0 },
+	{ "sendfile", send_sendfile, false, false, 0, 0 },
+	{ "splice", send_splice, false, false, 0, 0 },
+	{ "iouring", send_iouring, false, false, 0, 0 },
+	{ "zerocopy", send_zerocopy, false, false, 0, 0 },
+	{ "quic", NULL, false, false, 0, 0 },
+	/* The evil name is the outer one; the "inner" hello is random bytes. */
+	{ "ech", send_normal, false, false, EVADE_EXT_ECH, EVADE_EXT_ECH_BYTES },
+	{ "large", send_normal, false, false, EVADE_EXT_LARGE, EVADE_EXT_LARGE_BYTES },
 };
 
 static const struct evade_mode *evade_mode_find(const char *name)
@@ -534,6 +549,20 @@ static const struct evade_mode *evade_mode_find(const char *name)
 		if (strcmp(EVADE_MODES[i].name, name) == 0)
 			return &EVADE_MODES[i];
 	return NULL;
+}
+
+static int evade_extra_add(SSL *s, unsigned int ext_type, unsigned int context,
+			   const unsigned char **out, size_t *outlen, X509 *x, size_t chainidx,
+			   int *al, void *add_arg)
+{
+	static unsigned char body[EVADE_EXT_LARGE_BYTES];
+
+	(void)s, (void)ext_type, (void)context, (void)x, (void)chainidx, (void)al;
+	for (size_t i = 0; i < sizeof(body); i++)
+		body[i] = (unsigned char)(i * 131 + 7);
+	*out = body;
+	*outlen = (size_t)add_arg;
+	return 1;
 }
 
 /* OpenSSL's ClientHello for host (SNI unless no_sni), written into its memory BIO. */
@@ -581,6 +610,10 @@ static int evade_tls(const struct evade_mode *mode, const struct sockaddr_storag
 			goto out;
 		SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 	}
+	if (mode->extra_type &&
+	    SSL_CTX_add_custom_ext(ctx, mode->extra_type, SSL_EXT_CLIENT_HELLO, evade_extra_add,
+				   NULL, (void *)mode->extra_len, NULL, NULL) != 1)
+		goto out;
 	ssl = evade_client_hello(ctx, host, mode->no_sni, cafile, &hello);
 	if (!ssl)
 		goto out;

@@ -224,6 +224,24 @@ test_sni_zerocopy() {
 	sni_evasion zerocopy evil.example name evil.example
 }
 
+# An encrypted_client_hello extension (whose inner hello the stand-in, like any server without
+# the ECH key, ignores) with evil.example as the outer name; with the allowed outer name, the
+# same hello passes.
+test_sni_ech() {
+	sni_evasion ech evil.example ech evil.example || return 1
+	launch_job --resolver "$SNI_DNS:$SNI_DNS_PORT" --policy "$SNI_POLICY" -- \
+		"$IT_HELPERS/tls_evade" ech "$SNI_ADDR" 443 api.openai.com "$SNI_CA"
+	expect_rc "job" 0 || return 1
+	expect_eq "ech with the allowed outer name" "OK api.openai.com 200" "$L_OUT" || return 1
+	expect_audit 0 "$L_AUDIT" event=deny
+}
+
+# A ClientHello of 17 KiB (an extension of 17,000 bytes): OpenSSL spreads it over two
+# records, so the first record cannot hold it.
+test_sni_too_large() {
+	sni_evasion large evil.example too_large
+}
+
 # sni_fastopen MODE: the ClientHello in the SYN. Outside, the server counts a fast open with
 # data (TCPFastOpenPassive), so the data did ride in the SYN. Inside, the refusal may come
 # before any ClientHello is judged (fast open refused as such): one deny line either way,
