@@ -893,6 +893,8 @@ static void test_gateway_flags(void)
 		}
 		test_policy_release(&p);
 	}
+}
+
 /* The SNI map: a marker and the name per address and port of each "sni" host, nothing else. */
 static void test_sni_map(void)
 {
