@@ -166,8 +166,8 @@ static __always_inline bool port_set_allows(const struct port_set *set, __u16 po
  * ring is full. Calls no task helper: the packet hooks may call it. Counts nothing: see
  * audit_reserve.
  */
-static __always_inline struct deny_event *audit_event_new_slot(__u32 slot, __u64 cgroup_id,
-							       __u16 op, __u16 family)
+static __always_inline struct deny_event *audit_event_new_sized(__u32 slot, __u64 cgroup_id,
+								__u16 op, __u16 family, __u32 size)
 {
 	struct deny_event *event = NULL;
 	struct slot_owner_value *owner;
@@ -179,7 +179,7 @@ static __always_inline struct deny_event *audit_event_new_slot(__u32 slot, __u64
 		return NULL;
 	ring = bpf_map_lookup_elem(&events, &slot);
 	if (ring)
-		event = bpf_ringbuf_reserve(ring, sizeof(*event), 0);
+		event = bpf_ringbuf_reserve(ring, size, 0);
 	if (!event)
 		return NULL;
 	event->boot_ns = bpf_ktime_get_boot_ns();
@@ -205,8 +205,13 @@ static __always_inline struct deny_event *audit_event_new_slot(__u32 slot, __u64
 	event->syscall_nr = 0;
 	event->syscall_arch = 0;
 	__builtin_memset(event->peer_addr, 0, sizeof(event->peer_addr));
-	event->sni[0] = '\0';
 	return event;
+}
+
+static __always_inline struct deny_event *audit_event_new_slot(__u32 slot, __u64 cgroup_id,
+							       __u16 op, __u16 family)
+{
+	return audit_event_new_sized(slot, cgroup_id, op, family, sizeof(struct deny_event));
 }
 
 static __always_inline struct deny_event *audit_event_new(const struct sandbox_cfg *cfg, __u16 op,

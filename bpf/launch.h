@@ -329,7 +329,16 @@ struct deny_event {
 	__u32 syscall_nr;
 	__u32 syscall_arch;
 	__u8 peer_addr[16];
-	/* op tls: the server name the ClientHello asked for ("" without one), NUL-terminated */
+};
+
+/*
+ * Op tls: the refusal and the server name the ClientHello asked for ("" without one,
+ * NUL-terminated). Only the sk_msg program reserves this size: every other refusal keeps the
+ * smaller deny_event, so that a flood of them fills the ring at the rate it did before names
+ * were judged (the name would more than double each record).
+ */
+struct tls_deny_event {
+	struct deny_event event;
 	char sni[SNI_NAME_LEN];
 };
 

@@ -121,11 +121,13 @@ static __noinline void sni_log(struct sk_msg_md *msg, const struct sni_state *st
 	__u16 verdict =
 		(st->flags & CFG_AUDIT_ONLY) ? AUDIT_VERDICT_WOULD_DENY : AUDIT_VERDICT_DENY;
 	__u64 *lost = sni_count(st, verdict);
+	struct tls_deny_event *tls;
 	struct deny_event *event;
 	struct sock_owner *owner;
 	struct bpf_sock *sk = msg->sk;
 
-	event = audit_event_new_slot(st->slot, st->cgroup_id, AUDIT_OP_TLS, (__u16)msg->family);
+	event = audit_event_new_sized(st->slot, st->cgroup_id, AUDIT_OP_TLS, (__u16)msg->family,
+				      sizeof(*tls));
 	if (!event) {
 		if (lost)
 			__sync_fetch_and_add(lost, 1);
@@ -137,8 +139,9 @@ static __noinline void sni_log(struct sk_msg_md *msg, const struct sni_state *st
 	event->port = key->port;
 	event->reason = reason;
 	__builtin_memcpy(event->addr, key->addr, sizeof(event->addr));
-	__builtin_memcpy(event->sni, key->name, sizeof(event->sni));
-	event->sni[SNI_NAME_LEN - 1] = '\0';
+	tls = (struct tls_deny_event *)event;
+	__builtin_memcpy(tls->sni, key->name, sizeof(tls->sni));
+	tls->sni[SNI_NAME_LEN - 1] = '\0';
 	owner = sk ? bpf_sk_storage_get(&sock_owners, sk, 0, 0) : NULL;
 	if (owner) {
 		event->pid = owner->pid;

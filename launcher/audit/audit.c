@@ -586,7 +586,9 @@ int audit_format_deny_exe(const struct audit_log *log, const struct deny_event *
 				      event->reason);
 		if (event->op == AUDIT_OP_TLS) {
 			/* The job's bytes: escaped, and bounded by the field, like comm. */
-			json_key_string(&j, "sni", "", event->sni, sizeof(event->sni));
+			const struct tls_deny_event *tls = (const void *)event;
+
+			json_key_string(&j, "sni", "", tls->sni, sizeof(tls->sni));
 			json_key_name(&j, "reason", tlshello_reason_name(event->reason),
 				      event->reason);
 		}

@@ -77,7 +77,7 @@ int sandbox_on_event(void *ctx, void *data, size_t size)
 		loader_sni_release(&sandbox->bpf, ((const struct sni_judged *)data)->cookie);
 		return 0;
 	}
-	if (size < sizeof(struct deny_event))
+	if (!audit_event_whole(data, size))
 		return 0;
 	/* Left in the slot's ring by the cgroup that had the slot before: not ours to log. */
 	if (((const struct deny_event *)data)->cgroup_id != sandbox->cgroup.id)

@@ -1548,15 +1548,16 @@ static void test_rotation_reopens(void)
 /* op tls: the peer, the name asked for (escaped: the job's bytes), the reason by name. */
 static void test_deny_tls(void)
 {
-	struct deny_event e = connect_event();
+	struct tls_deny_event t = { .event = connect_event() };
+	struct deny_event *e = &t.event;
 	char buf[AUDIT_LINE_MAX];
 	cJSON *obj;
 
-	e.op = AUDIT_OP_TLS;
-	e.port = 443;
-	e.reason = TLS_REASON_NAME;
-	strcpy(e.sni, "evil.example");
-	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	e->op = AUDIT_OP_TLS;
+	e->port = 443;
+	e->reason = TLS_REASON_NAME;
+	strcpy(t.sni, "evil.example");
+	obj = parse_line(buf, audit_format_deny(&test_log, e, buf, sizeof(buf)));
 	CHECK_EQ_STR(str(obj, "op"), "tls");
 	CHECK_EQ_STR(str(obj, "dst_ip"), "127.0.0.3");
 	CHECK_EQ_INT(num(obj, "dst_port"), 443);
@@ -1565,17 +1566,17 @@ static void test_deny_tls(void)
 	CHECK_EQ_INT(num(obj, "pid"), 42);
 	cJSON_Delete(obj);
 	/* No name (or none that parsed): "" and the reason; a quote is escaped, never raw. */
-	e.sni[0] = '\0';
-	e.reason = TLS_REASON_NOT_TLS;
-	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
+	t.sni[0] = '\0';
+	e->reason = TLS_REASON_NOT_TLS;
+	obj = parse_line(buf, audit_format_deny(&test_log, e, buf, sizeof(buf)));
 	CHECK_EQ_STR(str(obj, "sni"), "");
 	CHECK_EQ_STR(str(obj, "reason"), "not_tls");
 	cJSON_Delete(obj);
-	memset(e.sni, 'a', sizeof(e.sni));
-	e.sni[3] = '"';
-	e.reason = 99;
-	obj = parse_line(buf, audit_format_deny(&test_log, &e, buf, sizeof(buf)));
-	CHECK(str(obj, "sni") && strlen(str(obj, "sni")) == sizeof(e.sni));
+	memset(t.sni, 'a', sizeof(t.sni));
+	t.sni[3] = '"';
+	e->reason = 99;
+	obj = parse_line(buf, audit_format_deny(&test_log, e, buf, sizeof(buf)));
+	CHECK(str(obj, "sni") && strlen(str(obj, "sni")) == sizeof(t.sni));
 	CHECK_EQ_INT(num(obj, "reason"), 99);
 	cJSON_Delete(obj);
 }
