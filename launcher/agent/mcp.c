@@ -59,6 +59,7 @@ void mcp_result_free(struct mcp_result *result)
 	free(result->out);
 	free(result->err);
 	free(result->refused);
+	free(result->tool_error);
 	hashtable_clear(&result->refused_index, mcp_refused_node_free);
 	free(result->refused_index.buckets);
 	memset(result, 0, sizeof(*result));
@@ -278,6 +279,8 @@ static cJSON *mcp_tool(const struct mcp_server *server)
 	cJSON_AddBoolToObject(schema, "additionalProperties", false);
 	cJSON_AddItemToObject(tool, "outputSchema", cJSON_Parse(MCP_OUTPUT_SCHEMA));
 	mcp_tool_annotate(tool, false, true);
+	if (server->sessions)
+		mcp_session_describe_tool(tool);
 	return tool;
 }
 
@@ -366,6 +369,9 @@ static char *mcp_result_text(const struct mcp_result *result)
 	else
 		text_append(&text, &len, "exit status %d in %lld ms\n", result->exit_status,
 			    result->duration_ms);
+	if (result->session[0])
+		text_append(&text, &len, "session %s: %s\n", result->session,
+			    result->session_expires_s ? "kept for the next call" : "ended");
 	text_append(&text, &len, "--- stdout%s ---\n%s%s",
 		    result->out_truncated ? " (truncated)" : "", result->out ?: "",
 		    result->out_len && result->out[result->out_len - 1] != '\n' ? "\n" : "");
@@ -416,6 +422,7 @@ static cJSON *mcp_result_json(const struct mcp_result *result)
 	cJSON_AddBoolToObject(json, "timed_out", result->timed_out);
 	cJSON_AddNumberToObject(json, "duration_ms", (double)result->duration_ms);
 	cJSON_AddBoolToObject(json, "refused_incomplete", result->refused_incomplete);
+	mcp_session_result_json(result, json);
 	refused = cJSON_AddArrayToObject(json, "refused");
 	for (size_t i = 0; i < result->nrefused; i++) {
 		cJSON *item = cJSON_CreateObject();
@@ -538,6 +545,8 @@ static int mcp_tools_call(struct mcp_server *server, const cJSON *id, const cJSO
 	call.code = code->valuestring;
 	if (cJSON_IsString(token) || cJSON_IsNumber(token))
 		call.progress_token = token;
+	if (mcp_session_args(server, arguments, &call, message, sizeof(message)))
+		return mcp_tool_reply(id, message, NULL, true, ret_reply);
 	if (timeout)
 		call.timeout_ms = timeout->valuedouble > (double)MCP_CALL_TIMEOUT_MS_MAX
 					  ? MCP_CALL_TIMEOUT_MS_MAX
@@ -556,11 +565,18 @@ int mcp_call_reply(const cJSON *id, int run_r, struct mcp_result *result, char *
 	char message[256];
 	cJSON *structured;
 	bool is_error;
+	int r;
 
 	if (run_r < 0) {
 		snprintf(message, sizeof(message), "Internal error: cannot run the code: %s",
 			 strerror(-run_r));
 		return mcp_error(id, MCP_INTERNAL_ERROR, message, ret_reply);
+	}
+	/* Refused before it ran: the model reads why, there is no run to describe. */
+	if (result->tool_error) {
+		r = mcp_tool_reply(id, result->tool_error, NULL, true, ret_reply);
+		mcp_result_free(result);
+		return r;
 	}
 	text = mcp_result_text(result);
 	structured = mcp_result_json(result);

@@ -8,14 +8,15 @@
 // server answers then, without waiting for Node's own exit (hundreds of ms with tsx).
 // stdout and stderr are pipes, which Node writes synchronously: they hold all by then.
 import { register } from 'tsx/esm/api';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generateKeyPairSync, pbkdf2, sign } from 'node:crypto';
 import https from 'node:https';
 import tls, { createSecureContext } from 'node:tls';
 import { Duplex } from 'node:stream';
-import { isIP } from 'node:net';
+import { isIP, Socket } from 'node:net';
 import { lookup } from 'node:dns/promises';
-import { readSync, writeSync } from 'node:fs';
+import { readFileSync, readSync, writeSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { inspect } from 'node:util';
 
 // LAUNCH_MCP_TRACE=1 (tests/bench/mcp_bench, MCP_BENCH_TRACE=1): the times of the call's
@@ -166,6 +167,166 @@ async function warmRequests() {
 	server.close();
 }
 
+// --- Sessions (launch mcp --sessions) -------------------------------------------------------
+// A session's calls run one after another in this process, each its code evaluated as a
+// script of the one realm in V8's REPL mode (the inspector's Runtime.evaluate, as a debugger's
+// console does): top-level await works, and the top-level declarations of one call (let,
+// const, class, function, an import's names) are there for the next, declared again freely.
+// A script has no static import: the call's own leading imports become dynamic ones. The
+// call ends when its code's evaluation has settled; what it left pending (a timer, a
+// request) goes on between calls. "done CODE" answers each "run FILE"; "exit CODE" is the
+// process's end (process.exit, a crash): the session ends with it.
+
+// esbuild, which tsx brings: from --modules, or from beside tsx (a layout without hoisting).
+async function loadEsbuild() {
+	try {
+		return await import('esbuild');
+	} catch {
+		const { createRequire } = await import('node:module');
+		const near = createRequire(fileURLToPath(import.meta.resolve('tsx/esm/api')));
+
+		return await import(pathToFileURL(near.resolve('esbuild')).href);
+	}
+}
+
+// One import statement (as esbuild prints it) as the same bindings from a dynamic import, on
+// as many lines, so that the lines after it keep their numbers.
+function importAsScript(statement, n) {
+	const pad = '\n'.repeat(statement.split('\n').length - 1);
+	const bare = /^import\s*("[^"]*")\s*(?:with\s*\{[^}]*\}\s*)?;$/.exec(statement);
+	const m = /^import\s+([\s\S]+?)\s+from\s*("[^"]*")\s*(?:with\s*\{[^}]*\}\s*)?;$/.exec(statement);
+
+	if (bare)
+		return `await __launch_import(${bare[1]});${pad}`;
+	if (!m)
+		return null;
+	const ns = `__launch_m${n}`;
+	const out = [`const ${ns} = await __launch_import(${m[2]});`];
+	const clause = /^(?:([\w$]+)\s*(?:,\s*|$))?(?:\*\s*as\s+([\w$]+)|\{([\s\S]*)\})?$/.exec(m[1].trim());
+
+	if (!clause)
+		return null;
+	if (clause[1])
+		out.push(`const ${clause[1]} = ${ns}.default;`);
+	if (clause[2])
+		out.push(`const ${clause[2]} = ${ns};`);
+	if (clause[3] !== undefined)
+		out.push(`const {${clause[3].replace(/\s+as\s+/g, ': ').replace(/\n/g, ' ')}} = ${ns};`);
+	return out.join(' ') + pad;
+}
+
+// esbuild's output as a REPL-mode script: the leading imports rewritten, "export" dropped.
+function moduleAsScript(js) {
+	const lines = js.split('\n');
+	const out = [];
+	let i = 0, n = 0;
+
+	for (; i < lines.length; i++) {
+		if (!lines[i].startsWith('import ') && !lines[i].startsWith('import{'))
+			break;
+		let end = i;
+		while (end < lines.length - 1 && !lines[end].endsWith(';'))
+			end++;
+		const script = importAsScript(lines.slice(i, end + 1).join('\n'), n++);
+		if (script === null)
+			break;
+		out.push(script);
+		i = end;
+	}
+	for (; i < lines.length; i++) {
+		let line = lines[i];
+
+		if (/^export\s*\{[^}]*\}\s*(from\s*"[^"]*"\s*)?;$/.test(line) || /^export\s*\*/.test(line))
+			line = '';
+		else if (/^export\s*\{\s*$/.test(line)) {
+			out.push('');
+			while (i < lines.length - 1 && !/^\}/.test(lines[i]))
+				out.push(''), i++;
+			continue;
+		} else
+			line = line.replace(/^export\s+(default\s+)?/, '');
+		out.push(line);
+	}
+	return '"use strict";' + out.join('\n');
+}
+
+// An error as Node would report it, without the runner's own frames.
+function describe(details) {
+	const ex = details.exception;
+	const text = ex?.description ?? String(ex?.value ?? details.text);
+
+	return text.replace(/\n\s+at Session\.post \(node:inspector[\s\S]*$/, '');
+}
+
+async function runSession(pending) {
+	const { transform } = await loadEsbuild();
+	const session = new Session();
+	const evaluate = (expression) => new Promise((resolve, reject) =>
+		session.post('Runtime.evaluate', { expression, replMode: true, awaitPromise: true },
+			     (error, result) => (error ? reject(error) : resolve(result))));
+	const here = pathToFileURL(process.cwd() + '/');
+	const lines = [];
+	let running = null, wake = null;
+
+	session.connect();
+	// A relative specifier is the call folder's, a bare one --modules' (as main.mts's are).
+	Object.defineProperty(globalThis, '__launch_import', {
+		value: (spec) => import(/^\.{0,2}\//.test(spec) ? new URL(spec, here).href : spec),
+	});
+	process.on('exit', (code) => {
+		try {
+			writeSync(0, `exit ${code ?? 0}\n`);
+		} catch {}
+	});
+	// Reported, not fatal: the session lives on; a call running then fails.
+	process.on('uncaughtException', (error) => {
+		if (process.listenerCount('uncaughtException') > 1)
+			return;
+		writeSync(2, `${inspect(error)}\n`);
+		if (running)
+			running.failed = true;
+	});
+	const input = new Socket({ fd: 0, readable: true, writable: false });
+	input.setEncoding('latin1');
+	input.on('data', (chunk) => {
+		pending += chunk;
+		for (let nl; (nl = pending.indexOf('\n')) >= 0; pending = pending.slice(nl + 1))
+			lines.push(pending.slice(0, nl));
+		wake?.();
+	});
+	// The server ended the session, or is gone.
+	input.on('end', () => process.exit(0));
+	input.on('error', () => process.exit(0));
+	input.emit('data', '');
+	for (;;) {
+		while (!lines.length)
+			await new Promise((resolve) => (wake = resolve));
+		const line = lines.shift();
+		if (!line.startsWith('run '))
+			process.exit(125);
+		const file = line.slice(4);
+		running = { failed: false };
+		try {
+			const { code } = await transform(readFileSync(file, 'utf8'), {
+				loader: 'ts', sourcefile: file,
+				tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true } } });
+			const reply = await evaluate(`${moduleAsScript(code)}\n//# sourceURL=${file}`);
+
+			if (reply.exceptionDetails) {
+				writeSync(2, `${describe(reply.exceptionDetails)}\n`);
+				running.failed = true;
+			}
+		} catch (error) {
+			writeSync(2, `${error?.message ?? error}\n`);
+			running.failed = true;
+		}
+		const status = running.failed ? 1 : Number(process.exitCode ?? 0) & 255;
+		process.exitCode = undefined;
+		running = null;
+		writeSync(0, `done ${status}\n`);
+	}
+}
+
 // Before the SDKs: imported through tsx's loader, as the code's imports of them will be (the
 // same module, not a second copy).
 register();
@@ -192,8 +353,14 @@ isIP('api.example');
 await lookup('localhost', { family: 4 }).catch(() => {});
 await warmRequests();
 writeSync(0, 'ready\n');
+// The server's go: the end of the input (a call of its own), or "session\n" (a session's
+// first call, whose commands follow on the same socket).
 const buf = Buffer.alloc(64);
-while (readSync(0, buf) > 0);
+let heard = '';
+for (let n; !heard.includes('\n') && (n = readSync(0, buf)) > 0;)
+	heard += buf.toString('latin1', 0, n);
+if (heard.startsWith('session\n'))
+	await runSession(heard.slice(8));
 trace?.splice(0); // the warm-up's requests
 mark('go');
 let told = false;

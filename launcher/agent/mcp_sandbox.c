@@ -209,6 +209,7 @@ void mcp_sandbox_read_report(struct mcp_sandbox *sandbox)
 	size_t room = sizeof(sandbox->report) - 1 - sandbox->report_len;
 	ssize_t n = room ? read(sandbox->in_fd, sandbox->report + sandbox->report_len, room) : 0;
 	char *nl, *end;
+	bool keep;
 	long code;
 
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
@@ -226,15 +227,26 @@ void mcp_sandbox_read_report(struct mcp_sandbox *sandbox)
 	}
 	if (n > 0 && !nl)
 		return;
-	mcp_fd_close(&sandbox->in_fd);
-	if (!nl || strncmp(sandbox->report, "done ", 5) != 0)
+	/* A session's runner answers each call on the same socket: "exit" is its last word. */
+	keep = sandbox->session && nl && strncmp(sandbox->report, "done ", 5) == 0;
+	if (!keep)
+		mcp_fd_close(&sandbox->in_fd);
+	if (!nl || (strncmp(sandbox->report, "done ", 5) != 0 &&
+		    !(sandbox->session && strncmp(sandbox->report, "exit ", 5) == 0)))
 		return;
 	errno = 0;
 	code = strtol(sandbox->report + 5, &end, 10);
-	if (errno || end != nl || code < 0 || code > 255)
+	if (errno || end != nl || code < 0 || code > 255) {
+		mcp_fd_close(&sandbox->in_fd);
 		return;
+	}
 	sandbox->done = true;
 	sandbox->done_status = (int)code;
+	sandbox->ended = !keep;
+	if (keep) {
+		sandbox->report_len -= (size_t)(nl + 1 - sandbox->report);
+		memmove(sandbox->report, nl + 1, sandbox->report_len + 1);
+	}
 }
 
 /* Takes what the job's output pipes hold now, without waiting for their end. */
@@ -520,7 +532,8 @@ out:
 
 /*
  * The prepared sandbox for the next call: a ready one, else the oldest (the nearest to ready);
- * a cold one with the code when none is left.
+ * a cold one with the code when none is left. code NULL (a session's): a prepared one only,
+ * started now when none is left, its code written later.
  */
 int mcp_sandbox_take(struct mcp_runner *runner, const char *code, struct mcp_sandbox *ret_sandbox)
 {
@@ -554,7 +567,7 @@ int mcp_sandbox_take(struct mcp_runner *runner, const char *code, struct mcp_san
 		if (!best)
 			return mcp_sandbox_start(runner, code, ret_sandbox);
 		snprintf(file, sizeof(file), "%s/main.mts", best->dir);
-		if (mcp_write_file(file, code, 0644) < 0) {
+		if (code && mcp_write_file(file, code, 0644) < 0) {
 			mcp_sandbox_free(runner, best);
 			continue;
 		}
@@ -569,12 +582,14 @@ int mcp_sandbox_take(struct mcp_runner *runner, const char *code, struct mcp_san
  * prepared (glibc tries nscd's socket at its first look-up), which is not the code's. synced:
  * launch confirmed its log; else the refusals it writes later are told apart by their time.
  */
-static void mcp_sandbox_mark_start(struct mcp_sandbox *sandbox, bool synced)
+void mcp_sandbox_mark_start(struct mcp_sandbox *sandbox, bool synced)
 {
 	struct stat st;
 
 	if (stat(sandbox->audit, &st) == 0)
 		sandbox->audit_from = st.st_size;
+	if (synced)
+		sandbox->audit_since[0] = '\0';
 	/*
 	 * A kernel refusal's ts is its boot time plus the offset launch fixed at its start, a
 	 * refusal launch stamps itself (DNS) the wall clock's: the earlier of the two readings,
