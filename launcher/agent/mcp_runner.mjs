@@ -247,7 +247,60 @@ function moduleAsScript(js) {
 			line = line.replace(/^export\s+(default\s+)?/, '');
 		out.push(line);
 	}
-	return '"use strict";' + out.join('\n');
+	return STRICT + out.join('\n');
+}
+
+// esbuild's source map of each call (call-N.mts), decoded: per line of the script, its
+// [column, source line, source column] segments. A stack frame's place in a script is then
+// told as the line and column of the call's own code (esbuild drops type-only lines).
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const STRICT = '"use strict";';
+const sourceMaps = new Map();
+
+function decodeMappings(mappings) {
+	const lines = [];
+	let srcLine = 0, srcCol = 0, src = 0;
+
+	for (const line of mappings.split(';')) {
+		const segments = [];
+		let col = 0;
+
+		for (const segment of line.split(',').filter(Boolean)) {
+			const values = [];
+
+			for (let i = 0, value = 0, shift = 0; i < segment.length; i++) {
+				const digit = BASE64.indexOf(segment[i]);
+
+				value += (digit & 31) << shift;
+				shift += 5;
+				if (digit & 32)
+					continue;
+				values.push(value & 1 ? -(value >>> 1) : value >>> 1);
+				value = shift = 0;
+			}
+			col += values[0];
+			if (values.length < 4)
+				continue;
+			src += values[1];
+			srcLine += values[2];
+			srcCol += values[3];
+			segments.push([col, srcLine, srcCol]);
+		}
+		lines.push(segments);
+	}
+	return lines;
+}
+
+function mapStack(text) {
+	return text.replace(/\b(call-\d+\.mts):(\d+):(\d+)/g, (all, file, line, col) => {
+		const segments = sourceMaps.get(file)?.[line - 1];
+		let c = col - 1 - (line === '1' ? STRICT.length : 0), best = segments?.[0];
+
+		for (const segment of segments ?? [])
+			if (segment[0] <= c)
+				best = segment;
+		return best ? `${file}:${best[1] + 1}:${best[2] + Math.max(0, c - best[0]) + 1}` : all;
+	});
 }
 
 // An error as Node would report it, without the runner's own frames.
@@ -255,7 +308,7 @@ function describe(details) {
 	const ex = details.exception;
 	const text = ex?.description ?? String(ex?.value ?? details.text);
 
-	return text.replace(/\n\s+at Session\.post \(node:inspector[\s\S]*$/, '');
+	return mapStack(text.replace(/\n\s+at Session\.post \(node:inspector[\s\S]*$/, ''));
 }
 
 async function runSession(pending) {
@@ -266,7 +319,7 @@ async function runSession(pending) {
 			     (error, result) => (error ? reject(error) : resolve(result))));
 	const here = pathToFileURL(process.cwd() + '/');
 	const lines = [];
-	let running = null, wake = null;
+	let running = null, wake = null, calls = 0;
 
 	session.connect();
 	// A relative specifier is the call folder's, a bare one --modules' (as main.mts's are).
@@ -282,7 +335,7 @@ async function runSession(pending) {
 	process.on('uncaughtException', (error) => {
 		if (process.listenerCount('uncaughtException') > 1)
 			return;
-		writeSync(2, `${inspect(error)}\n`);
+		writeSync(2, `${mapStack(inspect(error))}\n`);
 		if (running)
 			running.failed = true;
 	});
@@ -304,13 +357,14 @@ async function runSession(pending) {
 		const line = lines.shift();
 		if (!line.startsWith('run '))
 			process.exit(125);
-		const file = line.slice(4);
+		const file = line.slice(4), name = `call-${++calls}.mts`;
 		running = { failed: false };
 		try {
-			const { code } = await transform(readFileSync(file, 'utf8'), {
-				loader: 'ts', sourcefile: file,
+			const { code, map } = await transform(readFileSync(file, 'utf8'), {
+				loader: 'ts', sourcefile: name, sourcemap: 'external',
 				tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true } } });
-			const reply = await evaluate(`${moduleAsScript(code)}\n//# sourceURL=${file}`);
+			sourceMaps.set(name, decodeMappings(JSON.parse(map).mappings));
+			const reply = await evaluate(`${moduleAsScript(code)}\n//# sourceURL=${name}`);
 
 			if (reply.exceptionDetails) {
 				writeSync(2, `${describe(reply.exceptionDetails)}\n`);
