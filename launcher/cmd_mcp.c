@@ -335,6 +335,7 @@ int cmd_mcp(int argc, char **argv)
 	config.pool = pool_size;
 	config.max_calls = max_calls;
 	config.cgroup_parent = parent;
+	config.memory_max = limits.memory_max;
 	if (mcp_run_serve(&config, STDIN_FILENO, STDOUT_FILENO, errbuf, sizeof(errbuf)) < 0) {
 		fail("mcp: %s", errbuf);
 		return EXIT_LAUNCH_FAILED;

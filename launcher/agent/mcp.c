@@ -28,6 +28,10 @@ static const char MCP_OUTPUT_SCHEMA[] =
 	"\"exit_status\":{\"type\":\"integer\"},\"signal\":{\"type\":[\"string\",\"null\"]},"
 	"\"timed_out\":{\"type\":\"boolean\"},\"duration_ms\":{\"type\":\"integer\"},"
 	"\"refused_incomplete\":{\"type\":\"boolean\"},"
+	"\"type_errors\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+	"\"line\":{\"type\":\"integer\"},\"column\":{\"type\":\"integer\"},"
+	"\"code\":{\"type\":\"string\"},\"message\":{\"type\":\"string\"}},"
+	"\"required\":[\"line\",\"column\",\"code\",\"message\"]}},"
 	"\"refused\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
 	"\"op\":{\"type\":\"string\"},\"destination\":{\"type\":\"string\"},"
 	"\"name\":{\"type\":[\"string\",\"null\"]},\"count\":{\"type\":\"integer\"}},"
@@ -60,6 +64,7 @@ void mcp_result_free(struct mcp_result *result)
 	free(result->err);
 	free(result->refused);
 	free(result->tool_error);
+	cJSON_Delete(result->type_errors);
 	hashtable_clear(&result->refused_index, mcp_refused_node_free);
 	free(result->refused_index.buckets);
 	memset(result, 0, sizeof(*result));
@@ -274,6 +279,13 @@ static cJSON *mcp_tool(const struct mcp_server *server)
 	cJSON_AddStringToObject(timeout, "description",
 				"stop the code after this many milliseconds (at most the server's "
 				"timeout, which is the default)");
+	timeout = cJSON_AddObjectToObject(properties, "typecheck");
+	cJSON_AddStringToObject(timeout, "type", "boolean");
+	cJSON_AddBoolToObject(timeout, "default", true);
+	cJSON_AddStringToObject(timeout, "description",
+				"check the code against the SDK's types first (where the server "
+				"has TypeScript): on an error it does not run, and type_errors "
+				"says where; false runs it unchecked");
 	cJSON_AddItemToObject(schema, "required",
 			      cJSON_CreateStringArray((const char *[]){ "code" }, 1));
 	cJSON_AddBoolToObject(schema, "additionalProperties", false);
@@ -359,7 +371,11 @@ static char *mcp_result_text(const struct mcp_result *result)
 	char *text = NULL;
 	size_t len = 0;
 
-	if (result->timed_out)
+	if (result->type_errors)
+		text_append(&text, &len,
+			    "type errors: the code did not run (stderr lists them; "
+			    "\"typecheck\": false runs it anyway)\n");
+	else if (result->timed_out)
 		text_append(&text, &len, "timed out after %lld ms: stopped (exit status %d)\n",
 			    result->duration_ms, result->exit_status);
 	else if (result->signal)
@@ -423,6 +439,9 @@ static cJSON *mcp_result_json(const struct mcp_result *result)
 	cJSON_AddNumberToObject(json, "duration_ms", (double)result->duration_ms);
 	cJSON_AddBoolToObject(json, "refused_incomplete", result->refused_incomplete);
 	mcp_session_result_json(result, json);
+	if (result->type_errors)
+		cJSON_AddItemToObject(json, "type_errors",
+				      cJSON_Duplicate(result->type_errors, true));
 	refused = cJSON_AddArrayToObject(json, "refused");
 	for (size_t i = 0; i < result->nrefused; i++) {
 		cJSON *item = cJSON_CreateObject();
@@ -509,6 +528,7 @@ static int mcp_tools_call(struct mcp_server *server, const cJSON *id, const cJSO
 	const cJSON *arguments = cJSON_GetObjectItemCaseSensitive(params, "arguments");
 	const cJSON *code = cJSON_GetObjectItemCaseSensitive(arguments, "code");
 	const cJSON *timeout = cJSON_GetObjectItemCaseSensitive(arguments, "timeout_ms");
+	const cJSON *typecheck = cJSON_GetObjectItemCaseSensitive(arguments, "typecheck");
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
 	const cJSON *token = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
 	struct mcp_result result = { 0 };
@@ -545,6 +565,10 @@ static int mcp_tools_call(struct mcp_server *server, const cJSON *id, const cJSO
 	call.code = code->valuestring;
 	if (cJSON_IsString(token) || cJSON_IsNumber(token))
 		call.progress_token = token;
+	if (typecheck && !cJSON_IsBool(typecheck))
+		return mcp_error(id, MCP_INVALID_PARAMS,
+				 "Invalid params: \"typecheck\" must be true or false", ret_reply);
+	call.no_typecheck = cJSON_IsFalse(typecheck);
 	if (mcp_session_args(server, arguments, &call, message, sizeof(message)))
 		return mcp_tool_reply(id, message, NULL, true, ret_reply);
 	if (timeout)

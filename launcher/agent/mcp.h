@@ -57,6 +57,8 @@ struct mcp_result {
 	/* A session's call (--sessions): its handle, and the seconds it is kept (0: ended). */
 	char session[MCP_SESSION_HANDLE_LEN + 1];
 	long long session_expires_s;
+	/* Type errors the prepared runner found (the code did not run), or NULL. */
+	struct cJSON *type_errors;
 	/* The call was refused before it ran (a session unknown or busy): the tool's error. */
 	char *tool_error;
 };
@@ -80,6 +82,7 @@ struct mcp_call {
 	long long timeout_ms; /* the call's own "timeout_ms", or 0: the server's --timeout */
 	const char *session;  /* "new", a session's handle, or NULL: a sandbox of its own */
 	bool session_end;     /* the session ends after this call */
+	bool no_typecheck;    /* "typecheck": false: run without checking the types first */
 };
 
 /* How a tools/call is run: mcp_run.c in launch, a stand-in in the unit tests. */

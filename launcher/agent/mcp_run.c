@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "docindex.h"
+#include "mcp_typecheck.h"
 #include "mcp.h"
 #include "mcp_run_internal.h"
 #include "lib/util.h"
@@ -240,6 +241,19 @@ static int mcp_run_take(struct mcp_runner *runner, const struct mcp_job *job,
 	return r;
 }
 
+/*
+ * The end of its input is a prepared runner's signal to import main.mts; "nocheck" before it
+ * ("typecheck": false) has it skip the type-check.
+ */
+static void mcp_run_go(struct mcp_sandbox *sandbox, const struct mcp_job *job)
+{
+	if (sandbox->in_fd < 0)
+		return;
+	if ((job->no_typecheck && write(sandbox->in_fd, "nocheck\n", 8) != 8) ||
+	    shutdown(sandbox->in_fd, SHUT_WR) < 0)
+		mcp_fd_close(&sandbox->in_fd);
+}
+
 /* One call, on its thread: cancel_fd, readable once it is cancelled, kills its sandbox. */
 static int mcp_run_call(struct mcp_runner *runner, const struct mcp_job *job,
 			struct mcp_result *ret_result)
@@ -272,8 +286,8 @@ static int mcp_run_call(struct mcp_runner *runner, const struct mcp_job *job,
 	/* The end of its input is the prepared runner's signal to import main.mts. */
 	if (session)
 		mcp_session_go(session, &sandbox, deadline);
-	else if (sandbox.in_fd >= 0 && shutdown(sandbox.in_fd, SHUT_WR) < 0)
-		mcp_fd_close(&sandbox.in_fd);
+	else
+		mcp_run_go(&sandbox, job);
 	mcp_run_trace(runner, "go");
 	r = mcp_sandbox_collect(runner, &sandbox, deadline, &killed, &wait_status);
 	mcp_run_trace(runner, "reported");
@@ -315,6 +329,8 @@ static int mcp_run_call(struct mcp_runner *runner, const struct mcp_job *job,
 		goto out;
 	}
 	mcp_run_trace(runner, "audited");
+	if (sandbox.type_errors && mcp_typecheck_read(sandbox.dir, &ret_result->type_errors) < 0)
+		fprintf(stderr, "launch mcp: call %u: its type errors are unreadable\n", sandbox.n);
 	/* Killed on purpose: the signal is the timeout's, not a crash. */
 	if (ret_result->timed_out)
 		ret_result->signal = 0;
@@ -513,6 +529,7 @@ static int mcp_run_submit(void *ctx, const cJSON *id, const struct mcp_call *cal
 	job->code = strdup(call->code);
 	job->timeout_ms = call->timeout_ms;
 	job->session_end = call->session_end;
+	job->no_typecheck = call->no_typecheck;
 	if (call->session && !(job->session = strdup(call->session))) {
 		mcp_job_free(job);
 		return -ENOMEM;
@@ -732,6 +749,29 @@ static void mcp_run_index_docs(struct mcp_runner *runner)
 		entries, packages, monotonic_now_ms() - started);
 }
 
+/* Whether the prepared runners type-check the calls, as the server says at its start. */
+static void mcp_run_typecheck_mode(struct mcp_runner *runner)
+{
+	const struct mcp_run_config *config = runner->config;
+
+	if (!mcp_typecheck_available(config->modules)) {
+		fprintf(stderr, "launch mcp: typescript is not in --modules: calls are not "
+				"type-checked (npm install typescript there to check them)\n");
+		return;
+	}
+	if (config->memory_max && config->memory_max < MCP_TYPECHECK_MEMORY_MIN_BYTES) {
+		fprintf(stderr,
+			"launch mcp: calls are not type-checked: --memory-max %llu MiB is less "
+			"than the %llu MiB the checker needs beside a call\n",
+			(unsigned long long)(config->memory_max >> 20),
+			MCP_TYPECHECK_MEMORY_MIN_BYTES >> 20);
+		return;
+	}
+	runner->typecheck = true;
+	fprintf(stderr, "launch mcp: calls are type-checked before they run, with typescript "
+			"from --modules\n");
+}
+
 /* The call threads: --max-calls of them, each running one call at a time. */
 static int mcp_run_start_workers(struct mcp_runner *runner, pthread_t *workers, size_t *ret_started)
 {
@@ -807,6 +847,7 @@ int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, ch
 			 runner.state_dir, strerror(-r));
 		goto out;
 	}
+	mcp_run_typecheck_mode(&runner);
 	/* The prepared sandboxes start while the index is read. */
 	mcp_pool_fill(&runner);
 	mcp_run_index_docs(&runner);

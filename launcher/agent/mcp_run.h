@@ -4,6 +4,7 @@
 #define LAUNCH_MCP_RUN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define MCP_RUN_DEFAULT_TIMEOUT_S	 30.0
@@ -32,6 +33,7 @@ struct mcp_run_config {
 	size_t max_calls;	     /* calls run at once, each in a thread of its own; 1 or more */
 	bool sessions;		     /* --sessions: a call may ask for a kept sandbox */
 	unsigned int session_idle_s; /* a session ends after this long without a call */
+	uint64_t memory_max;	     /* each sandbox's memory limit in bytes; 0: none */
 	uid_t uid; /* user's, as is each call's folder: the one its code may write */
 	gid_t gid;
 };

@@ -36,12 +36,13 @@ struct mcp_sandbox {
 	pid_t pid; /* the child launch; 0: none */
 	unsigned int n;
 	bool warm;
-	bool ready;   /* the runner reported that it waits for its code */
-	bool synced;  /* ready, and launch's log synced: the call's lines start at audit_from */
-	bool done;    /* the runner reported its code's end: launch is not reaped yet */
-	bool frozen;  /* answered: its cgroup frozen, its kill left for after the answer */
-	bool session; /* a session's: its socket outlives each "done", its runner each call */
-	bool ended;   /* a session's runner reported its process's exit */
+	bool ready;	  /* the runner reported that it waits for its code */
+	bool synced;	  /* ready, and launch's log synced: the call's lines start at audit_from */
+	bool done;	  /* the runner reported its code's end: launch is not reaped yet */
+	bool frozen;	  /* answered: its cgroup frozen, its kill left for after the answer */
+	bool session;	  /* a session's: its socket outlives each "done", its runner each call */
+	bool ended;	  /* a session's runner reported its process's exit */
+	bool type_errors; /* the runner found type errors ("types"): the code did not run */
 	int done_status;
 	int in_fd;   /* warm: the runner's standard input, a socket: shut for "go", then its end */
 	int sync_fd; /* warm: launch's --audit-sync-fd */
@@ -103,6 +104,7 @@ struct mcp_job {
 	long long timeout_ms;	      /* the call's own timeout; 0: the server's */
 	char *session;		      /* "new", a session's handle, or NULL */
 	bool session_end;	      /* the session ends after this call */
+	bool no_typecheck;	      /* "typecheck": false */
 	int cancel_pipe[2]; /* a byte written on cancel: its call's sandbox polls the other end */
 	bool cancelled;	    /* no reply is sent */
 };
@@ -132,6 +134,7 @@ struct mcp_runner {
 	bool trace;	       /* LAUNCH_MCP_TRACE: the times of each call's steps on stderr */
 	struct docindex *docs; /* search_docs' index of --modules; NULL: not offered */
 	struct mcp_sessions sessions;
+	bool typecheck; /* typescript is in --modules: prepared runners check each call first */
 };
 
 /*

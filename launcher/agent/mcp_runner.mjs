@@ -15,9 +15,11 @@ import tls, { createSecureContext } from 'node:tls';
 import { Duplex } from 'node:stream';
 import { isIP, Socket } from 'node:net';
 import { lookup } from 'node:dns/promises';
-import { readFileSync, readSync, writeSync } from 'node:fs';
+import { readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { inspect } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 // LAUNCH_MCP_TRACE=1 (tests/bench/mcp_bench, MCP_BENCH_TRACE=1): the times of the call's
 // steps (its go, each HTTPS request's socket, look-up, connect, handshake and response, its
@@ -381,6 +383,115 @@ async function runSession(pending) {
 	}
 }
 
+// --- Type-check before running (LAUNCH_MCP_TYPECHECK: typescript is in --modules) ------------
+// TypeScript's compiler, kept warm here with the SDKs' declarations loaded (a root file that
+// imports them, so that they stay in the program whatever a call imports): a call's main.mts
+// is one more root file, checked alone, the program rebuilt around it (oldProgram) with every
+// other file reused. Lenient: not strict, implicit any allowed, the declarations' own errors
+// skipped, and of the errors only those a run would trip on too (an unknown method or
+// property, a wrong argument, a call of what is not a function, a syntax error) count; names
+// that only Node's types would declare (process, console, node:fs without @types/node) are
+// not errors. The code does not run when one is found: "types" goes back instead of "done".
+const TYPE_ERRORS = new Set([2322, 2339, 2345, 2349, 2351, 2353, 2551, 2554, 2555, 2556,
+			     2559, 2561, 2739, 2740, 2741, 2769]);
+const TYPE_ERRORS_MAX = 20;
+const TYPE_PROBE_ROUNDS = 8;
+// What the prepared runner checks before its call, per SDK it preloads (see typeChecker).
+const TYPE_PROBES = {
+	stripe: `import Stripe from 'stripe';
+const stripe = new Stripe('sk_test_launch_warm_up');
+const created = stripe.customers.create({ email: 'a@example.com', metadata: { k: 'v' } });
+const listed = await stripe.customers.list({ limit: 1 });
+console.log(listed.data.map((c) => c.email), created, stripe.customers.lst, stripe.refunds.create({ amont: 1 }));
+`,
+	openai: `import OpenAI from 'openai';
+const openai = new OpenAI({ apiKey: 'launch-warm-up' });
+const done = await openai.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
+console.log(done.choices[0].message.content, openai.chat.completion);
+`,
+	'@anthropic-ai/sdk': `import Anthropic from '@anthropic-ai/sdk';
+const anthropic = new Anthropic({ apiKey: 'launch-warm-up' });
+const reply = await anthropic.messages.create({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'x' }] });
+console.log(reply.content, anthropic.messages.creat);
+`,
+};
+
+async function typeChecker() {
+	const ts = (await import('typescript')).default;
+	const dir = process.cwd();
+	const file = `${dir}/main.mts`, sdks = `${dir}/launch-sdk-types.mts`;
+	const imports = (process.env.LAUNCH_MCP_PRELOAD ?? '').split(',').filter(Boolean)
+		.map((name, i) => `import * as sdk${i} from '${name}';\nexport { sdk${i} };\n`).join('');
+	const options = {
+		target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext,
+		moduleResolution: ts.ModuleResolutionKind.NodeNext,
+		moduleDetection: ts.ModuleDetectionKind.Force, strict: false, noImplicitAny: false,
+		skipLibCheck: true, noEmit: true, allowImportingTsExtensions: true,
+		allowJs: false, types: [], lib: ['lib.es2023.d.ts'],
+	};
+	// The SDKs' files do not change while the runner lives: read, parsed and bound once, the
+	// same SourceFile objects handed to each program (which reuses them from the old one).
+	const memo = (fn) => {
+		const seen = new Map();
+		return (key) => {
+			if (!seen.has(key))
+				seen.set(key, fn(key));
+			return seen.get(key);
+		};
+	};
+	const host = ts.createCompilerHost(options, true);
+	const parse = host.getSourceFile.bind(host);
+	const read = memo(host.readFile.bind(host));
+	const sources = new Map();
+	let code = 'export {};\n', program;
+
+	host.getSourceFile = (name, language, onError, fresh) => {
+		if (name === file)
+			return ts.createSourceFile(name, code, language, true);
+		if (!sources.has(name))
+			sources.set(name, name === sdks ? ts.createSourceFile(name, imports, language, true)
+				    : parse(name, language, onError, fresh));
+		return sources.get(name);
+	};
+	host.readFile = (name) => (name === file ? code : name === sdks ? imports : read(name));
+	host.fileExists = memo((name) => name === file || name === sdks || ts.sys.fileExists(name));
+	host.directoryExists = memo(ts.sys.directoryExists);
+	host.getDirectories = memo(ts.sys.getDirectories);
+	host.realpath = memo(ts.sys.realpath);
+
+	// Checks source as main.mts: the errors that count, at most TYPE_ERRORS_MAX.
+	const check = (source) => {
+		code = source;
+		program = ts.createProgram({ rootNames: [sdks, file], options, host, oldProgram: program });
+		const main = program.getSourceFile(file);
+		const found = [...program.getSyntacticDiagnostics(main)];
+		if (!found.length)
+			found.push(...program.getSemanticDiagnostics(main)
+				   .filter((d) => TYPE_ERRORS.has(d.code)));
+		return found.slice(0, TYPE_ERRORS_MAX).map((d) => {
+			const at = d.file ? d.file.getLineAndCharacterOfPosition(d.start ?? 0)
+					  : { line: 0, character: 0 };
+			return { line: at.line + 1, column: at.character + 1, code: `TS${d.code}`,
+				 message: ts.flattenDiagnosticMessageText(d.messageText, ' ').slice(0, 400) };
+		});
+	};
+	// Each program has a checker of its own, but the compiler's code is V8's to compile and
+	// optimise as it runs: a call's check after two probes took 90 to 300 ms here, after
+	// eight 28 to 44 ms. So the probes run what a call's check does (a client made, its methods
+	// called with literals, an unknown one, a wrong type, errors formatted), each in a program
+	// of its own, TYPE_PROBE_ROUNDS times.
+	for (let round = 0; round < TYPE_PROBE_ROUNDS; round++)
+		for (const name of Object.keys(TYPE_PROBES))
+			if (imports.includes(`'${name}'`))
+				check(`${TYPE_PROBES[name]}const probe${round}: number = 'x';\n`);
+	check(`const generic = JSON.parse('{}');\nconsole.log(generic.x, [1].map((n) => n + 1));\n`);
+	// The probes' garbage collected now rather than in the call (a full collection of this
+	// heap, 150 MB, is 100 ms and more).
+	setFlagsFromString('--expose-gc');
+	runInNewContext('gc')();
+	return check;
+}
+
 // Before the SDKs: imported through tsx's loader, as the code's imports of them will be (the
 // same module, not a second copy).
 register();
@@ -391,7 +502,15 @@ for (const name of (process.env.LAUNCH_MCP_PRELOAD ?? '').split(',').filter(Bool
 		CLIENTS[name]?.(sdk.default);
 	} catch {}
 }
+// Where the checker cannot be had, the calls run unchecked: the server said so at its start.
+let typeCheck = null;
+if (process.env.LAUNCH_MCP_TYPECHECK)
+	typeCheck = await typeChecker().catch((error) => {
+		writeSync(2, `launch mcp: type-check: ${error?.message ?? error}\n`);
+		return null;
+	});
 delete process.env.LAUNCH_MCP_PRELOAD;
+delete process.env.LAUNCH_MCP_TYPECHECK;
 delete process.env.LAUNCH_MCP_TRACE;
 // What a process's first request pays for once, paid here instead of in the call: esbuild's
 // service (a warm-up file through tsx), libuv's threads, the CA store, the address regular
@@ -415,6 +534,19 @@ for (let n; !heard.includes('\n') && (n = readSync(0, buf)) > 0;)
 	heard += buf.toString('latin1', 0, n);
 if (heard.startsWith('session\n'))
 	await runSession(heard.slice(8));
+// "nocheck\n" before the end: the call's "typecheck": false.
+if (typeCheck && heard !== 'nocheck\n') {
+	const errors = typeCheck(readFileSync('main.mts', 'utf8'));
+
+	if (errors.length) {
+		for (const e of errors)
+			writeSync(2, `main.mts:${e.line}:${e.column} - error ${e.code}: ${e.message}\n`);
+		writeSync(2, 'type errors: the code did not run ("typecheck": false runs it anyway)\n');
+		writeFileSync('.launch-type-errors.json', JSON.stringify(errors));
+		writeSync(0, 'types\n');
+		process.exit(1);
+	}
+}
 trace?.splice(0); // the warm-up's requests
 mark('go');
 let told = false;

@@ -225,6 +225,14 @@ void mcp_sandbox_read_report(struct mcp_sandbox *sandbox)
 		sandbox->report_len -= 6;
 		memmove(sandbox->report, sandbox->report + 6, sandbox->report_len + 1);
 	}
+	/* Type errors: the code did not run, the runner exits 1 (mcp_typecheck_read has them). */
+	if (nl && sandbox->ready && !sandbox->session &&
+	    strncmp(sandbox->report, "types\n", 6) == 0) {
+		mcp_fd_close(&sandbox->in_fd);
+		sandbox->done = sandbox->type_errors = true;
+		sandbox->done_status = 1;
+		return;
+	}
 	if (n > 0 && !nl)
 		return;
 	/* A session's runner answers each call on the same socket: "exit" is its last word. */
@@ -435,6 +443,7 @@ int mcp_sandbox_start(struct mcp_runner *runner, const char *code, struct mcp_sa
 {
 	const struct mcp_run_config *config = runner->config;
 	char file[sizeof(sandbox->dir) + 16], timeout[32], runner_path[96], preload[300];
+	char typecheck[40];
 	const char *argv[MCP_RUN_ARGS_MAX + 32];
 	int in_pipe[2] = { -1, -1 }, out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
 	int sync_pair[2] = { -1, -1 };
@@ -451,6 +460,8 @@ int mcp_sandbox_start(struct mcp_runner *runner, const char *code, struct mcp_sa
 	snprintf(sandbox->name, sizeof(sandbox->name), "mcp-%d-%u", (int)getpid(), sandbox->n);
 	snprintf(runner_path, sizeof(runner_path), "%s/runner.mjs", runner->state_dir);
 	snprintf(preload, sizeof(preload), "--setenv=LAUNCH_MCP_PRELOAD=%s", runner->preload);
+	snprintf(typecheck, sizeof(typecheck), "--setenv=LAUNCH_MCP_TYPECHECK=%d",
+		 runner->typecheck);
 	/* A prepared sandbox waits for its call: the call's timeout is kept from here. */
 	snprintf(timeout, sizeof(timeout), "%g",
 		 sandbox->warm ? MCP_RUN_POOL_IDLE_S + config->timeout_s : config->timeout_s);
@@ -475,6 +486,8 @@ int mcp_sandbox_start(struct mcp_runner *runner, const char *code, struct mcp_sa
 	argv[argc++] = "--setenv=HOME=/tmp";
 	if (sandbox->warm) {
 		argv[argc++] = preload;
+		if (runner->typecheck)
+			argv[argc++] = typecheck;
 		argv[argc++] = "--audit-sync-fd=" STRINGIFY(MCP_RUN_SYNC_FD);
 	}
 	for (size_t i = 0; i < config->nlaunch_args && i < MCP_RUN_ARGS_MAX; i++)
