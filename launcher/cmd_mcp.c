@@ -18,7 +18,7 @@
 
 static const char *mcp_runtime, *mcp_modules, *mcp_max_output, *mcp_pool, *mcp_max_calls;
 static const char *mcp_session_idle;
-static bool mcp_sessions;
+static bool mcp_sessions, mcp_no_typecheck;
 
 /* The defaults the help names, checked against the ones mcp_run uses. */
 _Static_assert(MCP_RUN_DEFAULT_TIMEOUT_S == 30.0, "--timeout's help says 30");
@@ -52,6 +52,10 @@ static const struct opt mcp_options[] = {
 	  "let a call ask for \"session\": \"new\" and later calls\n"
 	  "run in its kept sandbox (off: a fresh one per call)",
 	  .flag = &mcp_sessions },
+	{ "no-typecheck", 0, NULL,
+	  "run the calls unchecked even where --modules has\n"
+	  "typescript (prepared sandboxes are lighter then)",
+	  .flag = &mcp_no_typecheck },
 	{ "session-idle", 0, "SECONDS",
 	  "a session ends after this long without a call\n"
 	  "(default 300, at most 86400)",
@@ -225,6 +229,7 @@ static int mcp_session_options(struct mcp_run_config *config)
 		return -1;
 	}
 	config->sessions = mcp_sessions;
+	config->no_typecheck = mcp_no_typecheck;
 	config->session_idle_s = idle_s;
 	return 0;
 }

@@ -754,6 +754,10 @@ static void mcp_run_typecheck_mode(struct mcp_runner *runner)
 {
 	const struct mcp_run_config *config = runner->config;
 
+	if (config->no_typecheck) {
+		fprintf(stderr, "launch mcp: calls are not type-checked (--no-typecheck)\n");
+		return;
+	}
 	if (!mcp_typecheck_available(config->modules)) {
 		fprintf(stderr, "launch mcp: typescript is not in --modules: calls are not "
 				"type-checked (npm install typescript there to check them)\n");

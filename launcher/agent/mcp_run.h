@@ -34,6 +34,7 @@ struct mcp_run_config {
 	bool sessions;		     /* --sessions: a call may ask for a kept sandbox */
 	unsigned int session_idle_s; /* a session ends after this long without a call */
 	uint64_t memory_max;	     /* each sandbox's memory limit in bytes; 0: none */
+	bool no_typecheck;	     /* --no-typecheck */
 	uid_t uid; /* user's, as is each call's folder: the one its code may write */
 	gid_t gid;
 };
