@@ -326,6 +326,15 @@ static int mcp_drop_gateway_options(char **args, int *nargs)
 	return 0;
 }
 
+/*
+ * LAUNCH_MCP_GATEWAY_PER_CALL=1, for the benchmark only (docs/benchmarks.md): each call's
+ * launch starts a gateway of its own, as launch run does, the cost the shared one saves.
+ */
+static bool mcp_gateway_per_call(void)
+{
+	return getenv("LAUNCH_MCP_GATEWAY_PER_CALL") != NULL;
+}
+
 /* The server's gateway and the values it injects: ended with the server. */
 struct mcp_gateway_plan {
 	struct gateway_secret *secrets;
@@ -520,11 +529,7 @@ int cmd_mcp(int argc, char **argv)
 	nforward = first - 1;
 	if (nforward > 0 && strcmp(argv[first - 1], "--") == 0)
 		nforward--;
-	/*
-	 * LAUNCH_MCP_GATEWAY_PER_CALL=1, for the benchmark only (docs/benchmarks.md): each call's
-	 * launch starts a gateway of its own, as launch run does, the cost the shared one saves.
-	 */
-	per_call = getenv("LAUNCH_MCP_GATEWAY_PER_CALL") != NULL;
+	per_call = mcp_gateway_per_call();
 	if (mcp_absolute_policies(argv + 1, nforward) < 0 ||
 	    (!per_call && mcp_drop_gateway_options(argv + 1, &nforward) < 0))
 		return EXIT_LAUNCH_FAILED;
