@@ -165,3 +165,11 @@ test_mcp_gateway_cold() {
 	expect_audit 1 "$L_AUDIT" event=http method=POST decision=deny reason=credential \
 		status=403
 }
+
+# A session's sandbox keeps its gateway client for its calls: each lists its own requests.
+test_mcp_gateway_session() {
+	mg_providers || return 1
+	mg_client session --sessions || return 1
+	grep -q "^ok a session's second call lists only its own" "$T_DIR/session.out" ||
+		fail "gateway.mjs stopped early"
+}

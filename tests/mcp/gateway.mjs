@@ -4,7 +4,8 @@
 // gets the real key, the result lists the call's requests (and only its own when two calls
 // run at once), the attacker's own key is refused. Run by tests/integration/test_mcp_gateway.sh.
 //
-// usage: node gateway.mjs MODE LAUNCH ARGS...   MODE: test, or bench (first request of 20 calls)
+// usage: node gateway.mjs MODE LAUNCH ARGS...   MODE: test, session (--sessions), or bench (the
+// first request of 20 calls)
 // Prints "ok NAME" or "not ok NAME: why" per check; exits 1 when any failed.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -72,6 +73,29 @@ console.log('first_ms ' + (t1 - t0).toFixed(3) + ' second_ms ' + (t2 - t1).toFix
 	console.log(`first_request_ms median ${q(first, 0.5)?.toFixed(2)} p95 ` +
 		    `${q(first, 0.95)?.toFixed(2)} setup_median ${q(setup, 0.5)?.toFixed(2)} ` +
 		    `setup_p95 ${q(setup, 0.95)?.toFixed(2)} n ${first.length}`);
+	await client.close();
+	process.exit(failed ? 1 : 0);
+}
+
+if (mode === 'session') {
+	// Two calls in one session's sandbox (its gateway client kept): each lists its own.
+	const get = (tag) => `
+const res = await fetch('https://api.stripe.com/v1/customers/cus_${tag}', {
+	headers: { authorization: 'Bearer ' + process.env.STRIPE_API_KEY } });
+await res.text();
+console.log('${tag} ' + res.status);
+`;
+	const one = await client.callTool({ name: 'run_typescript',
+					    arguments: { session: 'new', code: get('first') } });
+	const handle = one.structuredContent?.session;
+	const two = await client.callTool({ name: 'run_typescript',
+					    arguments: { session: handle, session_end: true,
+							 code: get('second') } });
+	const paths = (r) => (r.structuredContent?.http_requests ?? []).map((x) => x.path);
+	check('a session\'s first call lists its request',
+	      handle && JSON.stringify(paths(one)) === '["/v1/customers/cus_first"]', brief(one));
+	check('a session\'s second call lists only its own',
+	      JSON.stringify(paths(two)) === '["/v1/customers/cus_second"]', brief(two));
 	await client.close();
 	process.exit(failed ? 1 : 0);
 }
@@ -147,6 +171,7 @@ setTimeout(() => process.abort(), 5);
 r = await call(`
 const res = await fetch('https://api.stripe.com/v1/customers?limit=1', {
 	headers: { authorization: 'Bearer ' + process.env.STRIPE_API_KEY } });
+await res.text();
 console.log('after ' + res.status);
 `);
 s = r.structuredContent;
