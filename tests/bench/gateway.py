@@ -151,10 +151,26 @@ def rps_worker(args):
     return n
 
 
-def rps(target):
+def cpu_s(pid):
+    """User and system CPU time of pid and its descendants so far, seconds."""
+    total = 0
+    for p in tree(pid):
+        try:
+            f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(f[11]) + int(f[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def rps(target, pid=None):
+    """Requests/s of 4 clients, and the proxy's CPU microseconds per request (pid's): what
+    bounds its requests/s once the clients and the stand-in are not on the same two cores."""
+    before = cpu_s(pid) if pid else 0
     with multiprocessing.Pool(4) as pool:
         counts = pool.map(rps_worker, [(target, RPS_SECONDS)] * 4)
-    return sum(counts) / RPS_SECONDS
+    cpu_us = (cpu_s(pid) - before) * 1e6 / sum(counts) if pid else 0
+    return sum(counts) / RPS_SECONDS, cpu_us
 
 
 def curl_args(target):
@@ -172,8 +188,8 @@ def large(target, nbytes=LARGE_BYTES, wait=True):
     return float(out.stdout) / 1e6
 
 
-def rss_kib(pid):
-    """The RSS of pid and of its descendants (squid's certificate helpers), KiB."""
+def tree(pid):
+    """pid and its descendants (squid's certificate helpers)."""
     children = {}
     for d in os.listdir("/proc"):
         if d.isdigit():
@@ -182,10 +198,18 @@ def rss_kib(pid):
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(ppid, []).append(int(d))
-    total, todo = 0, [pid]
+    found, todo = [], [pid]
     while todo:
         p = todo.pop()
+        found.append(p)
         todo += children.get(p, [])
+    return found
+
+
+def rss_kib(pid):
+    """The RSS of pid and of its descendants, KiB."""
+    total = 0
+    for p in tree(pid):
         try:
             for line in open(f"/proc/{p}/status"):
                 if line.startswith("VmRSS:"):
@@ -296,13 +320,11 @@ def start_squid(work):
             "headers": {}}, proc
 
 
-def measure(target):
-    return {
-        "reused": pcts(reused(target, N_REUSED)),
-        "new": pcts(fresh(target, N_NEW)),
-        "rps": rps(target),
-        "mbs": large(target),
-    }
+def measure(target, pid):
+    r = {"reused": pcts(reused(target, N_REUSED)), "new": pcts(fresh(target, N_NEW))}
+    r["rps"], r["cpu_us"] = rps(target, pid)
+    r["mbs"] = large(target)
+    return r
 
 
 def rss_open(target, pid, n=100):
@@ -337,6 +359,8 @@ def table(res, busy_reused):
     row("new connection, p95 ms (added)", added(("new", 1)), lambda r: r["new"][1])
     row("requests/s, 4 clients on keep-alive connections", lambda v, n: f"{v:.0f}",
         lambda r: r["rps"])
+    row("proxy's CPU per request (those 4 clients), µs",
+        lambda v, n: "" if n == "direct" else f"{v:.0f}", lambda r: r["cpu_us"])
     row(f"MB/s, one {LARGE_BYTES >> 20} MiB response", lambda v, n: f"{v:.0f}",
         lambda r: r["mbs"])
     row("RSS idle / with 100 open connections, MiB",
@@ -349,7 +373,8 @@ def table(res, busy_reused):
     print()
     for n in names[2:]:
         p = res[n]
-        print(f"- gateway against {n}: {g['rps'] / p['rps']:.1f}x its requests/s, "
+        print(f"- gateway against {n}: {g['rps'] / p['rps']:.1f}x its requests/s "
+              f"({p['cpu_us'] / g['cpu_us']:.1f}x less CPU per request), "
               f"{g['mbs'] / p['mbs']:.1f}x its MB/s, {p['rss'][1] / g['rss'][1]:.1f}x less RSS "
               f"at 100 connections; added p50 {g['reused'][0] - d['reused'][0]:+.3f} ms against "
               f"{p['reused'][0] - d['reused'][0]:+.3f} ms on a reused connection, "
@@ -380,7 +405,7 @@ def main():
         idle = {name: rss_kib(proc.pid) for name, (_, proc) in targets.items() if proc}
         # One peer at a time on the machine's two cores: the others idle meanwhile.
         for name, (target, proc) in targets.items():
-            res[name] = measure(target)
+            res[name] = measure(target, proc.pid if proc else None)
             if proc:
                 res[name]["rss"] = (idle[name], rss_open(target, proc.pid))
         # Fairness: small requests of one connection while another downloads without pause.
