@@ -340,8 +340,12 @@ def rss_open(target, pid, n=100):
     return rss
 
 
-def table(res, busy_reused):
+def table(res, busy_reused, load_start):
     names = list(res)
+    print(f"Machine: {os.cpu_count()} vCPU, kernel {os.uname().release}; load average (1 min) "
+          f"{load_start:.2f} at the start, {os.getloadavg()[0]:.2f} at the end: anything above "
+          f"the bench's own is other work on the machine.")
+    print()
     d = res["direct"]
     print("| | " + " | ".join(names) + " |")
     print("|---|" + "---:|" * len(names))
@@ -386,6 +390,7 @@ def table(res, busy_reused):
 
 
 def main():
+    load_start = os.getloadavg()[0]
     work = tempfile.mkdtemp(prefix="launch-gwbench.")
     procs, gw, port, ph = start(work)
     try:
@@ -414,7 +419,7 @@ def main():
         time.sleep(0.3)
         busy_reused = pcts(reused(through, 300))
         dl.wait()
-        table(res, busy_reused)
+        table(res, busy_reused, load_start)
     finally:
         for p in procs:
             p.terminate()
