@@ -449,8 +449,9 @@ test-kernels: all
 bench: all
 	@tests/bench/run
 
-# The HTTPS gateway against the same stand-in reached directly (tests/bench/gateway.py), in a
-# network namespace of its own.
+# The HTTPS gateway against the same stand-in reached directly and through mitmproxy and squid
+# with ssl-bump (tests/bench/gateway.py; GW_BENCH_PEERS=0: without the peers), in a network
+# namespace of its own.
 bench-gateway: all
 	@BUILD=$(BUILD) unshare --net -- python3 tests/bench/gateway.py
 
