@@ -50,7 +50,7 @@ SKELS := $(BUILD)/launch.skel.h $(BUILD)/bpf_version.h $(BUILD)/release.h
 PURE_SRCS := $(addprefix launcher/, \
 	lib/util.c lib/hashtable.c lib/sha256.c lib/dnswire.c lib/syscalls.c \
 	policy/policy.c policy/policy_sections.c policy/allowlist.c policy/resolve.c \
-	policy/limit.c policy/rules.c policy/inbound.c policy/image.c \
+	policy/limit.c policy/rules.c policy/inbound.c policy/image.c policy/tlshello.c \
 	policy/policy_http.c policy/http_rules.c gateway/http.c \
 	audit/audit.c audit/audit_writer.c audit/audit_syslog.c audit/audit_schema.c \
 	audit/audit_ocsf.c audit/audit_ecs.c audit/audit_time.c \
@@ -58,7 +58,7 @@ PURE_SRCS := $(addprefix launcher/, \
 	dns/dnsproxy.c dns/dnsproxy_names.c dns/dnsproxy_audit.c \
 	sandbox/landlock.c sandbox/cgplan.c sandbox/jobenv.c sandbox/seccomp.c sandbox/kbtf.c \
 	sandbox/mounthide.c sandbox/childmsg.c sandbox/reach.c \
-	agent/mcp.c agent/mcp_http_check.c agent/docscan.c)
+	agent/mcp.c agent/mcp_http_check.c agent/mcp_session_tool.c agent/docscan.c)
 # The gateway's decision on a request and its buffers (the rest of it is I/O, with OpenSSL).
 PURE_SRCS += launcher/gateway/judge.c launcher/gateway/buf.c
 SRCS := $(filter-out launcher/sandbox/init.c launcher/sandbox/init_mount.c,$(wildcard launcher/*.c launcher/*/*.c))
@@ -142,6 +142,9 @@ DEB_PKGS += debhelper lintian dpkg-dev
 # launch oci-hook's tests: podman with runc (crun refuses a hybrid cgroup host), and a static
 # busybox for the containers' root file system.
 DEB_PKGS += podman runc busybox-static
+# tests/helpers/tls_evade (the SNI check's tests): OpenSSL writes its ClientHello into a memory
+# BIO and the helper sends those bytes by the path under test.
+DEB_PKGS += libssl-dev
 # make lint's check of the Kubernetes manifests (.ci/k8s_check.py): PyYAML.
 DEB_PKGS += python3-yaml
 
@@ -328,7 +331,8 @@ $(SELFTEST_BIN): tests/selftest/crash.c | $(BUILD)/selftest
 
 $(BUILD)/helpers/%: tests/helpers/%.c | $(BUILD)/helpers
 	$(CC) $(CFLAGS) $(LAUNCH_CFLAGS) $(LDFLAGS) $< -o $@ \
-		$(if $(filter iouring_connect,$*),-luring) -lpthread
+		$(if $(filter iouring_connect tls_evade,$*),-luring) \
+		$(if $(filter tls_evade,$*),-lssl -lcrypto) -lpthread
 
 # The gateway alone (its tests and bench): the gateway's objects and the policy's below them.
 # Sources and objects only: the .d file adds the headers to the prerequisites.
@@ -402,11 +406,20 @@ MCP_TEST_MODULES := tests/mcp/node_modules/.package-lock.json
 $(MCP_TEST_MODULES): tests/mcp/package.json tests/mcp/package-lock.json | deps
 	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error
 
-integration: all $(MCP_TEST_MODULES)
+# test_sni's runs of the OpenAI and Anthropic examples under the SNI check: their own modules,
+# as their lock files pin them.
+EXAMPLE_TEST_MODULES := examples/openai-agent/node_modules/.package-lock.json \
+	examples/anthropic-agent/node_modules/.package-lock.json
+$(EXAMPLE_TEST_MODULES): examples/%/node_modules/.package-lock.json: examples/%/package.json \
+		examples/%/package-lock.json | deps
+	cd examples/$* && npm ci --no-audit --no-fund --loglevel=error
+
+integration: all $(MCP_TEST_MODULES) $(EXAMPLE_TEST_MODULES)
 	@BUILD=$(BUILD) tests/integration/run
 
 # One line at the end: "N passed, N failed".
-test: all $(UNIT_BINS) $(FUZZ_REPLAY_BINS) $(SELFTEST_BIN) $(MCP_TEST_MODULES)
+test: all $(UNIT_BINS) $(FUZZ_REPLAY_BINS) $(SELFTEST_BIN) $(MCP_TEST_MODULES) \
+	$(EXAMPLE_TEST_MODULES)
 	@BUILD=$(BUILD) tests/run $(UNIT_BINS) $(FUZZ_REPLAY_BINS)
 
 # DEMO=openai or DEMO=anthropic: the same scenario with that provider's SDK.

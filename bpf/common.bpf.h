@@ -166,25 +166,24 @@ static __always_inline bool port_set_allows(const struct port_set *set, __u16 po
  * ring is full. Calls no task helper: the packet hooks may call it. Counts nothing: see
  * audit_reserve.
  */
-static __always_inline struct deny_event *audit_event_new(const struct sandbox_cfg *cfg, __u16 op,
-							  __u16 family)
+static __always_inline struct deny_event *audit_event_new_sized(__u32 slot, __u64 cgroup_id,
+								__u16 op, __u16 family, __u32 size)
 {
 	struct deny_event *event = NULL;
-	__u32 slot = cfg->slot;
 	struct slot_owner_value *owner;
 	void *ring;
 
 	/* A slot being handed over: its ring is not (or no longer) this sandbox's. */
 	owner = bpf_map_lookup_elem(&slot_owner, &slot);
-	if (!owner || owner->cgroup_id != cfg->cgroup_id)
+	if (!owner || owner->cgroup_id != cgroup_id)
 		return NULL;
 	ring = bpf_map_lookup_elem(&events, &slot);
 	if (ring)
-		event = bpf_ringbuf_reserve(ring, sizeof(*event), 0);
+		event = bpf_ringbuf_reserve(ring, size, 0);
 	if (!event)
 		return NULL;
 	event->boot_ns = bpf_ktime_get_boot_ns();
-	event->cgroup_id = cfg->cgroup_id;
+	event->cgroup_id = cgroup_id;
 	event->pid = 0;
 	event->tid = 0;
 	event->uid = 0;
@@ -207,6 +206,18 @@ static __always_inline struct deny_event *audit_event_new(const struct sandbox_c
 	event->syscall_arch = 0;
 	__builtin_memset(event->peer_addr, 0, sizeof(event->peer_addr));
 	return event;
+}
+
+static __always_inline struct deny_event *audit_event_new_slot(__u32 slot, __u64 cgroup_id,
+							       __u16 op, __u16 family)
+{
+	return audit_event_new_sized(slot, cgroup_id, op, family, sizeof(struct deny_event));
+}
+
+static __always_inline struct deny_event *audit_event_new(const struct sandbox_cfg *cfg, __u16 op,
+							  __u16 family)
+{
+	return audit_event_new_slot(cfg->slot, cfg->cgroup_id, op, family);
 }
 
 /* audit_event_new for a hook that runs in the calling process: the event names it. */

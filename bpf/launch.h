@@ -21,6 +21,27 @@
 /* Bytes of an AF_UNIX address kept, as sun_path (abstract names start with '\0'). */
 #define UNIX_PATH_LEN	  108
 #define TASK_COMM_LEN_MAX 16
+/*
+ * TLS server names (docs/policy.md, "sni"): at most 253 characters, kept lower case without
+ * the trailing dot, NUL-padded to SNI_NAME_LEN, a power of two (the parser masks with it).
+ */
+#define SNI_NAME_MAX 253
+#define SNI_NAME_LEN 256
+/* Ports one rule with "sni" may name: each is a key of the SNI map per address. */
+#define SNI_MAX_PORTS 16
+/* A TLS record's most plaintext (RFC 8446 5.1), and its header. */
+#define TLS_RECORD_MAX	      16384
+#define TLS_RECORD_HEADER_LEN 5
+#define TLS_HELLO_BUF_LEN     (TLS_RECORD_HEADER_LEN + TLS_RECORD_MAX)
+/* The parser's buffer: a power of two above TLS_HELLO_BUF_LEN (the most a per-CPU value holds). */
+#define TLS_BUF_SIZE 32768
+/* Extensions walked in one ClientHello; more is refused as malformed (browsers send ~20). */
+#define TLS_MAX_EXTENSIONS 128
+/* Entries of the server_name list walked; more is refused as malformed (clients send one). */
+#define TLS_MAX_SNI_ENTRIES 8
+#define TLS_EXT_SERVER_NAME 0x0000
+#define TLS_EXT_ECH	    0xfe0d /* encrypted_client_hello (RFC 9849) */
+
 /* Default ring buffer size: about 2,700 deny events in flight. */
 #define RINGBUF_SIZE_BYTES (512 * 1024)
 /*
@@ -31,7 +52,7 @@
 #define MAX_SANDBOXES 4096
 
 /* Kinds of map a sandbox has at its slot of the maps-of-maps (the launcher's enum image_map). */
-#define SLOT_MAP_KINDS 8
+#define SLOT_MAP_KINDS 10
 /*
  * slot_owner's value at a slot: the owner's cgroup id (0: none), which the programs compare,
  * and the ids of the maps the launcher put into the maps-of-maps there (0: none), which only
@@ -118,9 +139,11 @@ struct prefix_mask {
  */
 #define CFG_AUDIT_ONLY (1u << 4)
 /*
- * TCP connects to ALLOW_GATEWAY addresses go to the gateway at the gateway_* ports. Bit 6:
- * bit 5 is the SNI check's (branch sni, CFG_HAS_SNI).
+ * Some rule checks the TLS server name (docs/policy.md, "sni"): new TCP connections are looked
+ * up in the SNI maps, and UDP to an SNI-checked address and port is refused unless allowed.
  */
+#define CFG_HAS_SNI (1u << 5)
+/* TCP connects to ALLOW_GATEWAY addresses go to the gateway at the gateway_* ports. */
 #define CFG_GATEWAY (1u << 6)
 /*
  * A slot's maps outlive its sandbox (docs/design.md): a map the flags do not name may hold a
@@ -227,7 +250,19 @@ enum audit_op {
 	AUDIT_OP_SYSCALL,    /* seccomp: a call of another ABI (i386, x32) */
 	AUDIT_OP_BIND,	     /* bind() to an address the job may not listen on */
 	AUDIT_OP_LISTEN,     /* listen() there, or a peer outside the sandbox refused */
+	AUDIT_OP_TLS,	     /* a TLS ClientHello whose server name is not allowed there */
 	AUDIT_OP_HTTP,	     /* user space: a request the HTTPS gateway refused */
+};
+
+/* Why a connection's first TLS record was refused (deny_event.reason, op tls). */
+enum tls_reason {
+	TLS_REASON_NAME = 1,	   /* the server name is not allowed for this address and port */
+	TLS_REASON_NO_SNI,	   /* no server_name extension, or an empty one */
+	TLS_REASON_MULTIPLE_NAMES, /* two server_name extensions, or two host names in one */
+	TLS_REASON_NOT_TLS,	   /* the first bytes are not a TLS handshake record */
+	TLS_REASON_MALFORMED,	   /* a ClientHello that does not parse, or a bad name */
+	TLS_REASON_ECH,		   /* encrypted ClientHello whose outer name is not allowed */
+	TLS_REASON_TOO_LARGE,	   /* the ClientHello is not within the first record (16 KiB) */
 };
 
 /* Why the backstop dropped a packet (deny_event.reason). */
@@ -236,6 +271,8 @@ enum packet_drop_reason {
 	PACKET_DROP_ROUTING_HEADER,  /* IPv6 with a routing header: it goes to another address */
 	PACKET_DROP_IP_OPTIONS,	     /* IPv4 with options (source routes among them) */
 	PACKET_DROP_MALFORMED,	     /* not an IP header the backstop can read */
+	/* Payload of an SNI-checked connection whose ClientHello was not judged, or refused. */
+	PACKET_DROP_TLS_UNJUDGED,
 };
 
 /* Why a bind or listen was refused (deny_event.reason). */
@@ -295,6 +332,17 @@ struct deny_event {
 };
 
 /*
+ * Op tls: the refusal and the server name the ClientHello asked for ("" without one,
+ * NUL-terminated). Only the sk_msg program reserves this size: every other refusal keeps the
+ * smaller deny_event, so that a flood of them fills the ring at the rate it did before names
+ * were judged (the name would more than double each record).
+ */
+struct tls_deny_event {
+	struct deny_event event;
+	char sni[SNI_NAME_LEN];
+};
+
+/*
  * The DNS proxy (docs/dns.md): the job's traffic to port 53 of any address goes to the
  * launcher's proxy, and the addresses in the answers it lets through are allowed for a while.
  */
@@ -344,5 +392,57 @@ struct unix_path_key {
  */
 #define UNIX_NSCD_SOCKET     "/var/run/nscd/socket"
 #define UNIX_NSCD_SOCKET_RUN "/run/nscd/socket"
+
+/*
+ * The SNI maps' key (policy's, and the DNS proxy's at run time): an address and TCP port
+ * whose connections must start with a ClientHello, and the names allowed there. len 0 and
+ * an empty name: the marker that the address and port are SNI-checked at all, whose value
+ * says what else is allowed; len > 0: a name allowed there (value 1). The full name, not a
+ * hash of it: a job cannot search for a colliding one.
+ */
+struct sni_key {
+	__u8 addr[16]; /* IPv4 as ::ffff:a.b.c.d */
+	__u16 port;    /* host byte order */
+	__u16 len;
+	char name[SNI_NAME_LEN];
+};
+
+/* The marker's value: the rule allows UDP there too, so QUIC is not refused. */
+#define SNI_MARK_UDP (1u << 0)
+#define SNI_MARK     (1u << 1)
+
+/*
+ * The sk_msg program's refusals, per slot and per CPU (that program has no cgroup, so no
+ * cgroup storage): a CPU's record counts for the cgroup it names, and is reset the first time
+ * another cgroup's refusal lands there. The launcher adds the ones of its cgroup id to its
+ * counters (loader_sandbox_sum_counters).
+ */
+struct sni_counters {
+	__u64 cgroup_id;
+	__u64 denied;
+	__u64 lost;
+	__u64 would_deny;
+	__u64 would_deny_lost;
+};
+
+/*
+ * A connection the sk_msg program judged and passed, sent through the sandbox's ring beside
+ * its deny events (told apart by size): no program may take a socket out of a sockmap, so
+ * the launcher does (loader_sni_release), and the connection's sends leave the sockmap's
+ * path for the plain TCP one.
+ */
+struct sni_judged {
+	__u64 cookie; /* the socket's key in sni_socks */
+};
+
+/* Names the DNS proxy's answers opened, as SNI map entries, at one time per sandbox. */
+#define MAX_DNS_SNI_ENTRIES 16384
+
+/* A connection's standing with the SNI check (socket storage, tls.bpf.c). */
+enum sni_state_kind {
+	SNI_STATE_PENDING = 1, /* SNI-checked, its first record not judged yet */
+	SNI_STATE_PASSED,      /* judged and allowed */
+	SNI_STATE_REFUSED,     /* judged and refused: nothing more leaves */
+};
 
 #endif /* LAUNCH_H */

@@ -7,8 +7,10 @@
 #define LAUNCH_DEFINE_SHARED
 #define LAUNCH_DEFINE_DNS
 #define LAUNCH_DEFINE_ALLOWLIST
+#define LAUNCH_DEFINE_SNI
 #include "common.bpf.h"
 #include "allowlist.bpf.h"
 #include "dns.bpf.h"
+#include "sni.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

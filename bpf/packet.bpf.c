@@ -6,6 +6,7 @@
 #include "common.bpf.h"
 #include "allowlist.bpf.h"
 #include "dns.bpf.h"
+#include "sni.bpf.h"
 
 /* uapi/linux/in6.h: next header values of IPv6 extension headers. */
 #define NEXTHDR_HOP	 0
@@ -27,6 +28,7 @@ struct packet_info {
 	__u16 port;	     /* destination port, host byte order; 0 when unknown */
 	__u32 proto;	     /* PROTO_TCP, PROTO_UDP or 0 */
 	__u8 ip_proto;	     /* the transport protocol's number */
+	__u32 l4_off;	     /* where the transport header starts */
 	bool later_fragment; /* no transport header: judged by address alone */
 };
 
@@ -128,6 +130,7 @@ static __always_inline bool packet_parse_common(struct __sk_buff *skb, struct pa
 
 		ip_proto = ip6->nexthdr;
 		ports = data + sizeof(*ip6);
+		info->l4_off = sizeof(*ip6);
 		info->family = AF_INET6;
 		__builtin_memcpy(info->dst.addr, &ip6->daddr, sizeof(info->dst.addr));
 	} else if (data + sizeof(struct iphdr) + 4 <= end && ((__u8 *)data)[0] == 0x45) {
@@ -138,6 +141,7 @@ static __always_inline bool packet_parse_common(struct __sk_buff *skb, struct pa
 			return false;
 		ip_proto = iph->protocol;
 		ports = data + sizeof(*iph);
+		info->l4_off = sizeof(*iph);
 		info->family = AF_INET;
 		info->dst.addr[10] = 0xff;
 		info->dst.addr[11] = 0xff;
@@ -178,6 +182,7 @@ static __noinline __u32 packet_parse(struct __sk_buff *skb, struct packet_info *
 	if (reason != PACKET_DROP_MALFORMED && !info->later_fragment &&
 	    (info->ip_proto == IPPROTO_TCP || info->ip_proto == IPPROTO_UDP)) {
 		/* The destination port follows the source port in both. */
+		info->l4_off = off;
 		if (bpf_skb_load_bytes(skb, off + 2, &port, sizeof(port)) < 0) {
 			reason = reason ?: PACKET_DROP_MALFORMED;
 		} else {
@@ -269,6 +274,33 @@ static __noinline void packet_log_drop(const struct sandbox_cfg *cfg, struct bpf
 	bpf_ringbuf_submit(event, 0);
 }
 
+/*
+ * The SNI check's backstop: a TCP segment that carries payload on a connection whose first
+ * record was not judged (still pending: data sent before sk_msg could see it, such as TCP
+ * Fast Open's in the SYN) or was refused. The handshake, ACKs, FIN and RST carry none.
+ */
+static __always_inline bool packet_tls_unjudged(const struct sandbox_cfg *cfg,
+						struct __sk_buff *skb,
+						const struct packet_info *info)
+{
+	struct bpf_sock *sk = skb->sk;
+	struct sni_state *st;
+	__u8 doff = 0;
+
+	if (!(cfg->flags & CFG_HAS_SNI) || info->proto != PROTO_TCP || !sk)
+		return false;
+	sk = bpf_sk_fullsock(sk);
+	if (!sk)
+		return false;
+	st = bpf_sk_storage_get(&sni_states, sk, 0, 0);
+	if (!st || st->state == SNI_STATE_PASSED)
+		return false;
+	/* The data offset, in 32-bit words, is the high nibble of the TCP header's byte 12. */
+	if (bpf_skb_load_bytes(skb, info->l4_off + 12, &doff, 1) < 0)
+		return true;
+	return skb->len > info->l4_off + (__u32)(doff >> 4) * 4;
+}
+
 /* Returns 1 to let the packet leave, 0 to drop it (the sender's call fails with EPERM). */
 SEC("cgroup_skb/egress")
 int launch_egress(struct __sk_buff *skb)
@@ -286,6 +318,8 @@ int launch_egress(struct __sk_buff *skb)
 		info.dst.prefixlen = 128;
 		reason = packet_parse(skb, &info);
 	}
+	if (!reason && packet_tls_unjudged(cfg, skb, &info))
+		reason = PACKET_DROP_TLS_UNJUDGED;
 	if (!reason) {
 		/*
 		 * Audit-only: the address hooks let the call through and logged it as

@@ -4,6 +4,7 @@
 #include "allowlist.bpf.h"
 #include "dns.bpf.h"
 #include "gateway.bpf.h"
+#include "sni.bpf.h"
 
 /* Logs a connect or sendmsg judged `verdict`. */
 static __always_inline void sock_addr_log(const struct sandbox_cfg *cfg, struct bpf_sock_addr *ctx,
@@ -19,6 +20,22 @@ static __always_inline void sock_addr_log(const struct sandbox_cfg *cfg, struct 
 		__builtin_memcpy(event->addr, dst->addr, sizeof(event->addr));
 		bpf_ringbuf_submit(event, 0);
 	}
+}
+
+/*
+ * QUIC is TLS over UDP, whose name the sk_msg check never sees: UDP to an address and port
+ * whose TCP is SNI-checked is refused unless the rule that checks it allows UDP too
+ * (docs/policy.md, "sni").
+ */
+static __always_inline bool sni_refuses_udp(const struct sandbox_cfg *cfg,
+					    const struct prefix_key *dst, __u16 port, __u32 proto)
+{
+	__u32 mark;
+
+	if (proto != PROTO_UDP || !(cfg->flags & CFG_HAS_SNI))
+		return false;
+	mark = sni_mark(cfg, dst->addr, port);
+	return mark && !(mark & SNI_MARK_UDP);
 }
 
 /*
@@ -52,7 +69,8 @@ static __always_inline int sock_addr_judge(struct bpf_sock_addr *ctx, struct pre
 	if (proto &&
 	    ((op == AUDIT_OP_SENDMSG ? allowlist_allows_send(cfg, ctx->sk, dst, port, proto)
 				     : allowlist_allows(cfg, dst, port, proto)) ||
-	     dns_allows(cfg, dst, port, proto))) {
+	     dns_allows(cfg, dst, port, proto)) &&
+	    !sni_refuses_udp(cfg, dst, port, proto)) {
 		/* Enforcing, an allowed call costs this one test and logs nothing. */
 		if (cfg->flags & CFG_AUDIT_ONLY)
 			sock_addr_log(cfg, ctx, dst, family, op, port, AUDIT_VERDICT_ALLOW);

@@ -14,17 +14,22 @@
 #include "commands.h"
 #include "agent/mcp_http.h"
 #include "agent/mcp_run.h"
+#include "agent/mcp_session.h"
 #include "lib/util.h"
 #include "sandbox/child.h"
 
 static const char *mcp_runtime, *mcp_modules, *mcp_max_output, *mcp_pool, *mcp_max_calls;
 static const char *mcp_http, *mcp_token_file;
+static const char *mcp_session_idle;
+static bool mcp_sessions, mcp_no_typecheck;
 
 /* The defaults the help names, checked against the ones mcp_run uses. */
 _Static_assert(MCP_RUN_DEFAULT_TIMEOUT_S == 30.0, "--timeout's help says 30");
 _Static_assert(MCP_RUN_DEFAULT_MAX_OUTPUT_BYTES == 65536, "--max-output's help says 65536");
 _Static_assert(MCP_RUN_DEFAULT_POOL == 2 && MCP_RUN_POOL_MAX == 16, "--pool's help says 2, 16");
 _Static_assert(MCP_RUN_CALLS_MAX == 64, "--max-calls' help says 64");
+_Static_assert(MCP_SESSION_DEFAULT_IDLE_S == 300 && MCP_SESSION_IDLE_MAX_S == 86400,
+	       "--session-idle's help says 300, 86400");
 
 static const struct opt mcp_options[] = {
 	{ "modules", 0, "DIR",
@@ -55,6 +60,18 @@ static const struct opt mcp_options[] = {
 	  "with --http: the bearer token every request must carry\n"
 	  "(Authorization: Bearer TOKEN), at least 16 characters",
 	  .string = &mcp_token_file },
+	{ "sessions", 0, NULL,
+	  "let a call ask for \"session\": \"new\" and later calls\n"
+	  "run in its kept sandbox (off: a fresh one per call)",
+	  .flag = &mcp_sessions },
+	{ "no-typecheck", 0, NULL,
+	  "run the calls unchecked even where --modules has\n"
+	  "typescript (prepared sandboxes are lighter then)",
+	  .flag = &mcp_no_typecheck },
+	{ "session-idle", 0, "SECONDS",
+	  "a session ends after this long without a call\n"
+	  "(default 300, at most 86400)",
+	  .string = &mcp_session_idle },
 };
 
 static const struct command_help mcp_help = {
@@ -63,6 +80,7 @@ static const struct command_help mcp_help = {
 		"                  [--max-calls N] [--timeout SECONDS] [--max-output BYTES] "
 		"[--pass-env NAME...]\n"
 		"                  [--http [ADDR:]PORT --token-file FILE]\n"
+		"                  [--sessions [--session-idle SECONDS]]\n"
 		"\n"
 		"Serves a Model Context Protocol tool, run_typescript, on standard input and\n"
 		"output (or over HTTP with --http): each call runs its TypeScript in a fresh\n"
@@ -187,6 +205,23 @@ static int mcp_http_options(struct mcp_http_config *config)
 	return 0;
 }
 
+/* Takes every "--NAME" out of argv (before a "--"); true when there was one. */
+static bool take_flag(int *argc, char **argv, const char *name)
+{
+	bool found = false;
+
+	for (int i = 1; i < *argc && strcmp(argv[i], "--") != 0;) {
+		if (strcmp(argv[i], name) != 0) {
+			i++;
+			continue;
+		}
+		memmove(&argv[i], &argv[i + 1], (size_t)(*argc - i) * sizeof(*argv));
+		(*argc)--;
+		found = true;
+	}
+	return found;
+}
+
 /* Takes "--NAME VALUE" or "--NAME=VALUE" out of argv; NULL when absent, "" without a value. */
 static const char *take_option(int *argc, char **argv, const char *name)
 {
@@ -254,6 +289,27 @@ static int mcp_absolute_policies(char **args, int nargs)
 	return 0;
 }
 
+/* --sessions and --session-idle into config; -1 after one line. */
+static int mcp_session_options(struct mcp_run_config *config)
+{
+	unsigned int idle_s = MCP_SESSION_DEFAULT_IDLE_S;
+
+	if (mcp_session_idle &&
+	    (parse_uint(mcp_session_idle, MCP_SESSION_IDLE_MAX_S, &idle_s) < 0 || idle_s < 1)) {
+		fail("--session-idle: \"%s\" is not 1-%d seconds", mcp_session_idle,
+		     MCP_SESSION_IDLE_MAX_S);
+		return -1;
+	}
+	if (mcp_session_idle && !mcp_sessions) {
+		fail("--session-idle: needs --sessions, which turns sessions on");
+		return -1;
+	}
+	config->sessions = mcp_sessions;
+	config->no_typecheck = mcp_no_typecheck;
+	config->session_idle_s = idle_s;
+	return 0;
+}
+
 int cmd_mcp(int argc, char **argv)
 {
 	_cleanup_(rules_freep) struct rules *rules = NULL;
@@ -276,6 +332,10 @@ int cmd_mcp(int argc, char **argv)
 		const char *value;
 
 		snprintf(name, sizeof(name), "--%s", mcp_options[i].name);
+		if (mcp_options[i].flag) {
+			*mcp_options[i].flag |= take_flag(&argc, argv, name);
+			continue;
+		}
 		value = take_option(&argc, argv, name);
 		if (value)
 			*mcp_options[i].string = value;
@@ -318,6 +378,8 @@ int cmd_mcp(int argc, char **argv)
 	}
 	if (mcp_http_options(&http) < 0)
 		return EXIT_LAUNCH_FAILED;
+	if (mcp_session_options(&config) < 0)
+		return EXIT_LAUNCH_FAILED;
 	/* The code imports tsx's loader and the SDK from here: it must be complete now. */
 	if (mcp_modules_dir(mcp_modules, modules_path, sizeof(modules_path)) < 0)
 		return EXIT_LAUNCH_FAILED;
@@ -358,6 +420,7 @@ int cmd_mcp(int argc, char **argv)
 	config.max_calls = max_calls;
 	config.cgroup_parent = parent;
 	config.http = mcp_http ? &http : NULL;
+	config.memory_max = limits.memory_max;
 	if (mcp_run_serve(&config, STDIN_FILENO, STDOUT_FILENO, errbuf, sizeof(errbuf)) < 0) {
 		fail("mcp: %s", errbuf);
 		return EXIT_LAUNCH_FAILED;

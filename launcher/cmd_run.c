@@ -223,6 +223,11 @@ static int plan_kernel(const struct rules *rules, struct sandbox_options *option
 {
 	struct utsname uts = { 0 };
 
+	/* TLS server names are checked: Fast Open's data would leave unjudged, in the SYN. */
+	for (size_t p = 0; p < rules->npolicies; p++)
+		for (size_t i = 0; i < rules->policies[p]->nentries; i++)
+			if (rules->policies[p]->entries[i].sni)
+				options->child.seccomp_flags |= SECCOMP_REFUSE_FASTOPEN;
 	if (loader_kernel_has_unix_hooks() || arg.allow_unix_unfiltered)
 		return 0;
 	uname(&uts);

@@ -328,6 +328,12 @@ static void docindex_add_packages(struct docindex_builder *builder, int modules_
 
 		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
 			continue;
+		/*
+		 * The compiler the type-check loads: its lib's declarations (thousands of DOM
+		 * methods, 5,000 entries) are no SDK's, and would crowd the SDK's out.
+		 */
+		if (strcmp(de->d_name, "typescript") == 0)
+			continue;
 		if (de->d_name[0] != '@') {
 			docindex_add_package(builder, modules_fd, de->d_name, npackages);
 			continue;

@@ -28,6 +28,10 @@ static const char MCP_OUTPUT_SCHEMA[] =
 	"\"exit_status\":{\"type\":\"integer\"},\"signal\":{\"type\":[\"string\",\"null\"]},"
 	"\"timed_out\":{\"type\":\"boolean\"},\"duration_ms\":{\"type\":\"integer\"},"
 	"\"refused_incomplete\":{\"type\":\"boolean\"},"
+	"\"type_errors\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+	"\"line\":{\"type\":\"integer\"},\"column\":{\"type\":\"integer\"},"
+	"\"code\":{\"type\":\"string\"},\"message\":{\"type\":\"string\"}},"
+	"\"required\":[\"line\",\"column\",\"code\",\"message\"]}},"
 	"\"refused\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
 	"\"op\":{\"type\":\"string\"},\"destination\":{\"type\":\"string\"},"
 	"\"name\":{\"type\":[\"string\",\"null\"]},\"count\":{\"type\":\"integer\"}},"
@@ -59,6 +63,8 @@ void mcp_result_free(struct mcp_result *result)
 	free(result->out);
 	free(result->err);
 	free(result->refused);
+	free(result->tool_error);
+	cJSON_Delete(result->type_errors);
 	hashtable_clear(&result->refused_index, mcp_refused_node_free);
 	free(result->refused_index.buckets);
 	memset(result, 0, sizeof(*result));
@@ -277,11 +283,20 @@ static cJSON *mcp_tool(const struct mcp_server *server)
 	cJSON_AddStringToObject(timeout, "description",
 				"stop the code after this many milliseconds (at most the server's "
 				"timeout, which is the default)");
+	timeout = cJSON_AddObjectToObject(properties, "typecheck");
+	cJSON_AddStringToObject(timeout, "type", "boolean");
+	cJSON_AddBoolToObject(timeout, "default", true);
+	cJSON_AddStringToObject(timeout, "description",
+				"check the code against the SDK's types first (where the server "
+				"has TypeScript): on an error it does not run, and type_errors "
+				"says where; false runs it unchecked");
 	cJSON_AddItemToObject(schema, "required",
 			      cJSON_CreateStringArray((const char *[]){ "code" }, 1));
 	cJSON_AddBoolToObject(schema, "additionalProperties", false);
 	cJSON_AddItemToObject(tool, "outputSchema", cJSON_Parse(MCP_OUTPUT_SCHEMA));
 	mcp_tool_annotate(tool, false, true);
+	if (server->sessions)
+		mcp_session_describe_tool(tool);
 	return tool;
 }
 
@@ -360,7 +375,11 @@ static char *mcp_result_text(const struct mcp_result *result)
 	char *text = NULL;
 	size_t len = 0;
 
-	if (result->timed_out)
+	if (result->type_errors)
+		text_append(&text, &len,
+			    "type errors: the code did not run (stderr lists them; "
+			    "\"typecheck\": false runs it anyway)\n");
+	else if (result->timed_out)
 		text_append(&text, &len, "timed out after %lld ms: stopped (exit status %d)\n",
 			    result->duration_ms, result->exit_status);
 	else if (result->signal)
@@ -370,6 +389,9 @@ static char *mcp_result_text(const struct mcp_result *result)
 	else
 		text_append(&text, &len, "exit status %d in %lld ms\n", result->exit_status,
 			    result->duration_ms);
+	if (result->session[0])
+		text_append(&text, &len, "session %s: %s\n", result->session,
+			    result->session_expires_s ? "kept for the next call" : "ended");
 	text_append(&text, &len, "--- stdout%s ---\n%s%s",
 		    result->out_truncated ? " (truncated)" : "", result->out ?: "",
 		    result->out_len && result->out[result->out_len - 1] != '\n' ? "\n" : "");
@@ -420,6 +442,10 @@ static cJSON *mcp_result_json(const struct mcp_result *result)
 	cJSON_AddBoolToObject(json, "timed_out", result->timed_out);
 	cJSON_AddNumberToObject(json, "duration_ms", (double)result->duration_ms);
 	cJSON_AddBoolToObject(json, "refused_incomplete", result->refused_incomplete);
+	mcp_session_result_json(result, json);
+	if (result->type_errors)
+		cJSON_AddItemToObject(json, "type_errors",
+				      cJSON_Duplicate(result->type_errors, true));
 	refused = cJSON_AddArrayToObject(json, "refused");
 	for (size_t i = 0; i < result->nrefused; i++) {
 		cJSON *item = cJSON_CreateObject();
@@ -506,6 +532,7 @@ static int mcp_tools_call(struct mcp_server *server, const cJSON *id, const cJSO
 	const cJSON *arguments = cJSON_GetObjectItemCaseSensitive(params, "arguments");
 	const cJSON *code = cJSON_GetObjectItemCaseSensitive(arguments, "code");
 	const cJSON *timeout = cJSON_GetObjectItemCaseSensitive(arguments, "timeout_ms");
+	const cJSON *typecheck = cJSON_GetObjectItemCaseSensitive(arguments, "typecheck");
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
 	const cJSON *token = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
 	struct mcp_result result = { 0 };
@@ -543,6 +570,12 @@ static int mcp_tools_call(struct mcp_server *server, const cJSON *id, const cJSO
 	call.origin = server;
 	if (cJSON_IsString(token) || cJSON_IsNumber(token))
 		call.progress_token = token;
+	if (typecheck && !cJSON_IsBool(typecheck))
+		return mcp_error(id, MCP_INVALID_PARAMS,
+				 "Invalid params: \"typecheck\" must be true or false", ret_reply);
+	call.no_typecheck = cJSON_IsFalse(typecheck);
+	if (mcp_session_args(server, arguments, &call, message, sizeof(message)))
+		return mcp_tool_reply(id, message, NULL, true, ret_reply);
 	if (timeout)
 		call.timeout_ms = timeout->valuedouble > (double)MCP_CALL_TIMEOUT_MS_MAX
 					  ? MCP_CALL_TIMEOUT_MS_MAX
@@ -561,11 +594,18 @@ int mcp_call_reply(const cJSON *id, int run_r, struct mcp_result *result, char *
 	char message[256];
 	cJSON *structured;
 	bool is_error;
+	int r;
 
 	if (run_r < 0) {
 		snprintf(message, sizeof(message), "Internal error: cannot run the code: %s",
 			 strerror(-run_r));
 		return mcp_error(id, MCP_INTERNAL_ERROR, message, ret_reply);
+	}
+	/* Refused before it ran: the model reads why, there is no run to describe. */
+	if (result->tool_error) {
+		r = mcp_tool_reply(id, result->tool_error, NULL, true, ret_reply);
+		mcp_result_free(result);
+		return r;
 	}
 	text = mcp_result_text(result);
 	structured = mcp_result_json(result);

@@ -30,6 +30,9 @@
 #define MCP_UNSUPPORTED_PROTOCOL -32022
 /* Where a 2026-07-28 request names its revision, in params._meta. */
 #define MCP_META_PROTOCOL "io.modelcontextprotocol/protocolVersion"
+/* A session's handle: 128 bits from getrandom, in hex. */
+#define MCP_SESSION_HANDLE_BYTES 16
+#define MCP_SESSION_HANDLE_LEN	 (2 * MCP_SESSION_HANDLE_BYTES)
 
 /* What one run_typescript call did. */
 struct mcp_result {
@@ -51,6 +54,13 @@ struct mcp_result {
 	size_t nrefused;
 	struct hashtable refused_index; /* (op, destination): its entry in refused */
 	bool refused_incomplete; /* launch did not confirm its log: refusals may be missing */
+	/* A session's call (--sessions): its handle, and the seconds it is kept (0: ended). */
+	char session[MCP_SESSION_HANDLE_LEN + 1];
+	long long session_expires_s;
+	/* Type errors the prepared runner found (the code did not run), or NULL. */
+	struct cJSON *type_errors;
+	/* The call was refused before it ran (a session unknown or busy): the tool's error. */
+	char *tool_error;
 };
 
 void mcp_result_free(struct mcp_result *result);
@@ -71,6 +81,9 @@ struct mcp_call {
 	const struct cJSON *progress_token;
 	long long timeout_ms;	   /* the call's own "timeout_ms", or 0: the server's --timeout */
 	struct mcp_server *origin; /* whose request it is: its reply and progress go there */
+	const char *session;	   /* "new", a session's handle, or NULL: a sandbox of its own */
+	bool session_end;	   /* the session ends after this call */
+	bool no_typecheck;	   /* "typecheck": false: run without checking the types first */
 };
 
 struct mcp_server;
@@ -130,6 +143,7 @@ struct mcp_server {
 	unsigned long long scope;
 	/* The newest revision initialize agrees to (NULL: MCP_PROTOCOL_LATEST). */
 	const char *initialize_latest;
+	bool sessions; /* --sessions: a call may ask for a session */
 	/* One reply at a time on out_fd: background calls answer from their own threads. */
 	pthread_mutex_t out_lock;
 };
@@ -171,5 +185,23 @@ int mcp_server_notify(struct mcp_server *server, const char *text);
  * out_fd. Returns 0 at end of input, a negative errno when reading or writing failed.
  */
 int mcp_serve(struct mcp_server *server, int in_fd, int out_fd);
+
+/* launch mcp --sessions, the protocol's side (mcp_session_tool.c). */
+
+/* Adds the session fields to run_typescript's description, inputSchema and outputSchema. */
+void mcp_session_describe_tool(struct cJSON *tool);
+
+/*
+ * Reads run_typescript's "session" and "session_end" into call. Returns 0, or 1 when the call
+ * is refused, with the tool error for the model in refusal (sessions off, a wrong type).
+ */
+int mcp_session_args(const struct mcp_server *server, const struct cJSON *arguments,
+		     struct mcp_call *call, char *refusal, size_t len);
+
+/* Adds a session's call's "session" and "session_expires_s" to its structuredContent. */
+void mcp_session_result_json(const struct mcp_result *result, struct cJSON *json);
+
+/* Whether two handles are the same, in a time that does not tell how much of them matched. */
+bool mcp_session_handle_equal(const char *a, const char *b);
 
 #endif /* LAUNCH_MCP_H */

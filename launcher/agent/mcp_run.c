@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "docindex.h"
+#include "mcp_typecheck.h"
 #include "mcp.h"
 #include "mcp_http.h"
 #include "mcp_run_internal.h"
@@ -187,7 +188,7 @@ static size_t mcp_dying_reap(struct mcp_runner *runner, bool block)
  * out when it is frozen (mcp_dying_kill), and its launch reaped later, so that the answer
  * does not wait for the teardown.
  */
-static void mcp_dying_add(struct mcp_runner *runner, struct mcp_sandbox *sandbox)
+void mcp_dying_add(struct mcp_runner *runner, struct mcp_sandbox *sandbox)
 {
 	if (!sandbox->frozen)
 		mcp_sandbox_kill(runner, sandbox);
@@ -214,20 +215,17 @@ static void mcp_pool_fill(struct mcp_runner *runner)
 			mcp_sandbox_start(runner, NULL, &runner->pool[i]);
 }
 
-/* One call, on its thread: cancel_fd, readable once it is cancelled, kills its sandbox. */
-static int mcp_run_call(struct mcp_runner *runner, const struct mcp_job *job,
+/*
+ * A call's sandbox: a prepared one (or a cold one with its code), or its session's. Returns 0,
+ * 1 when the call is refused (ret_result->tool_error), or a negative errno.
+ */
+static int mcp_run_take(struct mcp_runner *runner, const struct mcp_job *job,
+			struct mcp_sandbox *ret_sandbox, struct mcp_session **ret_session,
 			struct mcp_result *ret_result)
 {
-	const struct mcp_run_config *config = runner->config;
-	long long timeout_ms = (long long)(config->timeout_s * 1000);
-	const char *code = job->code;
-	struct mcp_sandbox sandbox;
-	long long started, deadline;
-	bool killed = false;
-	int r, wait_status = 0;
+	int r;
 
-	memset(ret_result, 0, sizeof(*ret_result));
-	mcp_run_trace(runner, "call");
+	*ret_session = NULL;
 	pthread_mutex_lock(&runner->lock);
 	mcp_dying_kill(runner);
 	mcp_dying_reap(runner, false);
@@ -236,10 +234,44 @@ static int mcp_run_call(struct mcp_runner *runner, const struct mcp_job *job,
 		runner->refill_at = 0;
 		mcp_pool_fill(runner);
 	}
-	r = mcp_sandbox_take(runner, code, &sandbox);
+	if (job->session)
+		r = mcp_session_acquire(runner, job, ret_sandbox, ret_session, ret_result);
+	else
+		r = mcp_sandbox_take(runner, job->code, ret_sandbox);
 	pthread_mutex_unlock(&runner->lock);
-	if (r < 0)
-		return r;
+	return r;
+}
+
+/*
+ * The end of its input is a prepared runner's signal to import main.mts; "nocheck" before it
+ * ("typecheck": false) has it skip the type-check.
+ */
+static void mcp_run_go(struct mcp_sandbox *sandbox, const struct mcp_job *job)
+{
+	if (sandbox->in_fd < 0)
+		return;
+	if ((job->no_typecheck && write(sandbox->in_fd, "nocheck\n", 8) != 8) ||
+	    shutdown(sandbox->in_fd, SHUT_WR) < 0)
+		mcp_fd_close(&sandbox->in_fd);
+}
+
+/* One call, on its thread: cancel_fd, readable once it is cancelled, kills its sandbox. */
+static int mcp_run_call(struct mcp_runner *runner, const struct mcp_job *job,
+			struct mcp_result *ret_result)
+{
+	const struct mcp_run_config *config = runner->config;
+	long long timeout_ms = (long long)(config->timeout_s * 1000);
+	struct mcp_session *session;
+	struct mcp_sandbox sandbox;
+	long long started, deadline;
+	bool killed = false;
+	int r, wait_status = 0;
+
+	memset(ret_result, 0, sizeof(*ret_result));
+	mcp_run_trace(runner, "call");
+	r = mcp_run_take(runner, job, &sandbox, &session, ret_result);
+	if (r != 0)
+		return r < 0 ? r : 0;
 	sandbox.cancel_fd = job->cancel_pipe[0];
 	/* The call's own timeout, when it asks for a shorter one than the server's. */
 	if (job->timeout_ms > 0 && job->timeout_ms < timeout_ms)
@@ -253,8 +285,10 @@ static int mcp_run_call(struct mcp_runner *runner, const struct mcp_job *job,
 		mcp_run_trace(runner, "waited");
 	}
 	/* The end of its input is the prepared runner's signal to import main.mts. */
-	if (sandbox.in_fd >= 0 && shutdown(sandbox.in_fd, SHUT_WR) < 0)
-		mcp_fd_close(&sandbox.in_fd);
+	if (session)
+		mcp_session_go(session, &sandbox, deadline);
+	else
+		mcp_run_go(&sandbox, job);
 	mcp_run_trace(runner, "go");
 	r = mcp_sandbox_collect(runner, &sandbox, deadline, &killed, &wait_status);
 	mcp_run_trace(runner, "reported");
@@ -277,7 +311,8 @@ static int mcp_run_call(struct mcp_runner *runner, const struct mcp_job *job,
 				sandbox.n, MCP_RUN_SYNC_TIMEOUT_MS);
 		}
 		mcp_run_trace(runner, "synced");
-		sandbox.frozen = mcp_sandbox_freeze(runner, &sandbox);
+		/* A session's goes on: frozen, it could not run its next call. */
+		sandbox.frozen = !session && mcp_sandbox_freeze(runner, &sandbox);
 		ret_result->exit_status = sandbox.done_status;
 	} else if (WIFEXITED(wait_status))
 		ret_result->exit_status = WEXITSTATUS(wait_status);
@@ -295,6 +330,8 @@ static int mcp_run_call(struct mcp_runner *runner, const struct mcp_job *job,
 		goto out;
 	}
 	mcp_run_trace(runner, "audited");
+	if (sandbox.type_errors && mcp_typecheck_read(sandbox.dir, &ret_result->type_errors) < 0)
+		fprintf(stderr, "launch mcp: call %u: its type errors are unreadable\n", sandbox.n);
 	/* Killed on purpose: the signal is the timeout's, not a crash. */
 	if (ret_result->timed_out)
 		ret_result->signal = 0;
@@ -307,6 +344,11 @@ static int mcp_run_call(struct mcp_runner *runner, const struct mcp_job *job,
 out:
 	if (r < 0)
 		mcp_result_free(ret_result);
+	if (session) {
+		pthread_mutex_lock(&runner->lock);
+		mcp_session_release(runner, session, &sandbox, job, ret_result);
+		pthread_mutex_unlock(&runner->lock);
+	}
 	if (sandbox.done && sandbox.pid > 0) {
 		pthread_mutex_lock(&runner->lock);
 		mcp_dying_add(runner, &sandbox);
@@ -335,6 +377,7 @@ static void mcp_job_free(struct mcp_job *job)
 	cJSON_Delete(job->id);
 	cJSON_Delete(job->progress_token);
 	free(job->code);
+	free(job->session);
 	closep(&job->cancel_pipe[0]);
 	closep(&job->cancel_pipe[1]);
 	free(job);
@@ -491,6 +534,12 @@ static int mcp_run_submit(void *ctx, const cJSON *id, const struct mcp_call *cal
 	job->origin = call->origin ?: runner->server;
 	if (job->origin->sink)
 		job->origin->sink->hold(job->origin);
+	job->session_end = call->session_end;
+	job->no_typecheck = call->no_typecheck;
+	if (call->session && !(job->session = strdup(call->session))) {
+		mcp_job_free(job);
+		return -ENOMEM;
+	}
 	if (call->progress_token &&
 	    !(job->progress_token = cJSON_Duplicate(call->progress_token, true))) {
 		mcp_job_free(job);
@@ -565,7 +614,12 @@ static int mcp_run_wait_prepare(struct mcp_runner *runner, struct pollfd *fds,
 				struct mcp_sandbox **of, size_t *n)
 {
 	size_t dying = mcp_dying_reap(runner, false);
+	long long expiry = mcp_sessions_expire(runner);
 	int timeout = dying ? 100 : -1;
+
+	/* Looked at again when the next session would expire (to the second: it is idle). */
+	if (expiry >= 0 && (timeout < 0 || expiry < timeout))
+		timeout = expiry > INT_MAX ? INT_MAX : (int)expiry;
 
 	if (runner->refill_at && monotonic_now_ms() >= runner->refill_at) {
 		runner->refill_at = 0;
@@ -702,6 +756,33 @@ static void mcp_run_index_docs(struct mcp_runner *runner)
 		entries, packages, monotonic_now_ms() - started);
 }
 
+/* Whether the prepared runners type-check the calls, as the server says at its start. */
+static void mcp_run_typecheck_mode(struct mcp_runner *runner)
+{
+	const struct mcp_run_config *config = runner->config;
+
+	if (config->no_typecheck) {
+		fprintf(stderr, "launch mcp: calls are not type-checked (--no-typecheck)\n");
+		return;
+	}
+	if (!mcp_typecheck_available(config->modules)) {
+		fprintf(stderr, "launch mcp: typescript is not in --modules: calls are not "
+				"type-checked (npm install typescript there to check them)\n");
+		return;
+	}
+	if (config->memory_max && config->memory_max < MCP_TYPECHECK_MEMORY_MIN_BYTES) {
+		fprintf(stderr,
+			"launch mcp: calls are not type-checked: --memory-max %llu MiB is less "
+			"than the %llu MiB the checker needs beside a call\n",
+			(unsigned long long)(config->memory_max >> 20),
+			MCP_TYPECHECK_MEMORY_MIN_BYTES >> 20);
+		return;
+	}
+	runner->typecheck = true;
+	fprintf(stderr, "launch mcp: calls are type-checked before they run, with typescript "
+			"from --modules\n");
+}
+
 /* The call threads: --max-calls of them, each running one call at a time. */
 static int mcp_run_start_workers(struct mcp_runner *runner, pthread_t *workers, size_t *ret_started)
 {
@@ -745,6 +826,7 @@ int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, ch
 	struct mcp_server server = { .ops = &ops,
 				     .policy = config->policy,
 				     .timeout_s = config->timeout_s,
+				     .sessions = config->sessions,
 				     .out_fd = out_fd,
 				     .out_lock = PTHREAD_MUTEX_INITIALIZER };
 	pthread_t workers[MCP_RUN_CALLS_MAX];
@@ -776,6 +858,7 @@ int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, ch
 			 runner.state_dir, strerror(-r));
 		goto out;
 	}
+	mcp_run_typecheck_mode(&runner);
 	/* The prepared sandboxes start while the index is read. */
 	mcp_pool_fill(&runner);
 	mcp_run_index_docs(&runner);
@@ -796,6 +879,9 @@ int mcp_run_serve(const struct mcp_run_config *config, int in_fd, int out_fd, ch
 	}
 out:
 	mcp_run_stop_workers(&runner, workers, started);
+	pthread_mutex_lock(&runner.lock);
+	mcp_sessions_end_all(&runner);
+	pthread_mutex_unlock(&runner.lock);
 	for (size_t i = 0; i < MCP_RUN_POOL_MAX; i++)
 		mcp_sandbox_free(&runner, &runner.pool[i]);
 	mcp_dying_reap(&runner, true);

@@ -4,6 +4,7 @@
 #define LAUNCH_MCP_RUN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define MCP_RUN_DEFAULT_TIMEOUT_S	 30.0
@@ -29,10 +30,14 @@ struct mcp_run_config {
 	const char *policy;	   /* the policies' names, for the tool description */
 	const char *cgroup_parent; /* where each call's cgroup is: its cgroup.kill */
 	double timeout_s;
-	size_t max_output_bytes; /* each of stdout and stderr */
-	size_t pool;		 /* prepared sandboxes kept ready (0: each call starts cold) */
-	size_t max_calls;	 /* calls run at once, each in a thread of its own; 1 or more */
-	uid_t uid;		 /* user's, as is each call's folder: the one its code may write */
+	size_t max_output_bytes;     /* each of stdout and stderr */
+	size_t pool;		     /* prepared sandboxes kept ready (0: each call starts cold) */
+	size_t max_calls;	     /* calls run at once, each in a thread of its own; 1 or more */
+	bool sessions;		     /* --sessions: a call may ask for a kept sandbox */
+	unsigned int session_idle_s; /* a session ends after this long without a call */
+	uint64_t memory_max;	     /* each sandbox's memory limit in bytes; 0: none */
+	bool no_typecheck;	     /* --no-typecheck */
+	uid_t uid; /* user's, as is each call's folder: the one its code may write */
 	gid_t gid;
 	/* --http: served over HTTP there instead of on in_fd/out_fd; NULL: stdio. */
 	const struct mcp_http_config *http;

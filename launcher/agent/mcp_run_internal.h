@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "mcp.h"
 #include "mcp_run.h"
 
 /*
@@ -35,10 +36,13 @@ struct mcp_sandbox {
 	pid_t pid; /* the child launch; 0: none */
 	unsigned int n;
 	bool warm;
-	bool ready;  /* the runner reported that it waits for its code */
-	bool synced; /* ready, and launch's log synced: the call's lines start at audit_from */
-	bool done;   /* the runner reported its code's end: launch is not reaped yet */
-	bool frozen; /* answered: its cgroup frozen, its kill left for after the answer */
+	bool ready;	  /* the runner reported that it waits for its code */
+	bool synced;	  /* ready, and launch's log synced: the call's lines start at audit_from */
+	bool done;	  /* the runner reported its code's end: launch is not reaped yet */
+	bool frozen;	  /* answered: its cgroup frozen, its kill left for after the answer */
+	bool session;	  /* a session's: its socket outlives each "done", its runner each call */
+	bool ended;	  /* a session's runner reported its process's exit */
+	bool type_errors; /* the runner found type errors ("types"): the code did not run */
 	int done_status;
 	int in_fd;   /* warm: the runner's standard input, a socket: shut for "go", then its end */
 	int sync_fd; /* warm: launch's --audit-sync-fd */
@@ -65,6 +69,32 @@ struct mcp_sandbox {
 struct cJSON;
 struct mcp_server;
 
+/* A session (--sessions): a prepared sandbox kept between its calls. */
+struct mcp_session {
+	struct mcp_session *next;
+	char handle[MCP_SESSION_HANDLE_LEN + 1];
+	/* Its sandbox between calls; during a call it is the call thread's, this one empty. */
+	struct mcp_sandbox sandbox;
+	long long used_at; /* monotonic ms: its last call's end */
+	unsigned int calls;
+	bool busy; /* a call of it runs */
+};
+
+/* A session that ended, kept so that a call with its handle is told why rather than "unknown". */
+struct mcp_session_ended {
+	char handle[MCP_SESSION_HANDLE_LEN + 1];
+	const char *why;
+};
+
+#define MCP_SESSIONS_ENDED_KEPT 64
+
+struct mcp_sessions {
+	struct mcp_session *open;
+	size_t nopen;
+	struct mcp_session_ended ended[MCP_SESSIONS_ENDED_KEPT];
+	size_t ended_next; /* the slot the next ended session takes, in turn */
+};
+
 /* A run_typescript call, queued or running. */
 struct mcp_job {
 	struct mcp_job *next;
@@ -72,6 +102,9 @@ struct mcp_job {
 	char *code;
 	struct cJSON *progress_token; /* params._meta.progressToken; NULL: no progress is sent */
 	long long timeout_ms;	      /* the call's own timeout; 0: the server's */
+	char *session;		      /* "new", a session's handle, or NULL */
+	bool session_end;	      /* the session ends after this call */
+	bool no_typecheck;	      /* "typecheck": false */
 	int cancel_pipe[2]; /* a byte written on cancel: its call's sandbox polls the other end */
 	bool cancelled;	    /* no reply is sent */
 	struct mcp_server *origin; /* where its reply and progress go (held while it lives) */
@@ -101,7 +134,48 @@ struct mcp_runner {
 	long long refill_at;   /* monotonic ms: when the pool is filled again; 0: it is */
 	bool trace;	       /* LAUNCH_MCP_TRACE: the times of each call's steps on stderr */
 	struct docindex *docs; /* search_docs' index of --modules; NULL: not offered */
+	struct mcp_sessions sessions;
+	bool typecheck; /* typescript is in --modules: prepared runners check each call first */
 };
+
+/*
+ * A sandbox whose call has ended goes: killed now (or after the answer when frozen), its launch
+ * reaped later. Under runner->lock.
+ */
+void mcp_dying_add(struct mcp_runner *runner, struct mcp_sandbox *sandbox);
+
+/*
+ * The sandbox of a call with a "session" (mcp_session.c), under runner->lock: the session's
+ * own, or a prepared one for "new", its code written. Returns 0 and *ret_session, 1 when the
+ * call is refused (result->tool_error says why: unknown, expired, busy), or a negative errno.
+ */
+int mcp_session_acquire(struct mcp_runner *runner, const struct mcp_job *job,
+			struct mcp_sandbox *ret_sandbox, struct mcp_session **ret_session,
+			struct mcp_result *result);
+
+/*
+ * A session's call's go, instead of the end of its input: its log synced and its start
+ * marked (from its second call on), then "run" written to its runner.
+ */
+void mcp_session_go(struct mcp_session *session, struct mcp_sandbox *sandbox, long long deadline);
+
+/*
+ * After a session's call, under runner->lock: the sandbox goes back to the session, or the
+ * session ends (asked to, its runner gone, its call killed) and the sandbox is left to the
+ * caller to remove. Fills the result's session fields.
+ */
+void mcp_session_release(struct mcp_runner *runner, struct mcp_session *session,
+			 struct mcp_sandbox *sandbox, const struct mcp_job *job,
+			 struct mcp_result *result);
+
+/*
+ * Ends the sessions idle for --session-idle, under runner->lock. Returns the ms until the next
+ * one would expire, or -1 when none is open.
+ */
+long long mcp_sessions_expire(struct mcp_runner *runner);
+
+/* Ends every session: the server stops. Under runner->lock. */
+void mcp_sessions_end_all(struct mcp_runner *runner);
 
 /* Closes and forgets: the sandbox's descriptors are closed from several places. */
 void mcp_fd_close(int *fd);
@@ -166,6 +240,12 @@ int mcp_sandbox_take(struct mcp_runner *runner, const char *code, struct mcp_san
  * Until its go the runner only waits, so this is done as soon as it is ready, between calls.
  */
 void mcp_sandbox_settle(struct mcp_sandbox *sandbox, long long deadline);
+
+/*
+ * Where the call's own refusals start in the sandbox's log; synced: launch confirmed its log,
+ * else they are told apart by their time.
+ */
+void mcp_sandbox_mark_start(struct mcp_sandbox *sandbox, bool synced);
 
 /* Waits until a prepared runner is ready (one taken before it was), at most until deadline. */
 void mcp_sandbox_wait_ready(struct mcp_sandbox *sandbox, long long deadline);

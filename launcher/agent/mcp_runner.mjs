@@ -8,15 +8,18 @@
 // server answers then, without waiting for Node's own exit (hundreds of ms with tsx).
 // stdout and stderr are pipes, which Node writes synchronously: they hold all by then.
 import { register } from 'tsx/esm/api';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { generateKeyPairSync, pbkdf2, sign } from 'node:crypto';
 import https from 'node:https';
 import tls, { createSecureContext } from 'node:tls';
 import { Duplex } from 'node:stream';
-import { isIP } from 'node:net';
+import { isIP, Socket } from 'node:net';
 import { lookup } from 'node:dns/promises';
-import { readSync, writeSync } from 'node:fs';
+import { readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { inspect } from 'node:util';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 // LAUNCH_MCP_TRACE=1 (tests/bench/mcp_bench, MCP_BENCH_TRACE=1): the times of the call's
 // steps (its go, each HTTPS request's socket, look-up, connect, handshake and response, its
@@ -166,6 +169,329 @@ async function warmRequests() {
 	server.close();
 }
 
+// --- Sessions (launch mcp --sessions) -------------------------------------------------------
+// A session's calls run one after another in this process, each its code evaluated as a
+// script of the one realm in V8's REPL mode (the inspector's Runtime.evaluate, as a debugger's
+// console does): top-level await works, and the top-level declarations of one call (let,
+// const, class, function, an import's names) are there for the next, declared again freely.
+// A script has no static import: the call's own leading imports become dynamic ones. The
+// call ends when its code's evaluation has settled; what it left pending (a timer, a
+// request) goes on between calls. "done CODE" answers each "run FILE"; "exit CODE" is the
+// process's end (process.exit, a crash): the session ends with it.
+
+// esbuild, which tsx brings: from --modules, or from beside tsx (a layout without hoisting).
+async function loadEsbuild() {
+	try {
+		return await import('esbuild');
+	} catch {
+		const { createRequire } = await import('node:module');
+		const near = createRequire(fileURLToPath(import.meta.resolve('tsx/esm/api')));
+
+		return await import(pathToFileURL(near.resolve('esbuild')).href);
+	}
+}
+
+// One import statement (as esbuild prints it) as the same bindings from a dynamic import, on
+// as many lines, so that the lines after it keep their numbers.
+function importAsScript(statement, n) {
+	const pad = '\n'.repeat(statement.split('\n').length - 1);
+	const bare = /^import\s*("[^"]*")\s*(?:with\s*\{[^}]*\}\s*)?;$/.exec(statement);
+	const m = /^import\s+([\s\S]+?)\s+from\s*("[^"]*")\s*(?:with\s*\{[^}]*\}\s*)?;$/.exec(statement);
+
+	if (bare)
+		return `await __launch_import(${bare[1]});${pad}`;
+	if (!m)
+		return null;
+	const ns = `__launch_m${n}`;
+	const out = [`const ${ns} = await __launch_import(${m[2]});`];
+	const clause = /^(?:([\w$]+)\s*(?:,\s*|$))?(?:\*\s*as\s+([\w$]+)|\{([\s\S]*)\})?$/.exec(m[1].trim());
+
+	if (!clause)
+		return null;
+	if (clause[1])
+		out.push(`const ${clause[1]} = ${ns}.default;`);
+	if (clause[2])
+		out.push(`const ${clause[2]} = ${ns};`);
+	if (clause[3] !== undefined)
+		out.push(`const {${clause[3].replace(/\s+as\s+/g, ': ').replace(/\n/g, ' ')}} = ${ns};`);
+	return out.join(' ') + pad;
+}
+
+// esbuild's output as a REPL-mode script: the leading imports rewritten, "export" dropped.
+function moduleAsScript(js) {
+	const lines = js.split('\n');
+	const out = [];
+	let i = 0, n = 0;
+
+	for (; i < lines.length; i++) {
+		if (!lines[i].startsWith('import ') && !lines[i].startsWith('import{'))
+			break;
+		let end = i;
+		while (end < lines.length - 1 && !lines[end].endsWith(';'))
+			end++;
+		const script = importAsScript(lines.slice(i, end + 1).join('\n'), n++);
+		if (script === null)
+			break;
+		out.push(script);
+		i = end;
+	}
+	for (; i < lines.length; i++) {
+		let line = lines[i];
+
+		if (/^export\s*\{[^}]*\}\s*(from\s*"[^"]*"\s*)?;$/.test(line) || /^export\s*\*/.test(line))
+			line = '';
+		else if (/^export\s*\{\s*$/.test(line)) {
+			out.push('');
+			while (i < lines.length - 1 && !/^\}/.test(lines[i]))
+				out.push(''), i++;
+			continue;
+		} else
+			line = line.replace(/^export\s+(default\s+)?/, '');
+		out.push(line);
+	}
+	return STRICT + out.join('\n');
+}
+
+// esbuild's source map of each call (call-N.mts), decoded: per line of the script, its
+// [column, source line, source column] segments. A stack frame's place in a script is then
+// told as the line and column of the call's own code (esbuild drops type-only lines).
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const STRICT = '"use strict";';
+const sourceMaps = new Map();
+
+function decodeMappings(mappings) {
+	const lines = [];
+	let srcLine = 0, srcCol = 0, src = 0;
+
+	for (const line of mappings.split(';')) {
+		const segments = [];
+		let col = 0;
+
+		for (const segment of line.split(',').filter(Boolean)) {
+			const values = [];
+
+			for (let i = 0, value = 0, shift = 0; i < segment.length; i++) {
+				const digit = BASE64.indexOf(segment[i]);
+
+				value += (digit & 31) << shift;
+				shift += 5;
+				if (digit & 32)
+					continue;
+				values.push(value & 1 ? -(value >>> 1) : value >>> 1);
+				value = shift = 0;
+			}
+			col += values[0];
+			if (values.length < 4)
+				continue;
+			src += values[1];
+			srcLine += values[2];
+			srcCol += values[3];
+			segments.push([col, srcLine, srcCol]);
+		}
+		lines.push(segments);
+	}
+	return lines;
+}
+
+function mapStack(text) {
+	return text.replace(/\b(call-\d+\.mts):(\d+):(\d+)/g, (all, file, line, col) => {
+		const segments = sourceMaps.get(file)?.[line - 1];
+		let c = col - 1 - (line === '1' ? STRICT.length : 0), best = segments?.[0];
+
+		for (const segment of segments ?? [])
+			if (segment[0] <= c)
+				best = segment;
+		return best ? `${file}:${best[1] + 1}:${best[2] + Math.max(0, c - best[0]) + 1}` : all;
+	});
+}
+
+// An error as Node would report it, without the runner's own frames.
+function describe(details) {
+	const ex = details.exception;
+	const text = ex?.description ?? String(ex?.value ?? details.text);
+
+	return mapStack(text.replace(/\n\s+at Session\.post \(node:inspector[\s\S]*$/, ''));
+}
+
+async function runSession(pending) {
+	const { transform } = await loadEsbuild();
+	const session = new Session();
+	const evaluate = (expression) => new Promise((resolve, reject) =>
+		session.post('Runtime.evaluate', { expression, replMode: true, awaitPromise: true },
+			     (error, result) => (error ? reject(error) : resolve(result))));
+	const here = pathToFileURL(process.cwd() + '/');
+	const lines = [];
+	let running = null, wake = null, calls = 0;
+
+	session.connect();
+	// A relative specifier is the call folder's, a bare one --modules' (as main.mts's are).
+	Object.defineProperty(globalThis, '__launch_import', {
+		value: (spec) => import(/^\.{0,2}\//.test(spec) ? new URL(spec, here).href : spec),
+	});
+	process.on('exit', (code) => {
+		try {
+			writeSync(0, `exit ${code ?? 0}\n`);
+		} catch {}
+	});
+	// Reported, not fatal: the session lives on; a call running then fails.
+	process.on('uncaughtException', (error) => {
+		if (process.listenerCount('uncaughtException') > 1)
+			return;
+		writeSync(2, `${mapStack(inspect(error))}\n`);
+		if (running)
+			running.failed = true;
+	});
+	const input = new Socket({ fd: 0, readable: true, writable: false });
+	input.setEncoding('latin1');
+	input.on('data', (chunk) => {
+		pending += chunk;
+		for (let nl; (nl = pending.indexOf('\n')) >= 0; pending = pending.slice(nl + 1))
+			lines.push(pending.slice(0, nl));
+		wake?.();
+	});
+	// The server ended the session, or is gone.
+	input.on('end', () => process.exit(0));
+	input.on('error', () => process.exit(0));
+	input.emit('data', '');
+	for (;;) {
+		while (!lines.length)
+			await new Promise((resolve) => (wake = resolve));
+		const line = lines.shift();
+		if (!line.startsWith('run '))
+			process.exit(125);
+		const file = line.slice(4), name = `call-${++calls}.mts`;
+		running = { failed: false };
+		try {
+			const { code, map } = await transform(readFileSync(file, 'utf8'), {
+				loader: 'ts', sourcefile: name, sourcemap: 'external',
+				tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true } } });
+			sourceMaps.set(name, decodeMappings(JSON.parse(map).mappings));
+			const reply = await evaluate(`${moduleAsScript(code)}\n//# sourceURL=${name}`);
+
+			if (reply.exceptionDetails) {
+				writeSync(2, `${describe(reply.exceptionDetails)}\n`);
+				running.failed = true;
+			}
+		} catch (error) {
+			writeSync(2, `${error?.message ?? error}\n`);
+			running.failed = true;
+		}
+		const status = running.failed ? 1 : Number(process.exitCode ?? 0) & 255;
+		process.exitCode = undefined;
+		running = null;
+		writeSync(0, `done ${status}\n`);
+	}
+}
+
+// --- Type-check before running (LAUNCH_MCP_TYPECHECK: typescript is in --modules) ------------
+// TypeScript's compiler, kept warm here with the SDKs' declarations loaded (a root file that
+// imports them, so that they stay in the program whatever a call imports): a call's main.mts
+// is one more root file, checked alone, the program rebuilt around it (oldProgram) with every
+// other file reused. Lenient: not strict, implicit any allowed, the declarations' own errors
+// skipped, and of the errors only those a run would trip on too (an unknown method or
+// property, a wrong argument, a call of what is not a function, a syntax error) count; names
+// that only Node's types would declare (process, console, node:fs without @types/node) are
+// not errors. The code does not run when one is found: "types" goes back instead of "done".
+const TYPE_ERRORS = new Set([2322, 2339, 2345, 2349, 2351, 2353, 2551, 2554, 2555, 2556,
+			     2559, 2561, 2739, 2740, 2741, 2769]);
+const TYPE_ERRORS_MAX = 20;
+const TYPE_PROBE_ROUNDS = 8;
+// What the prepared runner checks before its call, per SDK it preloads (see typeChecker).
+const TYPE_PROBES = {
+	stripe: `import Stripe from 'stripe';
+const stripe = new Stripe('sk_test_launch_warm_up');
+const created = stripe.customers.create({ email: 'a@example.com', metadata: { k: 'v' } });
+const listed = await stripe.customers.list({ limit: 1 });
+console.log(listed.data.map((c) => c.email), created, stripe.customers.lst, stripe.refunds.create({ amont: 1 }));
+`,
+	openai: `import OpenAI from 'openai';
+const openai = new OpenAI({ apiKey: 'launch-warm-up' });
+const done = await openai.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] });
+console.log(done.choices[0].message.content, openai.chat.completion);
+`,
+	'@anthropic-ai/sdk': `import Anthropic from '@anthropic-ai/sdk';
+const anthropic = new Anthropic({ apiKey: 'launch-warm-up' });
+const reply = await anthropic.messages.create({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'x' }] });
+console.log(reply.content, anthropic.messages.creat);
+`,
+};
+
+async function typeChecker() {
+	const ts = (await import('typescript')).default;
+	const dir = process.cwd();
+	const file = `${dir}/main.mts`, sdks = `${dir}/launch-sdk-types.mts`;
+	const imports = (process.env.LAUNCH_MCP_PRELOAD ?? '').split(',').filter(Boolean)
+		.map((name, i) => `import * as sdk${i} from '${name}';\nexport { sdk${i} };\n`).join('');
+	const options = {
+		target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext,
+		moduleResolution: ts.ModuleResolutionKind.NodeNext,
+		moduleDetection: ts.ModuleDetectionKind.Force, strict: false, noImplicitAny: false,
+		skipLibCheck: true, noEmit: true, allowImportingTsExtensions: true,
+		allowJs: false, types: [], lib: ['lib.es2023.d.ts'],
+	};
+	// The SDKs' files do not change while the runner lives: read, parsed and bound once, the
+	// same SourceFile objects handed to each program (which reuses them from the old one).
+	const memo = (fn) => {
+		const seen = new Map();
+		return (key) => {
+			if (!seen.has(key))
+				seen.set(key, fn(key));
+			return seen.get(key);
+		};
+	};
+	const host = ts.createCompilerHost(options, true);
+	const parse = host.getSourceFile.bind(host);
+	const read = memo(host.readFile.bind(host));
+	const sources = new Map();
+	let code = 'export {};\n', program;
+
+	host.getSourceFile = (name, language, onError, fresh) => {
+		if (name === file)
+			return ts.createSourceFile(name, code, language, true);
+		if (!sources.has(name))
+			sources.set(name, name === sdks ? ts.createSourceFile(name, imports, language, true)
+				    : parse(name, language, onError, fresh));
+		return sources.get(name);
+	};
+	host.readFile = (name) => (name === file ? code : name === sdks ? imports : read(name));
+	host.fileExists = memo((name) => name === file || name === sdks || ts.sys.fileExists(name));
+	host.directoryExists = memo(ts.sys.directoryExists);
+	host.getDirectories = memo(ts.sys.getDirectories);
+	host.realpath = memo(ts.sys.realpath);
+
+	// Checks source as main.mts: the errors that count, at most TYPE_ERRORS_MAX.
+	const check = (source) => {
+		code = source;
+		program = ts.createProgram({ rootNames: [sdks, file], options, host, oldProgram: program });
+		const main = program.getSourceFile(file);
+		const found = [...program.getSyntacticDiagnostics(main)];
+		if (!found.length)
+			found.push(...program.getSemanticDiagnostics(main)
+				   .filter((d) => TYPE_ERRORS.has(d.code)));
+		return found.slice(0, TYPE_ERRORS_MAX).map((d) => {
+			const at = d.file ? d.file.getLineAndCharacterOfPosition(d.start ?? 0)
+					  : { line: 0, character: 0 };
+			return { line: at.line + 1, column: at.character + 1, code: `TS${d.code}`,
+				 message: ts.flattenDiagnosticMessageText(d.messageText, ' ').slice(0, 400) };
+		});
+	};
+	// Each program has a checker of its own, but the compiler's code is V8's to compile and
+	// optimise as it runs: a call's check after two probes took 90 to 300 ms here, after
+	// eight 28 to 44 ms. So the probes run what a call's check does (a client made, its methods
+	// called with literals, an unknown one, a wrong type, errors formatted), each in a program
+	// of its own, TYPE_PROBE_ROUNDS times.
+	for (let round = 0; round < TYPE_PROBE_ROUNDS; round++)
+		for (const name of Object.keys(TYPE_PROBES))
+			if (imports.includes(`'${name}'`))
+				check(`${TYPE_PROBES[name]}const probe${round}: number = 'x';\n`);
+	check(`const generic = JSON.parse('{}');\nconsole.log(generic.x, [1].map((n) => n + 1));\n`);
+	// The probes' garbage collected now rather than in the call (a full collection of this
+	// heap, 150 MB, is 100 ms and more).
+	setFlagsFromString('--expose-gc');
+	runInNewContext('gc')();
+	return check;
+}
+
 // Before the SDKs: imported through tsx's loader, as the code's imports of them will be (the
 // same module, not a second copy).
 register();
@@ -176,7 +502,15 @@ for (const name of (process.env.LAUNCH_MCP_PRELOAD ?? '').split(',').filter(Bool
 		CLIENTS[name]?.(sdk.default);
 	} catch {}
 }
+// Where the checker cannot be had, the calls run unchecked: the server said so at its start.
+let typeCheck = null;
+if (process.env.LAUNCH_MCP_TYPECHECK)
+	typeCheck = await typeChecker().catch((error) => {
+		writeSync(2, `launch mcp: type-check: ${error?.message ?? error}\n`);
+		return null;
+	});
 delete process.env.LAUNCH_MCP_PRELOAD;
+delete process.env.LAUNCH_MCP_TYPECHECK;
 delete process.env.LAUNCH_MCP_TRACE;
 // What a process's first request pays for once, paid here instead of in the call: esbuild's
 // service (a warm-up file through tsx), libuv's threads, the CA store, the address regular
@@ -192,8 +526,27 @@ isIP('api.example');
 await lookup('localhost', { family: 4 }).catch(() => {});
 await warmRequests();
 writeSync(0, 'ready\n');
+// The server's go: the end of the input (a call of its own), or "session\n" (a session's
+// first call, whose commands follow on the same socket).
 const buf = Buffer.alloc(64);
-while (readSync(0, buf) > 0);
+let heard = '';
+for (let n; !heard.includes('\n') && (n = readSync(0, buf)) > 0;)
+	heard += buf.toString('latin1', 0, n);
+if (heard.startsWith('session\n'))
+	await runSession(heard.slice(8));
+// "nocheck\n" before the end: the call's "typecheck": false.
+if (typeCheck && heard !== 'nocheck\n') {
+	const errors = typeCheck(readFileSync('main.mts', 'utf8'));
+
+	if (errors.length) {
+		for (const e of errors)
+			writeSync(2, `main.mts:${e.line}:${e.column} - error ${e.code}: ${e.message}\n`);
+		writeSync(2, 'type errors: the code did not run ("typecheck": false runs it anyway)\n');
+		writeFileSync('.launch-type-errors.json', JSON.stringify(errors));
+		writeSync(0, 'types\n');
+		process.exit(1);
+	}
+}
 trace?.splice(0); // the warm-up's requests
 mark('go');
 let told = false;

@@ -209,6 +209,7 @@ void mcp_sandbox_read_report(struct mcp_sandbox *sandbox)
 	size_t room = sizeof(sandbox->report) - 1 - sandbox->report_len;
 	ssize_t n = room ? read(sandbox->in_fd, sandbox->report + sandbox->report_len, room) : 0;
 	char *nl, *end;
+	bool keep;
 	long code;
 
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
@@ -224,17 +225,36 @@ void mcp_sandbox_read_report(struct mcp_sandbox *sandbox)
 		sandbox->report_len -= 6;
 		memmove(sandbox->report, sandbox->report + 6, sandbox->report_len + 1);
 	}
+	/* Type errors: the code did not run, the runner exits 1 (mcp_typecheck_read has them). */
+	if (nl && sandbox->ready && !sandbox->session &&
+	    strncmp(sandbox->report, "types\n", 6) == 0) {
+		mcp_fd_close(&sandbox->in_fd);
+		sandbox->done = sandbox->type_errors = true;
+		sandbox->done_status = 1;
+		return;
+	}
 	if (n > 0 && !nl)
 		return;
-	mcp_fd_close(&sandbox->in_fd);
-	if (!nl || strncmp(sandbox->report, "done ", 5) != 0)
+	/* A session's runner answers each call on the same socket: "exit" is its last word. */
+	keep = sandbox->session && nl && strncmp(sandbox->report, "done ", 5) == 0;
+	if (!keep)
+		mcp_fd_close(&sandbox->in_fd);
+	if (!nl || (strncmp(sandbox->report, "done ", 5) != 0 &&
+		    !(sandbox->session && strncmp(sandbox->report, "exit ", 5) == 0)))
 		return;
 	errno = 0;
 	code = strtol(sandbox->report + 5, &end, 10);
-	if (errno || end != nl || code < 0 || code > 255)
+	if (errno || end != nl || code < 0 || code > 255) {
+		mcp_fd_close(&sandbox->in_fd);
 		return;
+	}
 	sandbox->done = true;
 	sandbox->done_status = (int)code;
+	sandbox->ended = !keep;
+	if (keep) {
+		sandbox->report_len -= (size_t)(nl + 1 - sandbox->report);
+		memmove(sandbox->report, nl + 1, sandbox->report_len + 1);
+	}
 }
 
 /* Takes what the job's output pipes hold now, without waiting for their end. */
@@ -423,6 +443,7 @@ int mcp_sandbox_start(struct mcp_runner *runner, const char *code, struct mcp_sa
 {
 	const struct mcp_run_config *config = runner->config;
 	char file[sizeof(sandbox->dir) + 16], timeout[32], runner_path[96], preload[300];
+	char typecheck[40];
 	const char *argv[MCP_RUN_ARGS_MAX + 32];
 	int in_pipe[2] = { -1, -1 }, out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 };
 	int sync_pair[2] = { -1, -1 };
@@ -439,6 +460,8 @@ int mcp_sandbox_start(struct mcp_runner *runner, const char *code, struct mcp_sa
 	snprintf(sandbox->name, sizeof(sandbox->name), "mcp-%d-%u", (int)getpid(), sandbox->n);
 	snprintf(runner_path, sizeof(runner_path), "%s/runner.mjs", runner->state_dir);
 	snprintf(preload, sizeof(preload), "--setenv=LAUNCH_MCP_PRELOAD=%s", runner->preload);
+	snprintf(typecheck, sizeof(typecheck), "--setenv=LAUNCH_MCP_TYPECHECK=%d",
+		 runner->typecheck);
 	/* A prepared sandbox waits for its call: the call's timeout is kept from here. */
 	snprintf(timeout, sizeof(timeout), "%g",
 		 sandbox->warm ? MCP_RUN_POOL_IDLE_S + config->timeout_s : config->timeout_s);
@@ -463,6 +486,8 @@ int mcp_sandbox_start(struct mcp_runner *runner, const char *code, struct mcp_sa
 	argv[argc++] = "--setenv=HOME=/tmp";
 	if (sandbox->warm) {
 		argv[argc++] = preload;
+		if (runner->typecheck)
+			argv[argc++] = typecheck;
 		argv[argc++] = "--audit-sync-fd=" STRINGIFY(MCP_RUN_SYNC_FD);
 	}
 	for (size_t i = 0; i < config->nlaunch_args && i < MCP_RUN_ARGS_MAX; i++)
@@ -520,7 +545,8 @@ out:
 
 /*
  * The prepared sandbox for the next call: a ready one, else the oldest (the nearest to ready);
- * a cold one with the code when none is left.
+ * a cold one with the code when none is left. code NULL (a session's): a prepared one only,
+ * started now when none is left, its code written later.
  */
 int mcp_sandbox_take(struct mcp_runner *runner, const char *code, struct mcp_sandbox *ret_sandbox)
 {
@@ -554,7 +580,7 @@ int mcp_sandbox_take(struct mcp_runner *runner, const char *code, struct mcp_san
 		if (!best)
 			return mcp_sandbox_start(runner, code, ret_sandbox);
 		snprintf(file, sizeof(file), "%s/main.mts", best->dir);
-		if (mcp_write_file(file, code, 0644) < 0) {
+		if (code && mcp_write_file(file, code, 0644) < 0) {
 			mcp_sandbox_free(runner, best);
 			continue;
 		}
@@ -569,12 +595,14 @@ int mcp_sandbox_take(struct mcp_runner *runner, const char *code, struct mcp_san
  * prepared (glibc tries nscd's socket at its first look-up), which is not the code's. synced:
  * launch confirmed its log; else the refusals it writes later are told apart by their time.
  */
-static void mcp_sandbox_mark_start(struct mcp_sandbox *sandbox, bool synced)
+void mcp_sandbox_mark_start(struct mcp_sandbox *sandbox, bool synced)
 {
 	struct stat st;
 
 	if (stat(sandbox->audit, &st) == 0)
 		sandbox->audit_from = st.st_size;
+	if (synced)
+		sandbox->audit_since[0] = '\0';
 	/*
 	 * A kernel refusal's ts is its boot time plus the offset launch fixed at its start, a
 	 * refusal launch stamps itself (DNS) the wall clock's: the earlier of the two readings,

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "audit.h"
+#include "policy/tlshello.h"
 /* The release, from the build (build/release.h) when it makes one. */
 #if __has_include("release.h")
 #include "release.h"
@@ -397,6 +398,8 @@ static const char *op_name(unsigned int op)
 		return "bind";
 	case AUDIT_OP_LISTEN:
 		return "listen";
+	case AUDIT_OP_TLS:
+		return "tls";
 	case AUDIT_OP_HTTP:
 		return "http";
 	default:
@@ -415,10 +418,15 @@ static const char *packet_reason_name(unsigned int reason)
 		return "ip_options";
 	case PACKET_DROP_MALFORMED:
 		return "malformed";
+	case PACKET_DROP_TLS_UNJUDGED:
+		return "tls_unjudged";
 	default:
 		return NULL;
 	}
 }
+
+/* uapi/linux/tcp.h's, without its header (it clashes with glibc's <netinet/tcp.h>). */
+#define LAUNCH_TCP_FASTOPEN_CONNECT 30
 
 /* uapi/linux/in6.h, which glibc's <netinet/in.h> does not carry. */
 #ifndef IPV6_FLOWLABEL_MGR
@@ -430,6 +438,9 @@ static const char *sockopt_name(int level, int optname)
 {
 	if (level == IPPROTO_IP && optname == IP_OPTIONS)
 		return "IP_OPTIONS";
+	/* Refused where TLS names are checked (seccomp.c, SECCOMP_REFUSE_FASTOPEN). */
+	if (level == IPPROTO_TCP && optname == LAUNCH_TCP_FASTOPEN_CONNECT)
+		return "TCP_FASTOPEN_CONNECT";
 	if (level != IPPROTO_IPV6)
 		return NULL;
 	switch (optname) {
@@ -469,6 +480,8 @@ static const char *sockopt_level_name(int level)
 		return "ip";
 	case IPPROTO_IPV6:
 		return "ipv6";
+	case IPPROTO_TCP:
+		return "tcp";
 	default:
 		return NULL;
 	}
@@ -571,6 +584,14 @@ int audit_format_deny_exe(const struct audit_log *log, const struct deny_event *
 		if (event->op == AUDIT_OP_PACKET)
 			json_key_name(&j, "reason", packet_reason_name(event->reason),
 				      event->reason);
+		if (event->op == AUDIT_OP_TLS) {
+			/* The job's bytes: escaped, and bounded by the field, like comm. */
+			const struct tls_deny_event *tls = (const void *)event;
+
+			json_key_string(&j, "sni", "", tls->sni, sizeof(tls->sni));
+			json_key_name(&j, "reason", tlshello_reason_name(event->reason),
+				      event->reason);
+		}
 	}
 	return json_end(&j);
 }

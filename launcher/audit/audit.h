@@ -185,9 +185,22 @@ void audit_close_begin(struct audit_log *log);
 void audit_close(struct audit_log *log);
 
 /*
+ * Whether a ring record of size bytes is a whole refusal: a deny_event, and for op tls a
+ * tls_deny_event (the formatters read its name only then).
+ */
+static inline bool audit_event_whole(const void *data, size_t size)
+{
+	const struct deny_event *event = data;
+
+	return size >= sizeof(*event) &&
+	       (event->op != AUDIT_OP_TLS || size >= sizeof(struct tls_deny_event));
+}
+
+/*
  * Formatters: write one line with its '\n' into buf, return its length, or -ENOBUFS when it
  * does not fit. Pure functions, tested on their own.
  */
+/* An event of op tls must be the deny_event of a tls_deny_event (audit_event_whole). */
 int audit_format_deny(const struct audit_log *log, const struct deny_event *event, char *buf,
 		      size_t len);
 /* As audit_format_deny, with "dst_name" when the address is known by a name (NULL: none). */

@@ -36,7 +36,11 @@ static void refusal_destination(const cJSON *line, struct refusal *refusal)
 	} else if (ip && cJSON_IsNumber(port)) {
 		snprintf(refusal->destination, sizeof(refusal->destination),
 			 strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip, port->valueint);
-		copy(refusal->name, sizeof(refusal->name), json_str(line, "dst_name"));
+		/* A refused TLS hello: the name it asked for, which is what was refused. */
+		copy(refusal->name, sizeof(refusal->name),
+		     strcmp(refusal->op, "tls") == 0 && json_str(line, "sni")
+			     ? json_str(line, "sni")
+			     : json_str(line, "dst_name"));
 	} else if (json_str(line, "option")) {
 		/* A socket option that would route packets elsewhere: "IPV6_RTHDR". */
 		copy(refusal->destination, sizeof(refusal->destination), json_str(line, "option"));

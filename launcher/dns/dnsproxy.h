@@ -68,6 +68,16 @@ struct dnsproxy_ops {
 	/* Adds the address, or changes its port set. */
 	int (*open_addr)(void *ctx, const struct in6_addr *addr, uint32_t set_id);
 	int (*close_addr)(void *ctx, const struct in6_addr *addr);
+	/*
+	 * Optional (NULL: none): a name whose rules check the TLS server name ("sni") now holds
+	 * the address, for those TCP ports (udp: every such rule allows UDP too), and lets go of
+	 * it. Called after open_addr and before close_addr, so an address is never open without
+	 * the check its name asks for.
+	 */
+	int (*open_name)(void *ctx, const struct in6_addr *addr, const char *name,
+			 const uint16_t *ports, size_t nports, bool udp);
+	int (*close_name)(void *ctx, const struct in6_addr *addr, const char *name,
+			  const uint16_t *ports, size_t nports, bool udp);
 };
 
 /* Where the proxy listens: 127.0.0.1 and ::1 (0 when the host has no ::1). */

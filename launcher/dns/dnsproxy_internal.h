@@ -23,9 +23,16 @@ struct dnsproxy_claim {
 };
 
 /* A name the job looked up and got addresses for. */
+/* SNI-checked ports of one name, over every "sni" rule that matches it. */
+#define DNSPROXY_SNI_PORTS (4 * SNI_MAX_PORTS)
+
 struct dnsproxy_name {
 	struct hashtable_node node;
 	uint32_t set_id; /* the union of the port sets of every rule matching the name */
+	/* The TCP ports of its rules with "sni", and whether every one of those allows UDP. */
+	uint16_t sni_ports[DNSPROXY_SNI_PORTS];
+	size_t nsni_ports;
+	bool sni_udp;
 	struct dnsproxy_claim *claims; /* oldest answer first */
 	size_t nclaims, cap;
 	char text[];

@@ -162,6 +162,36 @@ static int dnsproxy_addr_set_ports(struct dnsproxy *p, const struct dnsproxy_add
 	return dnsproxy_union(p, rules, n, ret_id);
 }
 
+/*
+ * The SNI-checked ports of a name: those of every "sni" rule it matches. More than room for
+ * is refused: the name's look-ups fail rather than open ports without the check.
+ */
+static int dnsproxy_name_sni(struct dnsproxy *p, struct dnsproxy_name *name)
+{
+	name->sni_udp = true;
+	for (size_t i = 0; i < p->nhosts; i++) {
+		const struct policy_entry *entry = p->hosts[i];
+
+		if (!entry->sni || !dns_name_matches(entry->host, name->text))
+			continue;
+		name->sni_udp &= (entry->protos & PROTO_UDP) != 0;
+		for (unsigned int k = 0; k < entry->nports; k++)
+			for (unsigned int port = entry->ports[k].lo; port <= entry->ports[k].hi;
+			     port++) {
+				bool seen = false;
+
+				for (size_t j = 0; j < name->nsni_ports && !seen; j++)
+					seen = name->sni_ports[j] == port;
+				if (seen)
+					continue;
+				if (name->nsni_ports == DNSPROXY_SNI_PORTS)
+					return -E2BIG;
+				name->sni_ports[name->nsni_ports++] = (uint16_t)port;
+			}
+	}
+	return 0;
+}
+
 static struct dnsproxy_name *dnsproxy_name_find(const struct dnsproxy *p, const char *text,
 						uint32_t hash)
 {
@@ -192,6 +222,8 @@ static int dnsproxy_name_get(struct dnsproxy *p, const char *text, struct dnspro
 		return -ENOMEM;
 	strcpy(name->text, text);
 	r = dnsproxy_name_set(p, text, &name->set_id);
+	if (r == 0)
+		r = dnsproxy_name_sni(p, name);
 	if (r < 0) {
 		free(name);
 		return r;
@@ -310,6 +342,15 @@ static void dnsproxy_unclaim(struct dnsproxy *p, struct dnsproxy_name *name, siz
 
 	if (a) {
 		dnsproxy_addr_drop_name(a, name);
+		/* The name's SNI entries go first; the address may stay open for other names. */
+		if (name->nsni_ports && p->ops->close_name) {
+			int r = p->ops->close_name(p->ops_ctx, &a->addr, name->text,
+						   name->sni_ports, name->nsni_ports,
+						   name->sni_udp);
+
+			if (r < 0 && !p->fatal)
+				p->fatal = r;
+		}
 		if (a->nnames == 0) {
 			/*
 			 * Only new connections are judged again: established ones go on. An
@@ -418,13 +459,24 @@ static int dnsproxy_claim(struct dnsproxy *p, struct dnsproxy_name *name,
 		created = true;
 	}
 	r = array_grow((void **)&a->names, &a->cap, a->nnames + 1, sizeof(*a->names));
+	/*
+	 * The SNI entries before the address opens (or widens) for this name: a connection
+	 * the new ports allow is checked from the first.
+	 */
+	if (r == 0 && name->nsni_ports && p->ops->open_name)
+		r = p->ops->open_name(p->ops_ctx, addr, name->text, name->sni_ports,
+				      name->nsni_ports, name->sni_udp);
 	if (r == 0) {
 		a->names[a->nnames++] = name;
 		r = dnsproxy_addr_set(p, a, &set_id);
 		if (r == 0 && (created || set_id != a->set_id))
 			r = p->ops->open_addr(p->ops_ctx, addr, set_id);
-		if (r < 0)
+		if (r < 0) {
 			a->nnames--;
+			if (name->nsni_ports && p->ops->close_name)
+				p->ops->close_name(p->ops_ctx, addr, name->text, name->sni_ports,
+						   name->nsni_ports, name->sni_udp);
+		}
 	}
 	if (r < 0) {
 		if (created) {

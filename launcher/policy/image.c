@@ -64,6 +64,21 @@ const struct image_map_spec image_map_specs[IMAGE_NMAPS] = {
 				   .value_size = sizeof(__u8),
 				   .flags = BPF_F_NO_PREALLOC,
 				   .fixed_entries = MAX_UNIX_PATHS },
+	/* The values: SNI_MARK* for a marker (len 0), 1 for a name. */
+	[IMAGE_MAP_SNI] = { .outer_name = "sni_allow",
+			    .name = "launch_sni",
+			    .type = BPF_MAP_TYPE_HASH,
+			    .key_size = sizeof(struct sni_key),
+			    .value_size = sizeof(__u32),
+			    .flags = BPF_F_NO_PREALLOC },
+	[IMAGE_MAP_DNS_SNI] = { .outer_name = "dns_sni_allow",
+				.name = "launch_dnssni",
+				.type = BPF_MAP_TYPE_HASH,
+				.key_size = sizeof(struct sni_key),
+				.value_size = sizeof(__u32),
+				.flags = BPF_F_NO_PREALLOC,
+				.fixed_entries = MAX_DNS_SNI_ENTRIES,
+				.runtime = true },
 };
 
 void image_free(struct image *image)
@@ -146,9 +161,14 @@ static int map_sort(struct image *image, enum image_map kind)
 	}
 	qsort_r(pairs, e->n, rec, cmp_key, &key_size);
 	for (size_t i = 0; i < e->n; i++) {
-		if (out > 0 &&
-		    memcmp(pairs + i * rec, (char *)e->keys + (out - 1) * key_size, key_size) == 0)
+		if (out > 0 && memcmp(pairs + i * rec, (char *)e->keys + (out - 1) * key_size,
+				      key_size) == 0) {
+			/* An SNI marker of two rules: what either allows (SNI_MARK_UDP). */
+			if (kind == IMAGE_MAP_SNI)
+				((__u32 *)e->values)[out - 1] |=
+					*(__u32 *)(pairs + i * rec + key_size);
 			continue;
+		}
 		memcpy((char *)e->keys + out * key_size, pairs + i * rec, key_size);
 		memcpy((char *)e->values + out * spec->value_size, pairs + i * rec + key_size,
 		       spec->value_size);
@@ -343,6 +363,103 @@ static void image_mark_gateway(struct image *image, const struct rules *rules)
 	}
 }
 
+void image_sni_key(struct sni_key *key, const struct in6_addr *dst, uint16_t port, const char *name)
+{
+	memset(key, 0, sizeof(*key));
+	memcpy(key->addr, dst, sizeof(key->addr));
+	key->port = port;
+	if (name) {
+		key->len = (__u16)strnlen(name, SNI_NAME_MAX);
+		memcpy(key->name, name, key->len);
+	}
+}
+
+/* Calls fn for every port of an "sni" entry (at most SNI_MAX_PORTS: policy.c checks). */
+static size_t sni_ports(const struct policy_entry *entry, uint16_t ports[SNI_MAX_PORTS])
+{
+	size_t n = 0;
+
+	for (unsigned int i = 0; i < entry->nports; i++)
+		for (unsigned int p = entry->ports[i].lo; p <= entry->ports[i].hi; p++)
+			if (n < SNI_MAX_PORTS)
+				ports[n++] = (uint16_t)p;
+	return n;
+}
+
+/*
+ * The SNI map: for every address a host rule with "sni" resolved to at start, and each of its
+ * ports, the marker and the rule's name. Absent when no rule checks names; with the DNS proxy,
+ * its own map for the names its answers open.
+ */
+static int image_sni(struct image *image, const struct rules *rules, bool dns_proxy)
+{
+	struct image_entries *e = &image->maps[IMAGE_MAP_SNI];
+	uint16_t ports[SNI_MAX_PORTS];
+	bool any = false;
+	size_t n = 0, k = 0;
+	int r;
+
+	for (size_t p = 0; p < rules->npolicies; p++)
+		for (size_t i = 0; i < rules->policies[p]->nentries; i++)
+			any |= rules->policies[p]->entries[i].sni;
+	if (!any)
+		return 0;
+	image->cfg.flags |= CFG_HAS_SNI;
+	for (size_t h = 0; h < rules->nhosts; h++)
+		if (rules->hosts[h].entry->sni)
+			n += rules->hosts[h].naddrs * sni_ports(rules->hosts[h].entry, ports) * 2;
+	r = map_alloc(image, IMAGE_MAP_SNI, n);
+	if (r == 0 && dns_proxy)
+		r = map_alloc(image, IMAGE_MAP_DNS_SNI, 0);
+	if (r < 0)
+		return r;
+	for (size_t h = 0; h < rules->nhosts; h++) {
+		const struct resolved_host *host = &rules->hosts[h];
+		size_t np;
+
+		if (!host->entry->sni)
+			continue;
+		np = sni_ports(host->entry, ports);
+		for (size_t a = 0; a < host->naddrs; a++)
+			for (size_t i = 0; i < np; i++) {
+				struct sni_key *key = (struct sni_key *)e->keys + k;
+				__u32 *value = (__u32 *)e->values + k;
+
+				image_sni_key(key, &host->addrs[a], ports[i], NULL);
+				*value = SNI_MARK |
+					 ((host->entry->protos & PROTO_UDP) ? SNI_MARK_UDP : 0);
+				image_sni_key(key + 1, &host->addrs[a], ports[i],
+					      host->entry->host);
+				value[1] = 1;
+				k += 2;
+			}
+	}
+	return map_sort(image, IMAGE_MAP_SNI);
+}
+
+unsigned int image_sni_mark(const struct image *image, const struct in6_addr *dst, uint16_t port)
+{
+	const __u32 *value;
+	struct sni_key key;
+
+	if (!(image->cfg.flags & CFG_HAS_SNI))
+		return 0;
+	image_sni_key(&key, dst, port, NULL);
+	value = image_lookup(image, IMAGE_MAP_SNI, &key);
+	return value ? *value : 0;
+}
+
+bool image_sni_allows(const struct image *image, const struct in6_addr *dst, uint16_t port,
+		      const char *name)
+{
+	struct sni_key key;
+
+	if (!(image->cfg.flags & CFG_HAS_SNI))
+		return false;
+	image_sni_key(&key, dst, port, name);
+	return key.len && image_lookup(image, IMAGE_MAP_SNI, &key);
+}
+
 int image_build(const struct rules *rules, bool dns_proxy, struct image **ret_image)
 {
 	_cleanup_(image_freep) struct image *image = NULL;
@@ -367,6 +484,8 @@ int image_build(const struct rules *rules, bool dns_proxy, struct image **ret_im
 		r = image_prefixes(image, list);
 	if (r == 0)
 		r = image_unix(image, rules);
+	if (r == 0)
+		r = image_sni(image, rules, dns_proxy);
 	/* Filled at run time by the proxy (dnsbpf.c), from empty. */
 	if (r == 0 && dns_proxy)
 		r = map_alloc(image, IMAGE_MAP_DNS_ALLOW, 0);

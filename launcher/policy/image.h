@@ -32,6 +32,8 @@ enum image_map {
 	IMAGE_MAP_DNS_ALLOW,	     /* addresses the DNS proxy's answers opened */
 	IMAGE_MAP_DNS_PORT_SETS,     /* their port sets */
 	IMAGE_MAP_UNIX_ALLOW,	     /* AF_UNIX paths and abstract names */
+	IMAGE_MAP_SNI,		     /* SNI-checked addresses and ports, and their names */
+	IMAGE_MAP_DNS_SNI,	     /* the same, for names the DNS proxy's answers opened */
 	IMAGE_NMAPS,
 };
 
@@ -111,6 +113,17 @@ bool image_decide(const struct image *image, const struct in6_addr *dst, uint16_
 		  unsigned int proto);
 /* unix.bpf.c: whether the job may connect or send to an AF_UNIX address, keyed as there. */
 bool image_decide_unix(const struct image *image, const struct unix_path_key *key);
+/*
+ * tls.bpf.c: the SNI marker of an address and TCP port (SNI_MARK, SNI_MARK_UDP; 0: not
+ * SNI-checked), and whether a server name (lower case, no trailing dot) is allowed there.
+ * The DNS proxy's names come on top of them at run time.
+ */
+unsigned int image_sni_mark(const struct image *image, const struct in6_addr *dst, uint16_t port);
+bool image_sni_allows(const struct image *image, const struct in6_addr *dst, uint16_t port,
+		      const char *name);
+/* The SNI map's key of an address, port and name (NULL: the marker's). */
+void image_sni_key(struct sni_key *key, const struct in6_addr *dst, uint16_t port,
+		   const char *name);
 /* inbound.bpf.c: whether a port is a "listen" one, open to peers outside the sandbox. */
 bool image_decide_listen(const struct image *image, uint16_t port, unsigned int proto);
 

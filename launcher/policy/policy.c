@@ -484,10 +484,50 @@ int policy_parse_protocol(const struct parse_ctx *ctx, const cJSON *item, const 
 	return 0;
 }
 
+/*
+ * "sni": on by default for a host rule whose ports are all 443 over TCP; given, a boolean, on
+ * a host rule (a cidr rule has no name to check) over TCP, with its ports named, at most
+ * SNI_MAX_PORTS of them (each is a key of the kernel's SNI map per address).
+ */
+static int parse_sni(const struct parse_ctx *ctx, const cJSON *item, const char *key, bool host,
+		     bool ports_given, struct policy_entry *entry)
+{
+	unsigned int nports = 0;
+	bool all_443 = ports_given;
+
+	for (unsigned int i = 0; i < entry->nports; i++) {
+		nports += (unsigned int)entry->ports[i].hi - entry->ports[i].lo + 1;
+		all_443 &= entry->ports[i].lo == 443 && entry->ports[i].hi == 443;
+	}
+	if (!item) {
+		entry->sni = host && all_443 && (entry->protos & PROTO_TCP);
+		return 0;
+	}
+	if (!cJSON_IsBool(item))
+		return policy_fail(ctx, key, "must be true or false, not %s",
+				   policy_json_type(item));
+	entry->sni = cJSON_IsTrue(item);
+	if (!entry->sni)
+		return 0;
+	if (!host)
+		return policy_fail(ctx, key,
+				   "true needs a \"host\" rule: a \"cidr\" rule has no name to "
+				   "check");
+	if (!(entry->protos & PROTO_TCP))
+		return policy_fail(ctx, key, "true needs TCP: TLS runs over \"tcp\" (or \"any\")");
+	if (!ports_given)
+		return policy_fail(ctx, key, "true needs \"ports\" (at most %d ports)",
+				   SNI_MAX_PORTS);
+	if (nports > SNI_MAX_PORTS)
+		return policy_fail(ctx, key, "true allows at most %d ports, and \"ports\" has %u",
+				   SNI_MAX_PORTS, nports);
+	return 0;
+}
+
 static int parse_entry(const struct parse_ctx *ctx, const cJSON *obj, size_t index,
 		       struct policy_entry *entry)
 {
-	static const char *const known[] = { "host", "cidr", "ports", "protocol", "http" };
+	static const char *const known[] = { "host", "cidr", "ports", "protocol", "sni", "http" };
 	char key[KEY_PATH_LEN / 2], subkey[KEY_PATH_LEN + 16];
 	const cJSON *host, *cidr;
 	int r;
@@ -515,6 +555,11 @@ static int parse_entry(const struct parse_ctx *ctx, const cJSON *obj, size_t ind
 	/* Each range carries the entry's protocols too, so a range read alone is complete. */
 	for (unsigned int i = 0; i < entry->nports; i++)
 		entry->ports[i].protos = entry->protos;
+	snprintf(subkey, sizeof(subkey), "%s.sni", key);
+	r = parse_sni(ctx, cJSON_GetObjectItemCaseSensitive(obj, "sni"), subkey, host != NULL,
+		      cJSON_GetObjectItemCaseSensitive(obj, "ports") != NULL, entry);
+	if (r < 0)
+		return r;
 	if (host) {
 		snprintf(subkey, sizeof(subkey), "%s.host", key);
 		r = parse_host(ctx, host, subkey, &entry->host);

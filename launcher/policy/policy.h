@@ -30,6 +30,11 @@ struct policy_entry {
 	unsigned int protos; /* PROTO_TCP, PROTO_UDP or PROTO_ANY */
 	/* "http": the host's connections go through the HTTPS gateway; NULL when absent */
 	struct policy_http *http;
+	/*
+	 * "sni": TCP connections to the host's addresses at these ports must start with a TLS
+	 * ClientHello naming it (docs/policy.md). Given, or by default on when every port is 443.
+	 */
+	bool sni;
 };
 
 struct policy {

@@ -267,7 +267,7 @@ int child_config_read(int fd, struct child_config *ret)
 		  wire->magic != CHILD_CONFIG_MAGIC || wire->size != (uint64_t)st.st_size ||
 		  wire->set_user > 1 || wire->fs_write_cwd > 1 || wire->has_user_name > 1 ||
 		  wire->has_audit_path > 1 || wire->ngroups < 0 ||
-		  (wire->seccomp_flags & ~SECCOMP_REFUSE_UNIX) ||
+		  (wire->seccomp_flags & ~(SECCOMP_REFUSE_UNIX | SECCOMP_REFUSE_FASTOPEN)) ||
 		  wire->ngroups > CHILD_MAX_GROUPS || wire->nargv == 0 ||
 		  wire->nargv == CHILD_CONFIG_NO_LIST || wire->nenvp == CHILD_CONFIG_NO_LIST ||
 		  (wire->fs_write_cwd &&

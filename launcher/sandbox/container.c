@@ -238,12 +238,13 @@ static int container_on_event(void *ctx, void *data, size_t size)
 	const char *name = NULL;
 	ssize_t n;
 
-	if (size < sizeof(*event) || event->cgroup_id != c->cgroup.id)
+	if (!audit_event_whole(data, size) || event->cgroup_id != c->cgroup.id)
 		return 0;
 	snprintf(link, sizeof(link), "/proc/%u/exe", event->pid);
 	n = readlink(link, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
-	if (event->op == AUDIT_OP_CONNECT || event->op == AUDIT_OP_SENDMSG) {
+	if (event->op == AUDIT_OP_CONNECT || event->op == AUDIT_OP_SENDMSG ||
+	    event->op == AUDIT_OP_TLS) {
 		struct in6_addr addr;
 
 		memcpy(&addr, event->addr, sizeof(addr));

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -24,6 +25,7 @@
 #include "launch.skel.h"
 #include "loader_internal.h"
 #include "progload.h"
+#include "lib/mountinfo.h"
 #include "lib/util.h"
 
 /*
@@ -56,13 +58,15 @@ static const struct {
 	[LOADER_BIND4] = { "launch_bind4", BPF_CGROUP_INET4_BIND, 780 },
 	[LOADER_BIND6] = { "launch_bind6", BPF_CGROUP_INET6_BIND, 940 },
 	[LOADER_INGRESS] = { "launch_ingress", BPF_CGROUP_INET_INGRESS, 1430 },
+	[LOADER_SOCKOPS] = { "launch_sockops", BPF_CGROUP_SOCK_OPS, 1000 },
+	[LOADER_TLS_MSG] = { "launch_tls_msg", BPF_SK_MSG_VERDICT, 20000 },
 };
 
 /* The shared maps of the launcher's own; the maps-of-maps are named in image_map_specs. */
 static const char *const SHARED_MAP_NAMES[LOADER_FIRST_OUTER] = {
-	[LOADER_MAP_CFGS] = "sandbox_cfgs",
-	[LOADER_MAP_STATES] = "sandbox_states",
-	[LOADER_MAP_SLOT_OWNER] = "slot_owner",
+	[LOADER_MAP_CFGS] = "sandbox_cfgs",	    [LOADER_MAP_STATES] = "sandbox_states",
+	[LOADER_MAP_SLOT_OWNER] = "slot_owner",	    [LOADER_MAP_SNI_SOCKS] = "sni_socks",
+	[LOADER_MAP_SNI_COUNTERS] = "sni_counters",
 };
 
 /* The kernel keeps 15 characters of a map's name. */
@@ -182,6 +186,27 @@ static int shared_take_maps(struct loader_shared *shared, int prog_fd, struct se
 }
 
 /*
+ * The sk_msg program, attached to sni_socks (which the sockops program uses): its fd and maps.
+ * -ENOENT when it is not there, as for a program missing from the holder.
+ */
+static int tls_msg_find(struct loader_shared *shared, struct seen_maps *seen)
+{
+	int socks = shared->map_fd[LOADER_MAP_SNI_SOCKS];
+	__u32 id = 0, count = 1;
+
+	if (socks < 0)
+		return -ENOENT;
+	if (bpf_prog_query(socks, BPF_SK_MSG_VERDICT, 0, NULL, &id, &count) < 0)
+		return -errno;
+	if (count != 1)
+		return -ENOENT;
+	shared->prog_fd[LOADER_TLS_MSG] = bpf_prog_get_fd_by_id(id);
+	if (shared->prog_fd[LOADER_TLS_MSG] < 0)
+		return errno == ENOENT ? -ENOENT : -errno;
+	return shared_take_maps(shared, shared->prog_fd[LOADER_TLS_MSG], seen);
+}
+
+/*
  * Takes the programs attached to the holder and their maps. -ENOENT when the holder is
  * missing or incomplete: the programs must be loaded.
  */
@@ -200,6 +225,13 @@ static int shared_find(const char *holder, struct loader_shared *shared)
 
 		if (is_unix_prog(i) && !shared->unix_hooks)
 			continue;
+		/* Attached to sni_socks, whose fd the sockops program's maps gave. */
+		if (i == LOADER_TLS_MSG) {
+			r = tls_msg_find(shared, &seen);
+			if (r < 0)
+				goto fail;
+			continue;
+		}
 		if (bpf_prog_query(fd, PROGS[i].attach_type, 0, NULL, &id, &count) < 0) {
 			r = -errno;
 			goto fail;
@@ -215,7 +247,7 @@ static int shared_find(const char *holder, struct loader_shared *shared)
 			goto fail;
 		}
 		/* connect4 uses every map but unix_allow, which the unix programs use. */
-		if (i == LOADER_CONNECT4 || i == LOADER_CONNECT_UNIX) {
+		if (i == LOADER_CONNECT4 || i == LOADER_CONNECT_UNIX || i == LOADER_SOCKOPS) {
 			r = shared_take_maps(shared, shared->prog_fd[i], &seen);
 			if (r < 0)
 				goto fail;
@@ -293,6 +325,62 @@ static int object_prepare(struct launch_bpf *skel, void *userdata)
 }
 
 /*
+ * Pins sni_socks in the BPF file system (mounting one at /sys/fs/bpf when the host has none):
+ * a sockmap lets go of its programs when its last user-space reference goes
+ * (map_release_uref), whatever programs use it, so without the pin the sk_msg program would
+ * go with the last launcher.
+ */
+static int sni_socks_pin(int fd)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+
+	if (mountinfo_find("bpf", dir, sizeof(dir)) < 0) {
+		if (mkdir(LOADER_BPFFS, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		if (mount("bpf", LOADER_BPFFS, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			  "mode=0700") < 0)
+			return -errno;
+		snprintf(dir, sizeof(dir), "%s", LOADER_BPFFS);
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", dir, LOADER_SNI_PIN_PREFIX,
+			     LAUNCH_BPF_VERSION) >= sizeof(path))
+		return -ENAMETOOLONG;
+	/* A pin of an earlier load of this version names a map no program uses any more. */
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return bpf_obj_pin(fd, path) < 0 ? -errno : 0;
+}
+
+/* Attaches the sk_msg program to sni_socks, found among the sockops program's maps. */
+static int tls_msg_attach(int prog_fd, int sockops_fd)
+{
+	__u32 ids[16];
+	struct bpf_prog_info info = { .nr_map_ids = ARRAY_SIZE(ids), .map_ids = (uintptr_t)ids };
+	__u32 len = sizeof(info);
+
+	if (sockops_fd < 0)
+		return -ENOENT;
+	if (bpf_obj_get_info_by_fd(sockops_fd, &info, &len) < 0)
+		return -errno;
+	for (__u32 i = 0; i < info.nr_map_ids && i < ARRAY_SIZE(ids); i++) {
+		struct bpf_map_info map_info = { 0 };
+		__u32 map_len = sizeof(map_info);
+		_cleanup_close_ int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd < 0)
+			return -errno;
+		if (bpf_obj_get_info_by_fd(fd, &map_info, &map_len) < 0)
+			return -errno;
+		if (strcmp(map_info.name, SHARED_MAP_NAMES[LOADER_MAP_SNI_SOCKS]) != 0)
+			continue;
+		if (bpf_prog_attach(prog_fd, fd, BPF_SK_MSG_VERDICT, 0) < 0)
+			return -errno;
+		return sni_socks_pin(fd);
+	}
+	return -ENOENT;
+}
+
+/*
  * Loads (verifies) the programs, on as many CPUs as there are (progload), and attaches them
  * to the holder, replacing what is there.
  */
@@ -345,9 +433,16 @@ static int shared_load(const char *holder, bool unix_hooks, char *errbuf, size_t
 	for (int i = 0; i < LOADER_NPROGS; i++) {
 		if (prog_fds[i] < 0)
 			continue;
-		/* Without BPF_F_ALLOW_MULTI one program per hook: a second attach replaces. */
-		if (bpf_prog_attach(prog_fds[i], fd, PROGS[i].attach_type, 0) < 0) {
-			r = -errno;
+		/*
+		 * Without BPF_F_ALLOW_MULTI one program per hook: a second attach replaces. The
+		 * sk_msg program goes on its map, before sockops can put a socket there.
+		 */
+		if (i == LOADER_TLS_MSG)
+			r = tls_msg_attach(prog_fds[i], prog_fds[LOADER_SOCKOPS]);
+		else
+			r = bpf_prog_attach(prog_fds[i], fd, PROGS[i].attach_type, 0) < 0 ? -errno
+											  : 0;
+		if (r < 0) {
 			/* Nothing half-made stays: removing the holder detaches what it got. */
 			rmdir(holder);
 			goto out;
@@ -396,6 +491,27 @@ int loader_shared_get(const char *cgroup_parent, struct loader_shared *ret, char
 	return r;
 }
 
+/*
+ * Unpins the sni_socks of other versions: their sk_msg program goes once no launcher holds
+ * the map. A sandbox still running on it keeps its backstop, which drops what a connection
+ * not yet judged sends.
+ */
+static void sni_pins_remove(const char *keep)
+{
+	size_t plen = strlen(LOADER_SNI_PIN_PREFIX);
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	if (mountinfo_find("bpf", dir, sizeof(dir)) < 0 || !(d = opendir(dir)))
+		return;
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, LOADER_SNI_PIN_PREFIX, plen) == 0 &&
+		    !(keep && strcmp(de->d_name + plen, keep) == 0))
+			unlinkat(dirfd(d), de->d_name, 0);
+	closedir(d);
+}
+
 int loader_remove_holders(const char *cgroup_parent, const char *keep)
 {
 	_cleanup_close_ int lock_fd = -1;
@@ -425,6 +541,7 @@ int loader_remove_holders(const char *cgroup_parent, const char *keep)
 			removed++;
 	}
 	closedir(d);
+	sni_pins_remove(keep);
 	return removed;
 }
 
@@ -532,8 +649,11 @@ int loader_sandbox_attach(struct loader_sandbox *sb, int cgroup_fd, uint64_t cgr
 	 * (slot 0): everything is refused until the end of this function.
 	 */
 	for (int i = 0; i < LOADER_NPROGS; i++) {
-		/* Only a listener needs it: loader_sandbox_attach_ingress, at the first listen. */
-		if (shared->prog_fd[i] < 0 || i == LOADER_INGRESS)
+		/*
+		 * Only a listener needs it: loader_sandbox_attach_ingress, at the first listen.
+		 * The sk_msg program is its map's, for every sandbox.
+		 */
+		if (shared->prog_fd[i] < 0 || i == LOADER_INGRESS || i == LOADER_TLS_MSG)
 			continue;
 		if (bpf_prog_attach(shared->prog_fd[i], cgroup_fd, PROGS[i].attach_type, 0) < 0) {
 			*ret_failed = PROGS[i].name;
@@ -654,6 +774,28 @@ int loader_sandbox_update(struct loader_sandbox *sb, const struct image *image)
 	return loader_slot_release(sb, old_slot);
 }
 
+/* The sk_msg program's refusals, per CPU at the sandbox's slot, where they are its cgroup's. */
+static void sni_sum_counters(const struct loader_sandbox *sb, int ncpus,
+			     struct sandbox_counters *ret_counters)
+{
+	_cleanup_free_ struct sni_counters *per_cpu = calloc((size_t)ncpus, sizeof(*per_cpu));
+	__u32 slot = sb->slot;
+
+	if (!per_cpu || !slot ||
+	    bpf_map_lookup_elem(sb->shared->map_fd[LOADER_MAP_SNI_COUNTERS], &slot, per_cpu) < 0)
+		return;
+	for (int i = 0; i < ncpus; i++) {
+		const struct sni_counters *c = &per_cpu[i];
+
+		if (c->cgroup_id != sb->cgroup_id)
+			continue;
+		ret_counters->denied += c->denied;
+		ret_counters->lost += c->lost;
+		ret_counters->would_deny += c->would_deny;
+		ret_counters->would_deny_lost += c->would_deny_lost;
+	}
+}
+
 void loader_sandbox_sum_counters(const struct loader_sandbox *sb,
 				 struct sandbox_counters *ret_counters)
 {
@@ -679,6 +821,16 @@ void loader_sandbox_sum_counters(const struct loader_sandbox *sb,
 		ret_counters->allowed += c->allowed;
 		ret_counters->allowed_lost += c->allowed_lost;
 	}
+	sni_sum_counters(sb, ncpus, ret_counters);
+}
+
+void loader_sni_release(const struct loader_sandbox *sb, uint64_t cookie)
+{
+	__u64 key = cookie;
+
+	/* ENOENT: closed meanwhile (sock_map_close took it out). Nothing to undo otherwise. */
+	if (sb->shared)
+		bpf_map_delete_elem(sb->shared->map_fd[LOADER_MAP_SNI_SOCKS], &key);
 }
 
 int loader_sandbox_events_fd(const struct loader_sandbox *sb)

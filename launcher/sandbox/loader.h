@@ -13,6 +13,10 @@
 #include "bpf/launch.h"
 #include "policy/image.h"
 
+/* Where the BPF file system is mounted when the host has none, and sni_socks's pin there. */
+#define LOADER_BPFFS	      "/sys/fs/bpf"
+#define LOADER_SNI_PIN_PREFIX "launch-sni-socks-"
+
 /* The shared programs, by the hook each is attached to. */
 enum loader_prog {
 	LOADER_CONNECT4,
@@ -29,6 +33,9 @@ enum loader_prog {
 	LOADER_BIND4,
 	LOADER_BIND6,
 	LOADER_INGRESS,
+	LOADER_SOCKOPS, /* the SNI check: marks connections, puts them in sni_socks */
+	/* The SNI check's sk_msg: attached to the sni_socks map, not to a cgroup. */
+	LOADER_TLS_MSG,
 	LOADER_NPROGS,
 };
 
@@ -40,6 +47,8 @@ enum loader_map {
 	LOADER_MAP_CFGS,   /* cgroup storage: struct sandbox_cfg */
 	LOADER_MAP_STATES, /* per-CPU cgroup storage: struct sandbox_counters */
 	LOADER_MAP_SLOT_OWNER,
+	LOADER_MAP_SNI_SOCKS,	 /* sockhash: connections whose first TLS record is awaited */
+	LOADER_MAP_SNI_COUNTERS, /* per-CPU array by slot: struct sni_counters */
 	LOADER_FIRST_OUTER,
 	LOADER_NMAPS = LOADER_FIRST_OUTER + IMAGE_NMAPS,
 };
@@ -149,5 +158,8 @@ bool loader_kernel_has_unix_hooks(void);
 #define LOADER_SLOTS_FILE ".slots"
 /* The holder cgroup's name: LOADER_HOLDER_PREFIX<version>. */
 #define LOADER_HOLDER_PREFIX ".bpf-"
+
+/* Takes a judged connection (struct sni_judged) out of sni_socks; gone already is fine. */
+void loader_sni_release(const struct loader_sandbox *sb, uint64_t cookie);
 
 #endif /* LAUNCH_LOADER_H */

@@ -29,6 +29,9 @@
  * could not be emptied: the slot must not be used.
  */
 _Static_assert(IMAGE_NMAPS == SLOT_MAP_KINDS, "slot_owner records one map id per kind");
+/* Room for any map's key, on the stack: the largest is the SNI map's. */
+#define LOADER_MAX_KEY_SIZE sizeof(struct sni_key)
+_Static_assert(sizeof(struct sni_key) >= sizeof(struct unix_path_key), "the largest key");
 
 int loader_slot_record(const struct loader_shared *shared, uint32_t slot,
 		       struct slot_owner_value *ret)
@@ -155,7 +158,7 @@ static int hash_clear(int fd, __u32 key_size, __u32 value_size)
 {
 	enum { BATCH = 256 };
 	_cleanup_free_ char *keys = NULL, *values = NULL;
-	char first[UNIX_PATH_LEN];
+	char first[LOADER_MAX_KEY_SIZE];
 	__u64 batch = 0;
 
 	if (bpf_map_get_next_key(fd, NULL, first) < 0)
@@ -179,7 +182,7 @@ static int hash_clear(int fd, __u32 key_size, __u32 value_size)
 /* Whether a map has no entry; a trie is emptied by replacing it (no batch delete). */
 static bool map_is_empty(int fd)
 {
-	char key[UNIX_PATH_LEN];
+	char key[LOADER_MAX_KEY_SIZE];
 
 	return bpf_map_get_next_key(fd, NULL, key) < 0 && errno == ENOENT;
 }

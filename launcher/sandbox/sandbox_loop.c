@@ -30,7 +30,8 @@ static const char *sandbox_dst_name(const struct sandbox *sandbox, const struct 
 {
 	struct in6_addr addr;
 
-	if (event->op != AUDIT_OP_CONNECT && event->op != AUDIT_OP_SENDMSG)
+	if (event->op != AUDIT_OP_CONNECT && event->op != AUDIT_OP_SENDMSG &&
+	    event->op != AUDIT_OP_TLS)
 		return NULL;
 	memcpy(&addr, event->addr, sizeof(addr));
 	return dnsproxy_addr_name(sandbox->dns, &addr);
@@ -71,7 +72,12 @@ int sandbox_on_event(void *ctx, void *data, size_t size)
 {
 	struct sandbox *sandbox = ctx;
 
-	if (size < sizeof(struct deny_event))
+	/* A connection whose TLS hello passed: out of the sockmap, onto the plain TCP path. */
+	if (size == sizeof(struct sni_judged)) {
+		loader_sni_release(&sandbox->bpf, ((const struct sni_judged *)data)->cookie);
+		return 0;
+	}
+	if (!audit_event_whole(data, size))
 		return 0;
 	/* Left in the slot's ring by the cgroup that had the slot before: not ours to log. */
 	if (((const struct deny_event *)data)->cgroup_id != sandbox->cgroup.id)

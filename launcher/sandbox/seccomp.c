@@ -7,6 +7,7 @@
 #include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -78,6 +79,9 @@ enum {
 	SF_IS_IO_URING,
 	SF_IS_CLONE3,
 	SF_IS_SETSOCKOPT,
+	SF_IS_SENDTO,
+	SF_IS_SENDMSG,
+	SF_IS_SENDMMSG,
 	/* socket(family, type, protocol) */
 	SF_SOCKET_FAMILY,
 	SF_SOCKET_UNIX,
@@ -125,6 +129,16 @@ enum {
 	SF_SOCKOPT_LEN_SET,
 	SF_FLOWLABEL_LEN,
 	SF_FLOWLABEL_HEADERS,
+	/* SECCOMP_REFUSE_FASTOPEN: setsockopt(IPPROTO_TCP, TCP_FASTOPEN_CONNECT), send flags */
+	SF_SOCKOPT_IS_TCP,
+	SF_TCP_OPTNAME,
+	SF_TCP_FASTOPEN_CONNECT,
+	SF_SENDTO_FLAGS,
+	SF_SENDTO_FASTOPEN,
+	SF_SENDMSG_FLAGS,
+	SF_SENDMSG_FASTOPEN,
+	SF_SENDMMSG_FLAGS,
+	SF_SENDMMSG_FASTOPEN,
 	/* The answers, last: classic BPF jumps only forward. */
 	SF_ALLOW,
 	SF_NOTIFY,
@@ -140,6 +154,8 @@ enum {
 	(sizeof(char[(to) > (from) && (to) - (from) <= 256 ? 1 : -1]) * 0 + (to) - (from)-1)
 #define JEQ(at, v, t, f)  [at] = JUMP(BPF_JEQ, (v), TO(at, t), TO(at, f))
 #define JSET(at, v, t, f) [at] = JUMP(BPF_JSET, (v), TO(at, t), TO(at, f))
+/* The instruction JEQ(at, ...) makes, for a variant of the filter written in place. */
+#define JEQ_AT(at, v, t, f) JUMP(BPF_JEQ, (v), TO(at, t), TO(at, f))
 
 /*
  * The kernel runs a filter only for calls whose action it cannot tell from the number and
@@ -182,7 +198,14 @@ static const struct sock_filter SECCOMP_FILTER[SF_COUNT] = {
 	 * every thread and fork. Every other call is decided by its number alone.
 	 */
 	JEQ(SF_IS_CLONE3, __NR_clone3, SF_ENOSYS, SF_IS_SETSOCKOPT),
-	JEQ(SF_IS_SETSOCKOPT, __NR_setsockopt, SF_SOCKOPT_LEVEL, SF_ALLOW),
+	JEQ(SF_IS_SETSOCKOPT, __NR_setsockopt, SF_SOCKOPT_LEVEL, SF_IS_SENDTO),
+	/*
+	 * The sends: allowed by number, unless SECCOMP_REFUSE_FASTOPEN points them at their flags
+	 * (seccomp_program_for).
+	 */
+	JEQ(SF_IS_SENDTO, __NR_sendto, SF_ALLOW, SF_IS_SENDMSG),
+	JEQ(SF_IS_SENDMSG, __NR_sendmsg, SF_ALLOW, SF_IS_SENDMMSG),
+	JEQ(SF_IS_SENDMMSG, __NR_sendmmsg, SF_ALLOW, SF_ALLOW),
 
 	[SF_SOCKET_FAMILY] = LOAD(ARG_LO(0)),
 	JEQ(SF_SOCKET_UNIX, AF_UNIX, SF_ALLOW, SF_SOCKET_INET),
@@ -249,6 +272,22 @@ static const struct sock_filter SECCOMP_FILTER[SF_COUNT] = {
 		JUMP(BPF_JGT, SECCOMP_FLOWLABEL_REQ_LEN, TO(SF_FLOWLABEL_HEADERS, SF_NOTIFY),
 		     TO(SF_FLOWLABEL_HEADERS, SF_ALLOW)),
 
+	/*
+	 * TCP Fast Open (SECCOMP_REFUSE_FASTOPEN): its data leaves in the SYN, before the TLS
+	 * server-name check can see it (docs/threat-model.md); the launcher refuses it with EPERM
+	 * and logs it (op setsockopt, or syscall naming the send). sendmmsg's flags apply to every
+	 * message (___sys_sendmsg ignores each msghdr's own msg_flags).
+	 */
+	JEQ(SF_SOCKOPT_IS_TCP, IPPROTO_TCP, SF_TCP_OPTNAME, SF_ALLOW),
+	[SF_TCP_OPTNAME] = LOAD(ARG_LO(2)),
+	JEQ(SF_TCP_FASTOPEN_CONNECT, TCP_FASTOPEN_CONNECT, SF_NOTIFY, SF_ALLOW),
+	[SF_SENDTO_FLAGS] = LOAD(ARG_LO(3)),
+	JSET(SF_SENDTO_FASTOPEN, MSG_FASTOPEN, SF_NOTIFY, SF_ALLOW),
+	[SF_SENDMSG_FLAGS] = LOAD(ARG_LO(2)),
+	JSET(SF_SENDMSG_FASTOPEN, MSG_FASTOPEN, SF_NOTIFY, SF_ALLOW),
+	[SF_SENDMMSG_FLAGS] = LOAD(ARG_LO(3)),
+	JSET(SF_SENDMMSG_FASTOPEN, MSG_FASTOPEN, SF_NOTIFY, SF_ALLOW),
+
 	[SF_SOCKETPAIR_FAMILY] = LOAD(ARG_LO(0)),
 	JEQ(SF_SOCKETPAIR_UNIX, AF_UNIX, SF_ALLOW, SF_NOTIFY),
 
@@ -280,6 +319,16 @@ const struct sock_filter *seccomp_program_for(unsigned int flags, size_t *ret_le
 		program[SF_SOCKET_UNIX] =
 			(struct sock_filter)JUMP(BPF_JEQ, AF_UNIX, TO(SF_SOCKET_UNIX, SF_NOTIFY),
 						 TO(SF_SOCKET_UNIX, SF_SOCKET_INET));
+	if (flags & SECCOMP_REFUSE_FASTOPEN) {
+		program[SF_IS_SENDTO] = (struct sock_filter)JEQ_AT(SF_IS_SENDTO, __NR_sendto,
+								   SF_SENDTO_FLAGS, SF_IS_SENDMSG);
+		program[SF_IS_SENDMSG] = (struct sock_filter)JEQ_AT(
+			SF_IS_SENDMSG, __NR_sendmsg, SF_SENDMSG_FLAGS, SF_IS_SENDMMSG);
+		program[SF_IS_SENDMMSG] = (struct sock_filter)JEQ_AT(SF_IS_SENDMMSG, __NR_sendmmsg,
+								     SF_SENDMMSG_FLAGS, SF_ALLOW);
+		program[SF_SOCKOPT_IS_IPV6] = (struct sock_filter)JEQ_AT(
+			SF_SOCKOPT_IS_IPV6, SOL_IPV6, SF_IPV6_OPTNAME, SF_SOCKOPT_IS_TCP);
+	}
 	*ret_len = ARRAY_SIZE(program);
 	return program;
 }
@@ -319,6 +368,10 @@ static __u16 seccomp_op(const struct seccomp_notif *req)
 		return AUDIT_OP_LISTEN;
 	if (req->data.nr == __NR_setsockopt)
 		return AUDIT_OP_SETSOCKOPT;
+	/* TCP Fast Open where TLS names are checked (SECCOMP_REFUSE_FASTOPEN): the call, named. */
+	if (req->data.nr == __NR_sendto || req->data.nr == __NR_sendmsg ||
+	    req->data.nr == __NR_sendmmsg)
+		return AUDIT_OP_SYSCALL;
 	return AUDIT_OP_SOCKET;
 }
 

@@ -21,6 +21,13 @@
  * listener fd.
  */
 #define SECCOMP_REFUSE_UNIX (1u << 0)
+/*
+ * A policy checks TLS server names ("sni"): TCP Fast Open, whose data rides in the SYN before
+ * the check can see it, goes to the launcher, which refuses it with EPERM and logs it
+ * (MSG_FASTOPEN on sendto, sendmsg and sendmmsg, and setsockopt TCP_FASTOPEN_CONNECT).
+ * Without it the sends are allowed by number alone.
+ */
+#define SECCOMP_REFUSE_FASTOPEN (1u << 1)
 int seccomp_install(unsigned int flags);
 
 /*

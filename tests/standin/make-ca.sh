@@ -7,7 +7,7 @@
 set -eu
 dir=$1
 names="DNS:api.stripe.com,DNS:files.stripe.com,DNS:connect.stripe.com,DNS:meter-events.stripe.com"
-names="$names,DNS:api.openai.com,DNS:api.anthropic.com,DNS:attacker.example,IP:127.0.0.3"
+names="$names,DNS:api.openai.com,DNS:api.anthropic.com,DNS:attacker.example,DNS:evil.example,IP:127.0.0.3"
 mkdir -p "$dir"
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=launch throwaway CA" \
 	-keyout "$dir/ca.key" -out "$dir/ca.pem" \

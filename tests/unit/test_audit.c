@@ -1545,8 +1545,45 @@ static void test_rotation_reopens(void)
 	rmdir(dir);
 }
 
+/* op tls: the peer, the name asked for (escaped: the job's bytes), the reason by name. */
+static void test_deny_tls(void)
+{
+	struct tls_deny_event t = { .event = connect_event() };
+	struct deny_event *e = &t.event;
+	char buf[AUDIT_LINE_MAX];
+	cJSON *obj;
+
+	e->op = AUDIT_OP_TLS;
+	e->port = 443;
+	e->reason = TLS_REASON_NAME;
+	strcpy(t.sni, "evil.example");
+	obj = parse_line(buf, audit_format_deny(&test_log, e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "op"), "tls");
+	CHECK_EQ_STR(str(obj, "dst_ip"), "127.0.0.3");
+	CHECK_EQ_INT(num(obj, "dst_port"), 443);
+	CHECK_EQ_STR(str(obj, "sni"), "evil.example");
+	CHECK_EQ_STR(str(obj, "reason"), "name");
+	CHECK_EQ_INT(num(obj, "pid"), 42);
+	cJSON_Delete(obj);
+	/* No name (or none that parsed): "" and the reason; a quote is escaped, never raw. */
+	t.sni[0] = '\0';
+	e->reason = TLS_REASON_NOT_TLS;
+	obj = parse_line(buf, audit_format_deny(&test_log, e, buf, sizeof(buf)));
+	CHECK_EQ_STR(str(obj, "sni"), "");
+	CHECK_EQ_STR(str(obj, "reason"), "not_tls");
+	cJSON_Delete(obj);
+	memset(t.sni, 'a', sizeof(t.sni));
+	t.sni[3] = '"';
+	e->reason = 99;
+	obj = parse_line(buf, audit_format_deny(&test_log, e, buf, sizeof(buf)));
+	CHECK(str(obj, "sni") && strlen(str(obj, "sni")) == sizeof(t.sni));
+	CHECK_EQ_INT(num(obj, "reason"), 99);
+	cJSON_Delete(obj);
+}
+
 int main(void)
 {
+	RUN(test_deny_tls);
 	RUN(test_deny_connect_ipv4);
 	RUN(test_deny_ipv6_mapped_shown_as_given);
 	RUN(test_deny_socket_kinds);

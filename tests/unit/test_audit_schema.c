@@ -298,6 +298,14 @@ static void make_cases(void)
 								      .comm = "node",
 								      .exe = "/usr/bin/node" },
 						buf, cap));
+	add_fixed_case("deny_tls",
+		       "{\"ts\":\"" FIXED_TS "\",\"event\":\"deny\",\"v\":1,\"seq\":27,"
+		       "\"host\":\"vm\",\"sandbox\":\"159138ce3fa5\",\"policy\":\"openai\","
+		       "\"op\":\"tls\",\"pid\":2971,\"tid\":2971,\"comm\":\"python3\","
+		       "\"uid\":65534,\"exe\":\"/usr/bin/python3.11\",\"family\":\"ipv4\","
+		       "\"protocol\":\"tcp\",\"dst_ip\":\"127.0.0.10\",\"dst_port\":443,"
+		       "\"dst_name\":\"api.openai.com\",\"sni\":\"evil.example\","
+		       "\"reason\":\"name\"}");
 }
 
 static int translate(enum audit_schema schema, struct audit_schema_ctx *ctx, const char *line,

@@ -26,6 +26,13 @@ struct fake_kernel {
 	int dangling;	   /* an address pointing at a set not yet written */
 	int opens, closes; /* calls */
 	int fail_open;	   /* make open_addr fail with this (negative) */
+	/* SNI entries: (address, port, name). */
+	struct {
+		struct in6_addr addr;
+		uint16_t port;
+		char name[64];
+	} snis[256];
+	size_t nsnis;
 };
 
 static struct fake_kernel kernel;
@@ -82,10 +89,54 @@ static int fake_close(void *ctx, const struct in6_addr *addr)
 	return 0;
 }
 
+static int fake_sni_find(const struct in6_addr *addr, uint16_t port, const char *name)
+{
+	for (size_t i = 0; i < kernel.nsnis; i++)
+		if (!memcmp(&kernel.snis[i].addr, addr, sizeof(*addr)) &&
+		    kernel.snis[i].port == port && !strcmp(kernel.snis[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+static int fake_open_name(void *ctx, const struct in6_addr *addr, const char *name,
+			  const uint16_t *ports, size_t nports, bool udp)
+{
+	(void)ctx;
+	(void)udp;
+	/* Called before the address opens for the name: nothing may be open unchecked. */
+	for (size_t i = 0; i < nports; i++) {
+		if (fake_sni_find(addr, ports[i], name) >= 0)
+			continue;
+		if (kernel.nsnis == ARRAY_SIZE(kernel.snis))
+			return -ENOSPC;
+		kernel.snis[kernel.nsnis].addr = *addr;
+		kernel.snis[kernel.nsnis].port = ports[i];
+		snprintf(kernel.snis[kernel.nsnis].name, sizeof(kernel.snis[0].name), "%s", name);
+		kernel.nsnis++;
+	}
+	return 0;
+}
+
+static int fake_close_name(void *ctx, const struct in6_addr *addr, const char *name,
+			   const uint16_t *ports, size_t nports, bool udp)
+{
+	(void)ctx;
+	(void)udp;
+	for (size_t i = 0; i < nports; i++) {
+		int k = fake_sni_find(addr, ports[i], name);
+
+		if (k >= 0)
+			kernel.snis[k] = kernel.snis[--kernel.nsnis];
+	}
+	return 0;
+}
+
 static const struct dnsproxy_ops fake_ops = {
 	.write_set = fake_write_set,
 	.open_addr = fake_open,
 	.close_addr = fake_close,
+	.open_name = fake_open_name,
+	.close_name = fake_close_name,
 };
 
 static struct in6_addr addr_of(const char *text)
@@ -788,6 +839,32 @@ static void test_shared_address_union_and_narrowing(void)
 	fixture_free(f);
 }
 
+/* A name of an "sni" rule enters the SNI entries with its address before it opens, and leaves. */
+static void test_sni_names(void)
+{
+	static const struct rr api[] = { { NULL, DNS_TYPE_A, 10, "203.0.113.50" } };
+	static const struct rr cdn[] = { { NULL, DNS_TYPE_A, 10, "203.0.113.50" } };
+	struct in6_addr a = addr_of("203.0.113.50");
+	struct fixture *f = fixture_new();
+
+	if (!f)
+		return;
+	kernel.nsnis = 0;
+	/* api.provider.test: ports [443], so "sni" by default. */
+	resolve(f, "API.provider.test", api, 1, NOW_MS);
+	CHECK(kernel_allows("203.0.113.50", 443, PROTO_TCP));
+	CHECK(fake_sni_find(&a, 443, "api.provider.test") >= 0);
+	CHECK_EQ_INT(kernel.nsnis, 1);
+	/* The wildcard's 8443 is not checked: no entry for its name. */
+	resolve(f, "x.cdn.provider.test", cdn, 1, NOW_MS + 20000);
+	CHECK_EQ_INT(kernel.nsnis, 1);
+	/* api's claim ends first: its entry goes, the address stays open for x.cdn. */
+	CHECK_EQ_INT(dnsproxy_expire(f->proxy, NOW_MS + 75 * 1000), 0);
+	CHECK_EQ_INT(kernel.nsnis, 0);
+	CHECK(kernel_allows("203.0.113.50", 8443, PROTO_TCP));
+	fixture_free(f);
+}
+
 static void test_expiry_ttl_floor_and_grace(void)
 {
 	static const struct rr zero[] = { { NULL, DNS_TYPE_A, 0, "203.0.113.40" },
@@ -1438,6 +1515,7 @@ int main(void)
 	RUN(test_answer_not_ours);
 	RUN(test_wildcard_and_union_of_rules);
 	RUN(test_shared_address_union_and_narrowing);
+	RUN(test_sni_names);
 	RUN(test_expiry_ttl_floor_and_grace);
 	RUN(test_refresh_never_shortens);
 	RUN(test_max_ips_per_name_oldest_first);

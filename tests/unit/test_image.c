@@ -895,6 +895,66 @@ static void test_gateway_flags(void)
 	}
 }
 
+/* The SNI map: a marker and the name per address and port of each "sni" host, nothing else. */
+static void test_sni_map(void)
+{
+	struct policy_entry entries[2] = {
+		{ .host = "api.example", .nports = 1, .protos = PROTO_TCP, .sni = true },
+		{ .host = "other.example", .nports = 1, .protos = PROTO_ANY, .sni = true },
+	};
+	struct policy policy = { .entries = entries, .nentries = 2 }, *policies[] = { &policy };
+	struct in6_addr shared = addr_of("192.0.2.7"), own = addr_of("192.0.2.8");
+	struct in6_addr a_addrs[] = { shared }, b_addrs[] = { shared, own };
+	struct resolved_host hosts[] = { { &policy, &entries[0], a_addrs, 1 },
+					 { &policy, &entries[1], b_addrs, 2 } };
+	struct allow_rule rules[] = { rule_of("192.0.2.7", PORT_443, 1, PROTO_TCP) };
+	struct test_policy p = { 0 };
+	char err[128];
+
+	entries[0].ports[0] = (struct port_range){ 443, 443, PROTO_TCP };
+	entries[1].ports[0] = (struct port_range){ 443, 443, PROTO_ANY };
+	if (allowlist_build(rules, ARRAY_SIZE(rules), &p.list, err, sizeof(err)) < 0) {
+		CHECK(!"allowlist_build");
+		return;
+	}
+	p.rules.list = p.list;
+	p.rules.policies = policies;
+	p.rules.npolicies = 1;
+	p.rules.hosts = hosts;
+	p.rules.nhosts = ARRAY_SIZE(hosts);
+	CHECK_EQ_INT(image_build(&p.rules, true, &p.image), 0);
+	if (!p.image) {
+		test_policy_release(&p);
+		return;
+	}
+	CHECK(p.image->cfg.flags & CFG_HAS_SNI);
+	CHECK(p.image->maps[IMAGE_MAP_DNS_SNI].present);
+	/* Two markers (one merged from both rules) and three names. */
+	CHECK_EQ_INT(p.image->maps[IMAGE_MAP_SNI].n, 5);
+	/* The shared address: either rule's name; UDP only as the second rule allows it. */
+	CHECK(image_sni_allows(p.image, &shared, 443, "api.example"));
+	CHECK(image_sni_allows(p.image, &shared, 443, "other.example"));
+	CHECK(!image_sni_allows(p.image, &shared, 443, "evil.example"));
+	CHECK(!image_sni_allows(p.image, &shared, 8443, "api.example"));
+	CHECK(!image_sni_allows(p.image, &shared, 443, ""));
+	CHECK_EQ_INT(image_sni_mark(p.image, &shared, 443), SNI_MARK | SNI_MARK_UDP);
+	CHECK(!image_sni_allows(p.image, &own, 443, "api.example"));
+	CHECK(image_sni_allows(p.image, &own, 443, "other.example"));
+	CHECK_EQ_INT(image_sni_mark(p.image, &own, 443), SNI_MARK | SNI_MARK_UDP);
+	CHECK_EQ_INT(image_sni_mark(p.image, &own, 80), 0);
+	image_free(p.image);
+	p.image = NULL;
+	/* Without an "sni" rule, no map and no flag: nothing is looked up. */
+	entries[0].sni = entries[1].sni = false;
+	CHECK_EQ_INT(image_build(&p.rules, false, &p.image), 0);
+	if (p.image) {
+		CHECK(!(p.image->cfg.flags & CFG_HAS_SNI));
+		CHECK(!p.image->maps[IMAGE_MAP_SNI].present);
+		CHECK_EQ_INT(image_sni_mark(p.image, &shared, 443), 0);
+	}
+	test_policy_release(&p);
+}
+
 int main(void)
 {
 	const char *seed = getenv("IMAGE_TEST_SEED");
@@ -916,5 +976,6 @@ int main(void)
 	RUN(test_random_unix);
 	RUN(test_random_listen);
 	RUN(test_bad_input);
+	RUN(test_sni_map);
 	return test_failures != 0;
 }

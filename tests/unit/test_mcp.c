@@ -26,6 +26,9 @@ static struct {
 	long long timeout_ms;
 	int cancels; /* notifications/cancelled passed on, and the last one's id */
 	char cancel_id[32];
+	char session[64]; /* the last submitted call's "session", "session_end", "typecheck" */
+	bool session_end;
+	bool no_typecheck;
 	unsigned long long cancel_scope; /* the scope of the server it came to */
 	const struct mcp_server *origin; /* the last submitted call's */
 	int sink_writes, sink_last;	 /* messages to the sink, and those that were a reply */
@@ -104,6 +107,9 @@ static int fake_submit(void *ctx __attribute__((unused)), const cJSON *id,
 	fake_id(id, fake.submit_id, sizeof(fake.submit_id));
 	snprintf(fake.code, sizeof(fake.code), "%s", call->code);
 	fake.timeout_ms = call->timeout_ms;
+	snprintf(fake.session, sizeof(fake.session), "%s", call->session ?: "");
+	fake.session_end = call->session_end;
+	fake.no_typecheck = call->no_typecheck;
 	fake_id(call->progress_token, fake.progress_token, sizeof(fake.progress_token));
 	fake.origin = call->origin;
 	return fake.fail;
@@ -781,6 +787,85 @@ static void test_transport_hooks(void)
 	CHECK_EQ_INT(fake.sink_last, 1);
 }
 
+/* The text and isError of a tool's answer. */
+static const char *tool_text(const cJSON *reply, bool *ret_is_error)
+{
+	const cJSON *result = cJSON_GetObjectItem(reply, "result");
+
+	*ret_is_error = cJSON_IsTrue(cJSON_GetObjectItem(result, "isError"));
+	return cJSON_GetStringValue(cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(result, "content"), 0), "text"));
+}
+
+static cJSON *call_with(struct mcp_server *server, const char *more)
+{
+	char message[512];
+
+	snprintf(message, sizeof(message),
+		 "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{"
+		 "\"name\":\"run_typescript\",\"arguments\":{\"code\":\"1\"%s}}}",
+		 more);
+	return send_msg(server, message);
+}
+
+/*
+ * "session" and "session_end": refused as a tool error without --sessions, passed on with it
+ * (and in the schema); "typecheck": false passed on, a non-boolean -32602.
+ */
+static void test_sessions_and_typecheck_args(void)
+{
+	struct mcp_server server;
+	const cJSON *tool, *input, *output;
+	bool is_error;
+	cJSON *reply;
+
+	server_init(&server);
+	server.ops = &FAKE_OPS_SUBMIT;
+	initialize(&server);
+	reply = call_with(&server, ",\"session\":\"new\"");
+	CHECK_CONTAINS(tool_text(reply, &is_error), "--sessions");
+	CHECK(is_error);
+	cJSON_Delete(reply);
+	CHECK_EQ_INT(fake.submits, 0);
+	CHECK(call_with(&server, ",\"typecheck\":false") == NULL);
+	CHECK(fake.no_typecheck && !fake.session[0]);
+	reply = call_with(&server, ",\"typecheck\":\"no\"");
+	CHECK_EQ_INT(error_code(reply), MCP_INVALID_PARAMS);
+	cJSON_Delete(reply);
+
+	server.sessions = true;
+	reply = send_msg(&server, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+	tool = cJSON_GetArrayItem(
+		cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "result"), "tools"), 0);
+	input = cJSON_GetObjectItem(cJSON_GetObjectItem(tool, "inputSchema"), "properties");
+	output = cJSON_GetObjectItem(cJSON_GetObjectItem(tool, "outputSchema"), "properties");
+	CHECK(cJSON_GetObjectItem(input, "session") && cJSON_GetObjectItem(input, "session_end") &&
+	      cJSON_GetObjectItem(input, "typecheck"));
+	CHECK(cJSON_GetObjectItem(output, "session") &&
+	      cJSON_GetObjectItem(output, "session_expires_s") &&
+	      cJSON_GetObjectItem(output, "type_errors"));
+	CHECK_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(tool, "description")),
+		       "\"session\": \"new\"");
+	cJSON_Delete(reply);
+	CHECK(call_with(&server, ",\"session\":\"abc\",\"session_end\":true") == NULL);
+	CHECK_EQ_STR(fake.session, "abc");
+	CHECK(fake.session_end && !fake.no_typecheck);
+	for (const char *const *v =
+		     (const char *const[]){ ",\"session\":42", ",\"session_end\":true",
+					    ",\"session\":\"new\",\"session_end\":1", NULL };
+	     *v; v++) {
+		reply = call_with(&server, *v);
+		CHECK(tool_text(reply, &is_error) != NULL);
+		CHECK(is_error);
+		cJSON_Delete(reply);
+	}
+	CHECK_EQ_INT(fake.submits, 2);
+	CHECK(mcp_session_handle_equal("00ff", "00ff"));
+	CHECK(!mcp_session_handle_equal("00ff", "00fe"));
+	CHECK(!mcp_session_handle_equal("00ff", "00ff0"));
+	CHECK(!mcp_session_handle_equal("", "0"));
+}
+
 int main(void)
 {
 	RUN(test_initialize_negotiates);
@@ -792,6 +877,7 @@ int main(void)
 	RUN(test_tools_call);
 	RUN(test_submit_and_cancel);
 	RUN(test_call_progress_and_timeout);
+	RUN(test_sessions_and_typecheck_args);
 	RUN(test_stateless_revision);
 	RUN(test_transport_hooks);
 	RUN(test_search_docs);

@@ -514,6 +514,42 @@ static void test_bad_cidrs(void)
 	EXPECT_ENTRY_ERROR("{\"cidr\":167772160}", "allow[1].cidr: must be a string, not a number");
 }
 
+/* "sni": its default, what it may be set on, and its limits. */
+static void test_sni(void)
+{
+	struct policy *p = PARSE_OK("{\"name\":\"t\",\"allow\":["
+				    "{\"host\":\"a.example\",\"ports\":[443]},"
+				    "{\"host\":\"b.example\",\"ports\":[443,8443]},"
+				    "{\"host\":\"c.example\"},"
+				    "{\"host\":\"d.example\",\"ports\":[443],\"protocol\":\"udp\"},"
+				    "{\"cidr\":\"192.0.2.1\",\"ports\":[443]},"
+				    "{\"host\":\"e.example\",\"ports\":[443],\"sni\":false},"
+				    "{\"host\":\"f.example\",\"ports\":[8443,\"9000-9014\"],"
+				    "\"sni\":true,\"protocol\":\"any\"}]}");
+
+	if (!p)
+		return;
+	CHECK(p->entries[0].sni);  /* 443 alone: on */
+	CHECK(!p->entries[1].sni); /* another port too: off */
+	CHECK(!p->entries[2].sni); /* every port: off */
+	CHECK(!p->entries[3].sni); /* UDP only: off */
+	CHECK(!p->entries[4].sni); /* a cidr: off */
+	CHECK(!p->entries[5].sni);
+	CHECK(p->entries[6].sni); /* 16 ports, asked for */
+	policy_free(p);
+	EXPECT_ENTRY_ERROR("{\"host\":\"x.example\",\"ports\":[443],\"sni\":1}",
+			   "allow[1].sni: must be true or false, not a number");
+	EXPECT_ENTRY_ERROR("{\"cidr\":\"192.0.2.1\",\"ports\":[443],\"sni\":true}",
+			   "allow[1].sni: true needs a \"host\" rule");
+	EXPECT_ENTRY_ERROR("{\"host\":\"x.example\",\"sni\":true}",
+			   "allow[1].sni: true needs \"ports\"");
+	EXPECT_ENTRY_ERROR("{\"host\":\"x.example\",\"ports\":[443],\"protocol\":\"udp\","
+			   "\"sni\":true}",
+			   "allow[1].sni: true needs TCP");
+	EXPECT_ENTRY_ERROR("{\"host\":\"x.example\",\"ports\":[\"9000-9016\"],\"sni\":true}",
+			   "allow[1].sni: true allows at most 16 ports, and \"ports\" has 17");
+}
+
 static void test_bad_unix(void)
 {
 	char json[512], path[UNIX_PATH_LEN + 1];
@@ -1364,6 +1400,7 @@ int main(void)
 	RUN(test_bad_protocol);
 	RUN(test_bad_hosts);
 	RUN(test_bad_cidrs);
+	RUN(test_sni);
 	RUN(test_bad_unix);
 	RUN(test_unix_limit);
 	RUN(test_fs);

@@ -341,6 +341,48 @@ static void test_refuse_unix(void)
 	filter_flags = 0;
 }
 
+/* A call with four arguments, as the filter answers it. */
+static uint32_t run_native4(uint32_t nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	struct seccomp_data data = { .nr = (int)nr,
+				     .arch = NATIVE_ARCH,
+				     .args = { a0, a1, a2, a3 } };
+
+	return run_data(&data);
+}
+
+/* SECCOMP_REFUSE_FASTOPEN: Fast Open goes to the launcher; every other send and option goes on. */
+static void test_refuse_fastopen(void)
+{
+	const uint32_t eperm = SECCOMP_RET_USER_NOTIF; /* the launcher refuses and logs */
+	const struct sock_filter *prog;
+	size_t len;
+
+	/* Without the flag the sends are the cache's: allowed whatever their flags. */
+	CHECK_EQ_INT(run_native4(__NR_sendto, 3, 0, 10, MSG_FASTOPEN), SECCOMP_RET_ALLOW);
+	CHECK_EQ_INT(run_sockopt(IPPROTO_TCP, TCP_FASTOPEN_CONNECT, 4), SECCOMP_RET_ALLOW);
+	filter_flags = SECCOMP_REFUSE_FASTOPEN;
+	prog = seccomp_program_for(filter_flags, &len);
+	for (size_t pc = 0; pc < len; pc++)
+		if (BPF_CLASS(prog[pc].code) == BPF_JMP)
+			CHECK(pc + 1 + prog[pc].jt < len && pc + 1 + prog[pc].jf < len);
+	CHECK_EQ_INT(run_native4(__NR_sendto, 3, 0, 10, MSG_FASTOPEN), eperm);
+	CHECK_EQ_INT(run_native4(__NR_sendto, 3, 0, 10, MSG_FASTOPEN | MSG_NOSIGNAL), eperm);
+	CHECK_EQ_INT(run_native4(__NR_sendto, 3, 0, 10, MSG_NOSIGNAL), SECCOMP_RET_ALLOW);
+	CHECK_EQ_INT(run_native4(__NR_sendmsg, 3, 0, MSG_FASTOPEN, 0), eperm);
+	CHECK_EQ_INT(run_native4(__NR_sendmsg, 3, 0, MSG_DONTWAIT, 0), SECCOMP_RET_ALLOW);
+	CHECK_EQ_INT(run_native4(__NR_sendmmsg, 3, 0, 2, MSG_FASTOPEN), eperm);
+	CHECK_EQ_INT(run_native4(__NR_sendmmsg, 3, 0, 2, 0), SECCOMP_RET_ALLOW);
+	CHECK_EQ_INT(run_sockopt(IPPROTO_TCP, TCP_FASTOPEN_CONNECT, 4), eperm);
+	CHECK_EQ_INT(run_sockopt(IPPROTO_TCP, TCP_NODELAY, 4), SECCOMP_RET_ALLOW);
+	/* The other options are judged as before. */
+	CHECK_EQ_INT(run_sockopt(IPPROTO_IPV6, IPV6_RTHDR, 8), SECCOMP_RET_USER_NOTIF);
+	CHECK_EQ_INT(run_sockopt(IPPROTO_IP, IP_OPTIONS, 8), SECCOMP_RET_USER_NOTIF);
+	CHECK_EQ_INT(run_sockopt(SOL_SOCKET, SO_REUSEADDR, 4), SECCOMP_RET_ALLOW);
+	CHECK_EQ_INT(run_native(__NR_getppid, 0, 0, 0), SECCOMP_RET_ALLOW);
+	filter_flags = 0;
+}
+
 int main(void)
 {
 	RUN(test_program_complete);
@@ -348,5 +390,6 @@ int main(void)
 	RUN(test_foreign_abi_refused);
 	RUN(test_decisions);
 	RUN(test_refuse_unix);
+	RUN(test_refuse_fastopen);
 	return test_failures ? 1 : 0;
 }
