@@ -12,6 +12,9 @@
 GWSDK_ADDR=127.0.7.2
 GWSDK_DNS=127.0.0.53
 GWSDK_DNS_PORT=5358
+# How the job looks for the key in what it can read (the pattern on stdin): devices, FIFOs
+# and sockets skipped (a read would block), and the examples' modules (tens of MB).
+GWSDK_GREP=(grep -rlsF -D skip --exclude-dir=node_modules -f -)
 # The stand-in's words of a streamed reply, this far apart (server.mjs).
 GWSDK_STREAM_MS=200
 
@@ -118,6 +121,12 @@ gwsdk() {
 
 	real=sk_live_gwsdk_${provider}_$$_$RANDOM$RANDOM
 	printf '%s\n' "$real" >"$GWSDK_PRIV/key.pattern"
+	# The job's search for the key (below) finds it, as nobody, in a file that holds it.
+	mkdir -p "$T_DIR/decoy" && printf 'x%sx\n' "$real" >"$T_DIR/decoy/f" &&
+		got=$(setpriv --reuid=nobody --regid=nogroup --clear-groups "${GWSDK_GREP[@]}" \
+			"$T_DIR/decoy" <"$GWSDK_PRIV/key.pattern")
+	rm -r "$T_DIR/decoy"
+	expect_eq "outside: the search for the key" "$T_DIR/decoy/f" "$got" || return 1
 	# The job greps what it can read for the key, given as its stdin (a file only root may
 	# open); then the example's agent, then the SDK calls and the attempts.
 	# The real key in launch's environment, as a user would have it (the job's is replaced).
@@ -127,9 +136,9 @@ gwsdk() {
 		PROVIDER_ADDR=$GWSDK_ADDR launch_job \
 		--policy "$IT_ROOT/policies/$provider-gateway.json" \
 		--resolver "$GWSDK_DNS:$GWSDK_DNS_PORT" --upstream-ca "$GWSDK_PRIV/ca/ca.pem" \
-		--secret "$var" -- /bin/sh -c '
-		leaks=$(timeout 20 grep -rlsF -D skip -f - /run /tmp /dev/shm /var/tmp /etc \
-			. "$1" /proc/[0-9]*/environ /proc/[0-9]*/cmdline)
+		--secret "$var" -- /bin/sh -c "GWSDK_GREP='${GWSDK_GREP[*]}'"'
+		leaks=$(timeout 20 $GWSDK_GREP /run /tmp /dev/shm /var/tmp /etc . "$1" \
+			/proc/[0-9]*/environ /proc/[0-9]*/cmdline)
 		echo "grep_rc=$?"
 		[ -z "$leaks" ] || printf "leak: %s\n" $leaks
 		echo "env=$(printenv "$KEY_VAR")"
