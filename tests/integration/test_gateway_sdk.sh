@@ -192,7 +192,7 @@ gwsdk() {
 		fail "the stand-in got a refused request or the placeholder" && return 1
 	audit_check || return 1
 	lines=$(gwsdk_http_lines "$L_AUDIT")
-	sed 's/^/http: /' <<<"$lines"
+	while read -r got; do echo "http: $got"; done <<<"$lines"
 	allowed=$(grep -c "^allow - $api $var$" <<<"$lines")
 	[ "$allowed" -ge 1 ] && [ "$allowed" = "$sent" ] ||
 		fail "$allowed allowed http lines for $sent requests at the stand-in" || return 1
