@@ -406,10 +406,12 @@ MCP_TEST_MODULES := tests/mcp/node_modules/.package-lock.json
 $(MCP_TEST_MODULES): tests/mcp/package.json tests/mcp/package-lock.json | deps
 	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error
 
-# test_sni's runs of the OpenAI and Anthropic examples under the SNI check: their own modules,
-# as their lock files pin them.
+# test_sni's runs of the OpenAI and Anthropic examples under the SNI check, and
+# test_gateway_sdk's of all three under the gateway: their own modules, as their lock files pin
+# them.
 EXAMPLE_TEST_MODULES := examples/openai-agent/node_modules/.package-lock.json \
-	examples/anthropic-agent/node_modules/.package-lock.json
+	examples/anthropic-agent/node_modules/.package-lock.json \
+	examples/stripe-agent/node_modules/.package-lock.json
 $(EXAMPLE_TEST_MODULES): examples/%/node_modules/.package-lock.json: examples/%/package.json \
 		examples/%/package-lock.json | deps
 	cd examples/$* && npm ci --no-audit --no-fund --loglevel=error
