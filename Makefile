@@ -131,6 +131,11 @@ DEB_PKGS += nodejs openssl $(if $(shell command -v npm),,npm)
 DEB_PKGS += libssl-dev
 # The start-up peer that make bench and docs/design.md measure launch against.
 DEB_PKGS += bubblewrap
+# The HTTPS gateway's peers in make bench (tests/bench/gateway.py): mitmproxy, and squid built
+# with OpenSSL for ssl-bump. Bench peers only: launch never runs them, and the bench starts them
+# in its own namespace with their files in a temporary folder (no daemon of the packages runs
+# on a machine without systemd; the bench stops only the processes it started).
+DEB_PKGS += mitmproxy squid-openssl
 # The libc the sandbox's init is linked with (INIT_OBJS).
 DEB_PKGS += musl-tools
 # make deb and its install test.
@@ -402,10 +407,12 @@ MCP_TEST_MODULES := tests/mcp/node_modules/.package-lock.json
 $(MCP_TEST_MODULES): tests/mcp/package.json tests/mcp/package-lock.json | deps
 	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error
 
-# test_sni's runs of the OpenAI and Anthropic examples under the SNI check: their own modules,
-# as their lock files pin them.
+# test_sni's runs of the OpenAI and Anthropic examples under the SNI check, and
+# test_gateway_sdk's of all three under the gateway: their own modules, as their lock files pin
+# them.
 EXAMPLE_TEST_MODULES := examples/openai-agent/node_modules/.package-lock.json \
-	examples/anthropic-agent/node_modules/.package-lock.json
+	examples/anthropic-agent/node_modules/.package-lock.json \
+	examples/stripe-agent/node_modules/.package-lock.json
 $(EXAMPLE_TEST_MODULES): examples/%/node_modules/.package-lock.json: examples/%/package.json \
 		examples/%/package-lock.json | deps
 	cd examples/$* && npm ci --no-audit --no-fund --loglevel=error
@@ -458,8 +465,9 @@ test-kernels: all
 bench: all
 	@tests/bench/run
 
-# The HTTPS gateway against the same stand-in reached directly (tests/bench/gateway.py), in a
-# network namespace of its own.
+# The HTTPS gateway against the same stand-in reached directly and through mitmproxy and squid
+# with ssl-bump (tests/bench/gateway.py; GW_BENCH_PEERS=0: without the peers), in a network
+# namespace of its own.
 bench-gateway: all
 	@BUILD=$(BUILD) unshare --net -- python3 tests/bench/gateway.py
 

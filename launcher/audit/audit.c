@@ -183,8 +183,12 @@ static int64_t realtime_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static void json_begin(struct json_line *j, const struct audit_log *log, int64_t real_ns,
-		       const char *event)
+/*
+ * The fields every line starts with. The machine's name is "host" on every line but http's,
+ * where "host" is the request's (as the gateway's users name it) and the machine's "hostname".
+ */
+static void json_begin_named(struct json_line *j, const struct audit_log *log, int64_t real_ns,
+			     const char *event, const char *machine_key)
 {
 	char ts[40];
 
@@ -194,9 +198,15 @@ static void json_begin(struct json_line *j, const struct audit_log *log, int64_t
 			AUDIT_SCHEMA_VERSION);
 	/* The line's place among its sandbox's lines: the next one audit_append queues. */
 	json_key_u64(j, "seq", log->seq + 1);
-	json_key_str(j, "host", log->host);
+	json_key_str(j, machine_key, log->host);
 	json_key_str(j, "sandbox", log->sandbox);
 	json_key_str(j, "policy", log->policy);
+}
+
+static void json_begin(struct json_line *j, const struct audit_log *log, int64_t real_ns,
+		       const char *event)
+{
+	json_begin_named(j, log, real_ns, event, "host");
 }
 
 static int json_end(struct json_line *j)
@@ -909,9 +919,9 @@ int audit_format_http(const struct audit_log *log, const struct audit_http *http
 {
 	struct json_line j = { .out = { .buf = buf, .cap = len } };
 
-	json_begin(&j, log, realtime_ns(), "http");
+	json_begin_named(&j, log, realtime_ns(), "http", "hostname");
 	json_key_str(&j, "method", http->method ? http->method : "");
-	json_key_str(&j, "http_host", http->host ? http->host : "");
+	json_key_str(&j, "host", http->host ? http->host : "");
 	json_key_str(&j, "path", http->path ? http->path : "");
 	json_key_u64(&j, "status", http->status);
 	json_key_u64(&j, "bytes_out", http->bytes_out);

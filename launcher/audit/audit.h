@@ -90,7 +90,7 @@ struct audit_log {
 	int fd;
 	char sandbox[128];
 	char policy[1024]; /* names joined by "," */
-	char host[256];	   /* gethostname() at open: "host" in every line */
+	char host[256];	   /* gethostname() at open: "host" ("hostname" on http lines) */
 	/* Lines queued or counted unwritten: the next line's "seq" is one more. */
 	unsigned long long seq;
 	/* Refusals formatted into deny lines (queued, written or unwritten), by op. */
@@ -229,8 +229,8 @@ int audit_format_dns_allow(const struct audit_log *log, const struct audit_dns *
 			   size_t len);
 /*
  * A request the HTTPS gateway judged: an "http" line (docs/audit-log.md). host is the
- * request's Host ("http_host" in the line: "host" is the machine's); a refused one counts in
- * "denied" and denied_by_op's "http".
+ * request's Host, "host" in the line (whose machine's name is "hostname" instead); a refused
+ * one counts in "denied" and denied_by_op's "http".
  */
 struct audit_http {
 	const char *method;

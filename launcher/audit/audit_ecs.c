@@ -167,12 +167,11 @@ static void ecs_dns(struct schema_out *o, struct schema_line *line)
 	ecs_network(o, line, false, true);
 }
 
-/* A request through the gateway: http.*, url.* and the job's process. */
+/* A request through the gateway: http.*, url.* (the line's "host", the request's), the job. */
 static void ecs_http(struct schema_out *o, struct schema_line *line)
 {
 	struct schema_field *method = schema_take(line, "method"),
-			    *host = schema_take(line, "http_host"),
-			    *path = schema_take(line, "path"),
+			    *host = schema_take(line, "host"), *path = schema_take(line, "path"),
 			    *status = schema_take(line, "status"),
 			    *bytes_out = schema_take(line, "bytes_out"),
 			    *bytes_in = schema_take(line, "bytes_in");
@@ -280,7 +279,7 @@ static void ecs_exit(struct schema_out *o, struct schema_line *line,
 void ecs_translate(struct schema_out *o, struct schema_line *line,
 		   const struct audit_schema_ctx *ctx, const struct schema_event *e)
 {
-	struct schema_field *seq = schema_take(line, "seq"), *host = schema_take(line, "host"),
+	struct schema_field *seq = schema_take(line, "seq"), *host = schema_take_machine(line, e),
 			    *ts = schema_take(line, "ts"), *event = schema_find(line, "event"),
 			    *reason = schema_take(line, "reason");
 	const char *category, *type1, *type2, *outcome;

@@ -338,12 +338,14 @@ static void ocsf_dns(struct schema_out *o, struct schema_line *line)
 	ocsf_connection_info(o, line, false);
 }
 
-/* A request of the job through the gateway: http_request, http_response, the provider. */
+/*
+ * A request of the job through the gateway: http_request, http_response, the provider (the
+ * line's "host": the request's, on an http line).
+ */
 static void ocsf_http(struct schema_out *o, struct schema_line *line)
 {
 	struct schema_field *method = schema_take(line, "method"),
-			    *host = schema_take(line, "http_host"),
-			    *path = schema_take(line, "path"),
+			    *host = schema_take(line, "host"), *path = schema_take(line, "path"),
 			    *status = schema_take(line, "status"),
 			    *reason = schema_find(line, "reason");
 
@@ -482,7 +484,7 @@ static void ocsf_security_control(struct schema_out *o, const struct schema_even
 void ocsf_translate(struct schema_out *o, struct schema_line *line,
 		    const struct audit_schema_ctx *ctx, const struct schema_event *e)
 {
-	struct schema_field *seq = schema_take(line, "seq"), *host = schema_take(line, "host"),
+	struct schema_field *seq = schema_take(line, "seq"), *host = schema_take_machine(line, e),
 			    *sandbox = schema_find(line, "sandbox"), *ts = schema_find(line, "ts");
 	bool control = e->verdict != SCHEMA_VERDICT_NONE, valid_time;
 	long long time_ms = 0;

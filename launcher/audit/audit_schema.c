@@ -130,6 +130,12 @@ struct schema_field *schema_take(struct schema_line *line, const char *key)
 	return f;
 }
 
+struct schema_field *schema_take_machine(struct schema_line *line, const struct schema_event *e)
+{
+	/* An http line's "host" is the request's, as the gateway's users name it. */
+	return schema_take(line, e->kind == SCHEMA_KIND_HTTP ? "hostname" : "host");
+}
+
 bool schema_is_string(const struct schema_field *f)
 {
 	return f && f->value_len >= 2 && f->value[0] == '"';

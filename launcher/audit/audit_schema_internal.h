@@ -76,6 +76,9 @@ struct schema_field *schema_find(struct schema_line *line, const char *key);
 /* As schema_find, and the field is placed: not among the left-overs. */
 struct schema_field *schema_take(struct schema_line *line, const char *key);
 
+/* Takes the machine's name: "host" of every line, but "hostname" of an http line. */
+struct schema_field *schema_take_machine(struct schema_line *line, const struct schema_event *e);
+
 bool schema_is_string(const struct schema_field *f);
 
 /* The escaped text inside a string's quotes. */

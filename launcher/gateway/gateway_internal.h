@@ -81,6 +81,8 @@ struct gateway {
 	/* The resolver thread and its queue, under resolve_lock. */
 	pthread_t resolver;
 	bool resolver_started;
+	/* The resolver thread's alone: the system store is loaded (upstream_load_system_store). */
+	bool system_store_loaded;
 	pthread_mutex_t resolve_lock;
 	pthread_cond_t resolve_cond;
 	struct gw_resolved *queue;

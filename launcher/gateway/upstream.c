@@ -17,6 +17,24 @@
 #include "gateway_internal.h"
 #include "lib/util.h"
 
+/*
+ * The system store, loaded on the resolver thread before its first answer rather than in
+ * gateway_new: parsing the store's file (some 140 certificates) is most of a gateway's start-up
+ * cost (about 8 ms of a 2-vCPU machine's launch -- /bin/true), and a job that never reaches a
+ * gateway host should not pay it. Safe without a lock: every upstream connection waits for a
+ * resolver answer (upstream_resolve, a cached answer included came from this thread), and the
+ * answer's write to the pipe orders the store's loading before any handshake that uses it.
+ * A store that cannot load fails closed: the handshakes then fail their check (upstream_tls).
+ */
+static void upstream_load_system_store(struct gateway *gw)
+{
+	if (gw->system_store_loaded)
+		return;
+	gw->system_store_loaded = true;
+	if (SSL_CTX_set_default_verify_paths(gw->upstream_ctx) != 1)
+		ERR_clear_error();
+}
+
 static void *upstream_resolver_main(void *arg)
 {
 	struct gateway *gw = arg;
@@ -33,6 +51,7 @@ static void *upstream_resolver_main(void *arg)
 		pthread_mutex_unlock(&gw->resolve_lock);
 		if (!job)
 			return NULL;
+		upstream_load_system_store(gw);
 		job->error =
 			resolve_host(job->host, gw->config.resolver, &job->addrs, &job->naddrs);
 		/* A pointer is 8 bytes: a pipe writes it whole (PIPE_BUF). */
@@ -56,8 +75,8 @@ int gw_upstream_init(struct gateway *gw, char *errbuf, size_t errlen)
 	SSL_CTX_set_verify(gw->upstream_ctx, SSL_VERIFY_PEER, NULL);
 	SSL_CTX_set_mode(gw->upstream_ctx,
 			 SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-	if (SSL_CTX_set_alpn_protos(gw->upstream_ctx, alpn, sizeof(alpn) - 1) ||
-	    SSL_CTX_set_default_verify_paths(gw->upstream_ctx) != 1)
+	/* The system store comes later, off the launch's path (upstream_load_system_store). */
+	if (SSL_CTX_set_alpn_protos(gw->upstream_ctx, alpn, sizeof(alpn) - 1))
 		goto ssl_fail;
 	for (i = 0; i < gw->config.nupstream_ca_files; i++) {
 		const char *file = gw->config.upstream_ca_files[i];

@@ -51,7 +51,7 @@ gw_key_nowhere() {
 # The job's view: the placeholder in its environment and /proc/self/environ, never the key;
 # its call reaches the stand-in with the real key, put in by the gateway.
 test_gateway_placeholder() {
-	local placeholder
+	local placeholder nhttp
 
 	gw_providers || return 1
 	# The job greps what it can read for the key, given as its stdin (a file only root may
@@ -90,8 +90,15 @@ test_gateway_placeholder() {
 		return 1
 	grep -qF "$placeholder" "$T_DIR/auth.log" &&
 		fail "the placeholder reached the stand-in" && return 1
-	expect_audit 1 "$L_AUDIT" event=http method=GET http_host=api.stripe.com \
-		path=/v1/customers status=200 decision=allow secret=STRIPE_API_KEY reason= || return 1
+	# On http lines "host" is the request's host and "hostname" the machine's.
+	expect_audit 1 "$L_AUDIT" event=http method=GET host=api.stripe.com \
+		"hostname=$(uname -n)" path=/v1/customers status=200 decision=allow \
+		secret=STRIPE_API_KEY reason= || return 1
+	nhttp=$(audit_count "$L_AUDIT" event=http)
+	expect_eq "http lines" 2 "$nhttp" || return 1
+	expect_audit 2 "$L_AUDIT" event=http "hostname=$(uname -n)" http_host! || return 1
+	# Every other line keeps the machine's name as "host".
+	expect_audit $(($(wc -l <"$L_AUDIT") - nhttp)) "$L_AUDIT" "host=$(uname -n)" || return 1
 	gw_key_nowhere
 }
 
@@ -117,7 +124,8 @@ test_gateway_refusals() {
 		return 1
 	expect_audit 1 "$L_AUDIT" event=http decision=deny reason=credential status=403 \
 		pid:int || return 1
-	expect_audit 1 "$L_AUDIT" event=http decision=deny reason=host || return 1
+	expect_audit 1 "$L_AUDIT" event=http decision=deny reason=host host=attacker.example \
+		"hostname=$(uname -n)" || return 1
 	expect_audit 1 "$L_AUDIT" event=http decision=deny reason=rule \
 		path=/v1/customers/cus_secret1 || return 1
 	# Counted as refusals in the exit line.
@@ -316,6 +324,10 @@ test_gateway_update() {
 
 # The http lines in OCSF and ECS, from a real job: HTTP Activity (4002) and ECS's web access.
 test_gateway_audit_formats() {
+	local line want me
+
+	me=$(uname -n)
+
 	gw_providers || return 1
 	# shellcheck disable=SC2016
 	gw_launch --audit-format ocsf -- /bin/sh -c 'curl -sS -o /dev/null \
@@ -323,6 +335,14 @@ test_gateway_audit_formats() {
 	expect_rc "job (ocsf)" 0 || return 1
 	expect_audit 1 "$L_AUDIT" class_uid=4002 activity_id=3 action_id=2 \
 		status_detail=credential || return 1
+	# The machine is the device; the request's host is the URL's and the destination's.
+	line=$(grep '"class_uid":4002' "$L_AUDIT")
+	for want in "\"device\":{\"hostname\":\"$me\"" \
+		'"url":{"scheme":"https","hostname":"api.stripe.com"' \
+		'"dst_endpoint":{"hostname":"api.stripe.com"}'; do
+		grep -qF "$want" <<<"$line" || fail "OCSF http lacks $want: $(brief "$line")" ||
+			return 1
+	done
 	# shellcheck disable=SC2016
 	gw_launch --audit-format ecs -- /bin/sh -c 'curl -sS -o /dev/null \
 		-H "Authorization: Bearer $STRIPE_API_KEY" https://api.stripe.com/v1/customers'
@@ -331,6 +351,12 @@ test_gateway_audit_formats() {
 		fail "no ECS web access line: $(brief "$(cat "$L_AUDIT")")" || return 1
 	grep -q '"http":{"request":{"method":"GET"' "$L_AUDIT" ||
 		fail "no ECS http fields: $(brief "$(cat "$L_AUDIT")")" || return 1
+	line=$(grep '"category":\["web"\]' "$L_AUDIT")
+	for want in "\"host\":{\"hostname\":\"$me\",\"name\":\"$me\"}" \
+		'"url":{"scheme":"https","domain":"api.stripe.com"'; do
+		grep -qF "$want" <<<"$line" || fail "ECS http lacks $want: $(brief "$line")" ||
+			return 1
+	done
 	gw_key_nowhere
 }
 

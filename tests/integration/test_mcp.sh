@@ -66,8 +66,13 @@ test_mcp_e2e() {
 	# Nothing of the calls survives them: no process, no folder.
 	left=$(find_pids sleep "$marker")
 	[ -z "$left" ] || fail "processes left by a call: $left" || return 1
-	left=$(find /run -maxdepth 1 -name 'launch-mcp.*' -newer "$T_DIR/dns.log" 2>/dev/null)
-	[ -z "$left" ] || fail "state left behind: $left"
+	# This server's folder (its node_modules links to this run's modules), not another
+	# server's of the machine.
+	for left in /run/launch-mcp.*; do
+		[ "$(readlink "$left/node_modules" 2>/dev/null)" != "$(readlink -f "$MCP_MODULES")" ] &&
+			[ "$(readlink "$left/node_modules" 2>/dev/null)" != "$MCP_MODULES" ] ||
+			fail "state left behind: $left" || return 1
+	done
 }
 
 # Bad command lines: one line naming the option, exit 125.

@@ -78,7 +78,7 @@ test_mcp_gateway() {
 	grep -q 'sk_attacker_own' "$T_DIR/auth.log" &&
 		fail "the attacker's key reached the stand-in" && return 1
 	# Each request is logged as its own call's, the refusal too.
-	[ "$(audit_count "$L_AUDIT" event=http method=GET http_host=api.stripe.com \
+	[ "$(audit_count "$L_AUDIT" event=http method=GET host=api.stripe.com \
 		path=/v1/customers status=200 decision=allow secret=STRIPE_API_KEY pid:int)" -ge 2 ] ||
 		fail "no http lines with the process for the calls' GETs" || return 1
 	expect_audit 1 "$L_AUDIT" event=http method=POST decision=deny reason=credential \

@@ -11,6 +11,9 @@
 // Paths under /gw/ on any host serve the gateway's tests and bench, with keep-alive:
 // /gw/echo (the credential headers and body length, as JSON), /gw/sse?n=N&ms=MS (N events of
 // text/event-stream, MS apart), /gw/large?bytes=N (N bytes), /gw/ws (an upgrade, then an echo).
+// A completion asked for with "stream": true (OpenAI's chat completions, Anthropic's messages)
+// is answered as the provider does, in server-sent events, one word of the reply each
+// STANDIN_STREAM_MS (200 by default) apart: the tests check that they reach the SDK as spread.
 import { createServer } from 'node:https';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 
@@ -35,6 +38,8 @@ function stripe(req, body) {
 		customers.push(customer);
 		return [200, customer];
 	}
+	if (req.method === 'GET' && url.pathname === '/v1/webhook_endpoints')
+		return [200, { object: 'list', url: '/v1/webhook_endpoints', has_more: false, data: [] }];
 	if (req.method === 'GET' && url.pathname === '/v1/balance')
 		return [200, { object: 'balance', livemode: false,
 			       available: [{ amount: 4200, currency: 'usd' }], pending: [] }];
@@ -67,6 +72,59 @@ function anthropic(req, body) {
 // What the demo's "attacker" collects: whatever reaches it is a way out the sandbox missed.
 function attacker(req) {
 	return [200, { collected: req.url }];
+}
+
+const REPLY_WORDS = ['Hello', ' from', ' the', ' stand-in.'];
+
+// The events of a streamed completion: OpenAI's chunks then [DONE], or Anthropic's message
+// events; each word's event STANDIN_STREAM_MS after the previous one.
+function streamEvents(host, model) {
+	if (host === 'api.openai.com') {
+		const chunk = (delta, finish) => `data: ${JSON.stringify({ id: 'chatcmpl-standin',
+			object: 'chat.completion.chunk', created: 0, model,
+			choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+		return [chunk({ role: 'assistant', content: '' }, null),
+			...REPLY_WORDS.map((w) => chunk({ content: w }, null)),
+			chunk({}, 'stop') + 'data: [DONE]\n\n'];
+	}
+	const ev = (type, data) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+	return [ev('message_start', { message: { id: 'msg_standin', type: 'message',
+			role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null,
+			usage: { input_tokens: 1, output_tokens: 0 } } }) +
+		ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+		...REPLY_WORDS.map((text) => ev('content_block_delta',
+			{ index: 0, delta: { type: 'text_delta', text } })),
+		ev('content_block_stop', { index: 0 }) +
+		ev('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null },
+				      usage: { output_tokens: 5 } }) + ev('message_stop', {})];
+}
+
+// Answers a streamed completion; false when the request is not one.
+function streamed(host, req, res, body) {
+	if (req.method !== 'POST' || !(host === 'api.openai.com' && req.url.startsWith('/v1/chat/completions')) &&
+	    !(host === 'api.anthropic.com' && req.url.startsWith('/v1/messages')))
+		return false;
+	let request;
+	try {
+		request = JSON.parse(body || '{}');
+	} catch {
+		return false;
+	}
+	if (request.stream !== true)
+		return false;
+	const events = streamEvents(host, request.model), ms = Number(process.env.STANDIN_STREAM_MS ?? 200);
+	res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache',
+			     'request-id': 'req_standin', connection: 'close' });
+	let i = 0;
+	const tick = () => {
+		res.write(events[i]);
+		if (++i < events.length)
+			setTimeout(tick, i === 1 || i === events.length - 1 ? 0 : ms);
+		else
+			res.end();
+	};
+	tick();
+	return true;
 }
 
 const PROVIDERS = { 'api.stripe.com': stripe, 'api.openai.com': openai,
@@ -119,6 +177,8 @@ const server = createServer({ cert: readFileSync(cert), key: readFileSync(key) }
 		if (req.url.startsWith('/gw/'))
 			return gateway(req, res, body);
 		console.log(`standin ${addr}: ${req.method} ${host} ${req.url}`);
+		if (streamed(host, req, res, body))
+			return;
 		const handler = PROVIDERS[host];
 		const [status, reply] = handler ? handler(req, body)
 			: [421, { error: { message: `not a stand-in host: ${host}` } }];

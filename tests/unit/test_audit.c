@@ -1105,6 +1105,49 @@ static void test_utf8_passes_through(void)
 }
 
 /* Every line has host and seq; seq counts the sandbox's lines from 1, a full queue leaves gaps. */
+/*
+ * An http line names the request's host "host", as the gateway's users do, and the machine's
+ * "hostname"; syslog's HOSTNAME stays the machine's. Every other line keeps "host".
+ */
+static void test_http_line_hosts(void)
+{
+	const struct audit_http http = { .method = "GET",
+					 .host = "api.stripe.com",
+					 .path = "/v1/customers",
+					 .status = 200,
+					 .allowed = true,
+					 .reason = "",
+					 .secret = "STRIPE_API_KEY" };
+	struct deny_event e = connect_event();
+	char line[AUDIT_LINE_MAX], msg[AUDIT_LINE_MAX + 1024];
+	cJSON *obj;
+	int n, m;
+
+	log_init();
+	strcpy(test_log.host, "build-7");
+	n = audit_format_http(&test_log, &http, line, sizeof(line));
+	obj = parse_line(line, n);
+	CHECK_EQ_STR(str(obj, "event"), "http");
+	CHECK_EQ_STR(str(obj, "host"), "api.stripe.com");
+	CHECK_EQ_STR(str(obj, "hostname"), "build-7");
+	CHECK(cJSON_GetObjectItem(obj, "http_host") == NULL);
+	CHECK_EQ_STR(str(obj, "secret"), "STRIPE_API_KEY");
+	cJSON_Delete(obj);
+	/* The machine's name where other lines have "host"; the request's after the method. */
+	CHECK_CONTAINS(line, ",\"seq\":1,\"hostname\":\"build-7\",\"sandbox\":\"sb1\",");
+	CHECK_CONTAINS(line, ",\"method\":\"GET\",\"host\":\"api.stripe.com\",\"path\":");
+	m = audit_syslog_format(line, (size_t)n, test_log.host, 7, msg, sizeof(msg));
+	CHECK(m > 0);
+	CHECK_CONTAINS(msg, "Z build-7 launch 7 http [launch@32473 event=\"http\"");
+	CHECK(strstr(msg, " api.stripe.com launch ") == NULL);
+
+	n = audit_format_deny_exe(&test_log, &e, "api.stripe.com", NULL, line, sizeof(line));
+	obj = parse_line(line, n);
+	CHECK_EQ_STR(str(obj, "host"), "build-7");
+	CHECK(cJSON_GetObjectItem(obj, "hostname") == NULL);
+	cJSON_Delete(obj);
+}
+
 static void test_seq_and_host(void)
 {
 	struct deny_event e = connect_event();
@@ -1613,6 +1656,7 @@ int main(void)
 	RUN(test_sha256_vectors);
 	RUN(test_utf8_passes_through);
 	RUN(test_seq_and_host);
+	RUN(test_http_line_hosts);
 	RUN(test_start_version_policies);
 	RUN(test_policy_update_line);
 	RUN(test_exe_and_denied_by_op);
