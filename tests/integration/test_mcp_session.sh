@@ -21,7 +21,7 @@ mcp_sessions() {
 		return 1
 	launch_next_names
 	echo "+ MCP_TRANSPORT=$1 node tests/mcp/session.mjs launch mcp ..."
-	MCP_TRANSPORT=$1 timeout -k 5 85 node "$IT_ROOT/tests/mcp/session.mjs" "$IT_LAUNCH" mcp \
+	MCP_TRANSPORT=$1 timeout -k 5 100 node "$IT_ROOT/tests/mcp/session.mjs" "$IT_LAUNCH" mcp \
 		--policy "$IT_ROOT/policies/stripe.json" --modules "$MCP_MODULES" --timeout 60 \
 		--audit-log "$L_AUDIT" >"$T_DIR/session.out" 2>&1
 	rc=$?

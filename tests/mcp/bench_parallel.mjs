@@ -23,7 +23,7 @@ console.log(customers.data.length);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const args = ['mcp', '--policy', policy, '--resolver', resolver, '--modules', modules,
 	      '--pass-env', 'STRIPE_API_KEY', '--pass-env', 'NODE_EXTRA_CA_CERTS',
-	      '--audit-log', '/dev/null', '--max-calls', '4', '--pool', '4'];
+	      '--audit-log', '/dev/null', '--max-calls', '4', '--pool', '4', '--timeout', '120'];
 
 function stats(samples) {
 	const sorted = [...samples].sort((a, b) => a - b);
