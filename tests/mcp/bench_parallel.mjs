@@ -2,8 +2,9 @@
 // Warm call latency with calls in parallel: the same snippet as bench.mjs (Stripe customers
 // against the stand-in) sent 1, 2 and 4 at once through the official SDK's client, over stdio
 // and over Streamable HTTP (tests/mcp/connect.mjs), to a launch mcp with --max-calls 4 and
-// four prepared sandboxes. Each call is timed from its tools/call to its result; a pause
-// between rounds lets the pool refill, as an agent's pauses do. Run by tests/bench/mcp_bench.
+// four prepared sandboxes, without the type-check (typecheck-bench.mjs measures it). Each
+// call is timed from its tools/call to its result; a pause between rounds lets the pool
+// refill, as an agent's pauses do. Run by tests/bench/mcp_bench.
 //
 // usage: node bench_parallel.mjs LAUNCH MODULES_DIR POLICY RESOLVER
 // Prints a Markdown table: median and p95 in ms per transport and width. MCP_BENCH_N calls
@@ -23,7 +24,10 @@ console.log(customers.data.length);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const args = ['mcp', '--policy', policy, '--resolver', resolver, '--modules', modules,
 	      '--pass-env', 'STRIPE_API_KEY', '--pass-env', 'NODE_EXTRA_CA_CERTS',
-	      '--audit-log', '/dev/null', '--max-calls', '4', '--pool', '4', '--timeout', '120'];
+	      '--audit-log', '/dev/null', '--max-calls', '4', '--pool', '4', '--timeout', '120',
+	      // The type-check's cost is typecheck-bench.mjs's table; here it would make each
+	      // refill of four prepared sandboxes seconds of CPU dearer, and measure the refill.
+	      '--no-typecheck'];
 
 function stats(samples) {
 	const sorted = [...samples].sort((a, b) => a - b);
@@ -64,4 +68,4 @@ console.log('|---|---:|---:|---:|---:|');
 for (const r of rows)
 	console.log(`| ${r.transport === 'http' ? 'Streamable HTTP' : 'stdio'} | ${r.width} | ` +
 		    `${f(r.median)} | ${f(r.p95)} | ${r.n} |`);
-console.log(`\n--max-calls 4 --pool 4; rounds ${GAP_MS} ms apart.`);
+console.log(`\n--max-calls 4 --pool 4 --no-typecheck; rounds ${GAP_MS} ms apart.`);
