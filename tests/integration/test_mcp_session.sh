@@ -12,15 +12,16 @@ if [ ! -d "$MCP_MODULES" ] && [ -f "$IT_ROOT/tests/mcp/node_modules/.package-loc
 		chmod -R a+rX "$MCP_MODULES.$$" && mv "$MCP_MODULES.$$" "$MCP_MODULES"
 fi
 
-test_mcp_sessions() {
+# tests/mcp/session.mjs over the transport $1 (stdio, http: tests/mcp/connect.mjs).
+mcp_sessions() {
 	local rc
 
 	[ -f "$MCP_MODULES/.package-lock.json" ] ||
 		fail "tests/mcp/node_modules is not installed: make test runs npm ci in tests/mcp" ||
 		return 1
 	launch_next_names
-	echo "+ node tests/mcp/session.mjs launch mcp ..."
-	timeout -k 5 100 node "$IT_ROOT/tests/mcp/session.mjs" "$IT_LAUNCH" mcp \
+	echo "+ MCP_TRANSPORT=$1 node tests/mcp/session.mjs launch mcp ..."
+	MCP_TRANSPORT=$1 timeout -k 5 100 node "$IT_ROOT/tests/mcp/session.mjs" "$IT_LAUNCH" mcp \
 		--policy "$IT_ROOT/policies/stripe.json" --modules "$MCP_MODULES" --timeout 60 \
 		--audit-log "$L_AUDIT" >"$T_DIR/session.out" 2>&1
 	rc=$?
@@ -29,6 +30,14 @@ test_mcp_sessions() {
 		fail "session.mjs exited $rc: $(grep '^not ok' "$T_DIR/session.out" | head -5)" ||
 		return 1
 	grep -q '^ok calls still run' "$T_DIR/session.out" || fail "session.mjs stopped early"
+}
+
+test_mcp_sessions() {
+	mcp_sessions stdio
+}
+
+test_mcp_sessions_http() {
+	mcp_sessions http
 }
 
 test_mcp_session_options() {

@@ -11,7 +11,8 @@ if [ ! -d "$MCP_MODULES" ] && [ -f "$IT_ROOT/tests/mcp/node_modules/.package-loc
 		chmod -R a+rX "$MCP_MODULES.$$" && mv "$MCP_MODULES.$$" "$MCP_MODULES"
 fi
 
-test_mcp_typecheck() {
+# tests/mcp/typecheck.mjs over the transport $1 (stdio, http: tests/mcp/connect.mjs).
+mcp_typecheck() {
 	local rc m untyped=$T_DIR/untyped/node_modules
 
 	[ -d "$MCP_MODULES/typescript" ] ||
@@ -24,8 +25,8 @@ test_mcp_typecheck() {
 	done
 	chmod -R a+rX "$T_DIR/untyped"
 	launch_next_names
-	echo "+ node tests/mcp/typecheck.mjs launch mcp ..."
-	timeout -k 5 150 node "$IT_ROOT/tests/mcp/typecheck.mjs" "$untyped" "$IT_LAUNCH" mcp \
+	echo "+ MCP_TRANSPORT=$1 node tests/mcp/typecheck.mjs launch mcp ..."
+	MCP_TRANSPORT=$1 timeout -k 5 150 node "$IT_ROOT/tests/mcp/typecheck.mjs" "$untyped" "$IT_LAUNCH" mcp \
 		--policy "$IT_ROOT/policies/stripe.json" --modules "$MCP_MODULES" --timeout 60 \
 		--audit-log "$L_AUDIT" >"$T_DIR/typecheck.out" 2>&1
 	rc=$?
@@ -35,4 +36,12 @@ test_mcp_typecheck() {
 		return 1
 	grep -q '^ok unchecked without typescript' "$T_DIR/typecheck.out" ||
 		fail "typecheck.mjs stopped early"
+}
+
+test_mcp_typecheck() {
+	mcp_typecheck stdio
+}
+
+test_mcp_typecheck_http() {
+	mcp_typecheck http
 }

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // launch mcp end to end, with the official MCP TypeScript SDK's client: the lifecycle, the
 // tool's calls against the Stripe stand-in and elsewhere, malformed requests, a timeout, a
-// crash, and what one call leaves for the next. Run by tests/integration/test_mcp.sh, which
-// sets up the network namespace, the stand-in and DNS.
+// crash, calls in parallel with a ping answered during a slow one, cancellation, progress,
+// and what one call leaves for the next. Run by tests/integration/test_mcp.sh, which sets up
+// the network namespace, the stand-in and DNS, once over stdio and once over Streamable HTTP
+// (MCP_TRANSPORT=http, tests/mcp/connect.mjs); the raw lines at the end are stdio's alone
+// (tests/mcp/http.mjs sends HTTP's).
 //
-// usage: node e2e.mjs LAUNCH ARGS...   (the server's command line after "launch")
+// usage: [MCP_TRANSPORT=http] node e2e.mjs LAUNCH ARGS...   (the server's command line after
+// "launch")
 // Prints "ok NAME" or "not ok NAME: why" per check; exits 1 when any failed.
 import { spawn } from 'node:child_process';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { readdirSync, readFileSync } from 'node:fs';
 import { EmptyResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { connect, transportName } from './connect.mjs';
 
 const [launch, ...args] = process.argv.slice(2);
 const marker = process.env.E2E_MARKER ?? 'e2e-marker';
@@ -24,7 +28,16 @@ function check(name, cond, why) {
 	}
 }
 
-const brief = (value) => JSON.stringify(value).slice(0, 600);
+const brief = (value) => JSON.stringify(value)?.slice(0, 600);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Processes of this host whose command line holds the tag: a call's, while it runs.
+function running(tag) {
+	return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+		try { return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(tag); }
+		catch { return false; }
+	}).length;
+}
 
 async function call(client, code) {
 	const result = await client.callTool({ name: 'run_typescript', arguments: { code } },
@@ -43,10 +56,13 @@ async function rpcError(promise) {
 }
 
 // --- through the SDK's client ---------------------------------------------------------------
-const transport = new StdioClientTransport({ command: launch, args, env: { ...process.env },
-					     stderr: 'inherit' });
-const client = new Client({ name: 'launch-e2e', version: '1.0.0' });
-await client.connect(transport);
+console.log(`# transport: ${transportName}`);
+const main = await connect(launch, args);
+const { client } = main;
+// Responses the client did not wait for (a cancelled call's result would be one).
+const clientErrors = [];
+client.onerror = (e) => clientErrors.push(e.message);
+check('protocol negotiated', main.negotiated() === '2025-11-25', main.negotiated());
 
 const info = client.getServerVersion();
 check('initialize', info?.name === 'launch' && client.getServerCapabilities()?.tools,
@@ -56,6 +72,10 @@ const { tools } = await client.listTools();
 const tool = tools.find((t) => t.name === 'run_typescript');
 check('tools/list', tools.length === 2 && tool?.inputSchema?.required?.includes('code') &&
       tools.some((t) => t.name === 'search_docs'), brief(tools));
+// Both tools declare an outputSchema, which the SDK's client checks each structuredContent
+// against.
+check('outputSchema for both tools', tools.every((t) => t.outputSchema?.type === 'object'),
+      brief(tools.map((t) => t.outputSchema)));
 
 // search_docs through the SDK, which checks structuredContent against the outputSchema.
 const found = await client.callTool({ name: 'search_docs',
@@ -113,17 +133,18 @@ check('refusals in the result', has('connect', '127.0.5.3:443') && has('dns', 'e
 // The answer comes when the code has ended, not when its sandbox has: Node's exit here
 // takes 30 s (a child in an exit handler), which the result must not wait for; the sandbox
 // is killed after the answer (test_mcp.sh finds no sleep left with the marker).
+// The wait is timed from the code's last line, not from the request: on a loaded machine a
+// call that finds no prepared sandbox can take tens of seconds to start.
 {
-	const t0 = Date.now();
 	r = await call(client, `
 import { spawnSync } from 'node:child_process';
 process.on('exit', () => { spawnSync('/bin/sleep', ['30', '${marker}-exit']); });
-console.log('ended');
+console.log('ended', Date.now());
 `);
-	const wall = Date.now() - t0;
 	s = r.structuredContent;
-	check('result before teardown', !r.isError && s?.exit_status === 0 &&
-	      s.stdout === 'ended\n' && wall < 20000, brief({ wall, ...s }));
+	const wall = Date.now() - Number(/^ended (\d+)\n$/.exec(s?.stdout ?? '')?.[1]);
+	check('result before teardown', !r.isError && s?.exit_status === 0 && wall < 20000,
+	      brief({ wall, ...s }));
 }
 
 // A connection refused as the code's very last act is still in the result.
@@ -180,12 +201,18 @@ check('missing code -32602', e?.code === -32602, brief(e?.message ?? 'no error')
 // Progress and a per-call timeout through the SDK: onprogress makes it send a progressToken.
 {
 	const seen = [];
+	const at = [Date.now()];
 	const p = await client.callTool({ name: 'run_typescript', arguments: {
-		code: 'await new Promise((r) => setTimeout(r, 2500));\nconsole.log("slept");\n' } },
+		code: 'await new Promise((r) => setTimeout(r, 4500));\nconsole.log("slept");\n' } },
 	undefined, { timeout: 120000, resetTimeoutOnProgress: true,
-		     onprogress: (n) => seen.push(n.progress) });
-	check('progress notifications', !p.isError && seen.length >= 2 &&
+		     onprogress: (n) => { seen.push(n.progress); at.push(Date.now()); } });
+	at.push(Date.now());
+	// The issue's bound: no 2 s without a notification, from the request to the result.
+	const gaps = at.slice(1).map((t, i) => t - at[i]);
+	check('progress notifications', !p.isError && seen.length >= 3 &&
 	      seen.every((v, i) => i === 0 || v > seen[i - 1]), brief(seen));
+	check('progress at least every 2 s', Math.max(...gaps) <= 2000, brief(gaps));
+	console.log(`# progress gaps: ${gaps.join(' ')} ms`);
 	const t = await client.callTool({ name: 'run_typescript', arguments: {
 		code: 'await new Promise((r) => setTimeout(r, 5000));\n', timeout_ms: 500 } },
 	undefined, { timeout: 120000 });
@@ -201,13 +228,66 @@ check('missing code -32602', e?.code === -32602, brief(e?.message ?? 'no error')
 	      tool.annotations.openWorldHint === true && search.title && tool.title, brief(tools));
 }
 
+// Calls in parallel (the server's --max-calls is the CPUs, at least 2): two slow calls sent
+// at once run at once, and a ping and tools/list sent during them are answered at once.
+{
+	const code = "console.log('start ' + Date.now());\n" +
+		"await new Promise((r) => setTimeout(r, 3000));\nconsole.log('end ' + Date.now());\n";
+	const both = Promise.all([call(client, code), call(client, code)]);
+	await sleep(1000);
+	let t0 = performance.now();
+	await client.ping();
+	const pingMs = performance.now() - t0;
+	t0 = performance.now();
+	const listed = await client.listTools();
+	const listMs = performance.now() - t0;
+	const times = (await both).map((x) => ['start', 'end'].map((w) =>
+		Number(new RegExp(`${w} (\\d+)`).exec(x.structuredContent?.stdout ?? '')?.[1])));
+	check('two calls run at once', times[1][0] < times[0][1] && times[0][0] < times[1][1],
+	      brief(times));
+	// The issue's target is 50 ms; a shared, loaded test machine gets 200.
+	check('ping during slow calls', pingMs < 200, `${pingMs.toFixed(1)} ms`);
+	check('tools/list during slow calls', listed.tools.length === 2 && listMs < 200,
+	      `${listMs.toFixed(1)} ms`);
+	console.log(`# ping during two calls: ${pingMs.toFixed(1)} ms, tools/list ${listMs.toFixed(1)} ms`);
+}
+
+// Cancellation: the SDK sends notifications/cancelled when its signal aborts; the call's
+// sandbox is gone within 100 ms, and no result comes for it (the client would report a
+// response to an unknown id), while the server goes on.
+{
+	const abort = new AbortController();
+	const cancelled = client.callTool({ name: 'run_typescript', arguments: { code: `
+import { spawnSync } from 'node:child_process';
+spawnSync('/bin/sh', ['-c', 'sleep 30; : ${marker}-cancel']);` } }, undefined,
+	{ timeout: 120000, signal: abort.signal })
+		.then((res) => `answered ${brief(res.structuredContent)}`, (e) => `rejected: ${e.message}`);
+	for (let i = 0; i < 400 && !running(`${marker}-cancel`); i++)
+		await sleep(25);
+	check('a call to cancel runs', running(`${marker}-cancel`) > 0, 'no sleep seen');
+	const before = clientErrors.length;
+	abort.abort('test');
+	const t0 = performance.now();
+	while (running(`${marker}-cancel`) && performance.now() - t0 < 3000)
+		await sleep(5);
+	const goneMs = performance.now() - t0;
+	check('cancel kills the sandbox within 100 ms', !running(`${marker}-cancel`) && goneMs <= 100,
+	      `${goneMs.toFixed(0)} ms`);
+	console.log(`# cancel to no process: ${goneMs.toFixed(0)} ms`);
+	check('cancelled call rejected', (await cancelled).startsWith('rejected'), await cancelled);
+	await sleep(1000);
+	await client.ping();
+	check('no result for a cancelled call', clientErrors.length === before,
+	      brief(clientErrors.slice(before)));
+	r = await call(client, "console.log('after ' + (1 + 1));\n");
+	check('a call after the cancel', r.structuredContent?.stdout === 'after 2\n', brief(r));
+}
+
 // A call that outlives its timeout: a second server, whose --timeout (the last one given
 // wins) is 3 s, so that the other calls keep a timeout a loaded machine cannot reach.
 {
-	const quick = new Client({ name: 'launch-e2e-timeout', version: '1.0.0' });
-	await quick.connect(new StdioClientTransport({ command: launch, args: [...args, '--timeout', '3'],
-						       env: { ...process.env }, stderr: 'inherit' }));
-	r = await call(quick, `await new Promise((resolve) => setTimeout(resolve, 600000));`);
+	const quick = await connect(launch, [...args, '--timeout', '3'], { name: 'launch-e2e-timeout' });
+	r = await call(quick.client, `await new Promise((resolve) => setTimeout(resolve, 600000));`);
 	s = r.structuredContent;
 	check('timeout', r.isError && s?.timed_out === true && s.exit_status === 124 &&
 	      s.duration_ms >= 3000 && s.duration_ms < 30000, brief(s));
@@ -217,10 +297,8 @@ check('missing code -32602', e?.code === -32602, brief(e?.message ?? 'no error')
 // A call that crashes its runtime, on a server without prepared sandboxes (--pool 0): each
 // call then starts its launch with the code (the other calls here use the pool).
 {
-	const cold = new Client({ name: 'launch-e2e-cold', version: '1.0.0' });
-	await cold.connect(new StdioClientTransport({ command: launch, args: [...args, '--pool', '0'],
-						      env: { ...process.env }, stderr: 'inherit' }));
-	r = await call(cold, `process.kill(process.pid, 'SIGSEGV');`);
+	const cold = await connect(launch, [...args, '--pool', '0'], { name: 'launch-e2e-cold' });
+	r = await call(cold.client, `process.kill(process.pid, 'SIGSEGV');`);
 	s = r.structuredContent;
 	check('crash', r.isError && s?.signal === 'SIGSEGV' && s.exit_status === 139, brief(s));
 	await cold.close();
@@ -245,7 +323,11 @@ check('output cap', s?.stdout_truncated === true && s.stdout.length <= 20000 &&
 
 await client.ping();
 check('still up after all that', true, '');
-await client.close();
+check('no unexpected responses', clientErrors.length === 0, brief(clientErrors));
+const closed = await main.close();
+check('the server ends cleanly', closed === 0, `exit ${closed}`);
+if (transportName !== 'stdio')
+	process.exit(failed ? 1 : 0);
 
 // --- raw lines: what the SDK would never send ----------------------------------------------
 const server = spawn(launch, args, { stdio: ['pipe', 'pipe', 'inherit'] });

@@ -3,14 +3,14 @@
 // handle, its variables, imports and files kept across calls, one call at a time, its end on
 // request and after --session-idle (nothing of it left: no process, cgroup or folder), an
 // unknown handle, a session beside a call of its own, and sessions refused by a server
-// without --sessions. Run by tests/integration/test_mcp_session.sh.
+// without --sessions. Run by tests/integration/test_mcp_session.sh, over stdio and over
+// Streamable HTTP (MCP_TRANSPORT=http, tests/mcp/connect.mjs).
 //
-// usage: node session.mjs LAUNCH ARGS...   (the server's command line after "launch", without
-// --sessions, which this adds where it needs it)
+// usage: [MCP_TRANSPORT=http] node session.mjs LAUNCH ARGS...   (the server's command line
+// after "launch", without --sessions, which this adds where it needs it)
 // Prints "ok NAME" or "not ok NAME: why" per check; exits 1 when any failed.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { connect as connectTo } from './connect.mjs';
 
 const [launch, ...args] = process.argv.slice(2);
 let failed = 0;
@@ -28,12 +28,9 @@ const brief = (value) => JSON.stringify(value).slice(0, 600);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function connect(extra) {
-	const transport = new StdioClientTransport({ command: launch, args: [...args, ...extra],
-						     env: { ...process.env }, stderr: 'inherit' });
-	const client = new Client({ name: 'launch-session-e2e', version: '1.0.0' });
+	const server = await connectTo(launch, [...args, ...extra], { name: 'launch-session-e2e' });
 
-	await client.connect(transport);
-	return { client, pid: transport.pid };
+	return { client: server.client, pid: server.pid, close: server.close };
 }
 
 function call(client, code, more = {}) {
@@ -98,7 +95,7 @@ const WHERE = "console.log('where', process.cwd());\n";
 
 // --- a server with sessions ----------------------------------------------------------------
 {
-	const { client, pid } = await connect(['--sessions']);
+	const { client, pid, close } = await connect(['--sessions']);
 	const { tools } = await client.listTools();
 	const tool = tools.find((t) => t.name === 'run_typescript');
 	check('schema documents sessions', tool?.inputSchema?.properties?.session?.type === 'string' &&
@@ -212,12 +209,12 @@ console.log('alone', typeof (globalThis as any).onGlobal, existsSync('kept.txt')
 	      s.session_expires_s === 0, brief(r));
 	left = await leftOf(exitSandbox);
 	check('an exited session leaves nothing', !left, brief({ exitSandbox, left }));
-	await client.close();
+	await close();
 }
 
 // --- a short --session-idle ----------------------------------------------------------------
 {
-	const { client, pid } = await connect(['--sessions', '--session-idle', '2']);
+	const { client, pid, close } = await connect(['--sessions', '--session-idle', '2']);
 	let r = await call(client, WHERE, { session: 'new' });
 	const handle = r.structuredContent?.session;
 	const sandbox = sandboxOf(pid, /where (\S+)/.exec(r.structuredContent?.stdout ?? '')?.[1] ?? '');
@@ -231,12 +228,12 @@ console.log('alone', typeof (globalThis as any).onGlobal, existsSync('kept.txt')
 	check('expired after --session-idle', r.isError && /expired/.test(text(r)), brief(r));
 	const left = await leftOf(sandbox);
 	check('an expired session leaves nothing', sandbox.folder && !left, brief({ sandbox, left }));
-	await client.close();
+	await close();
 }
 
 // --- a server without --sessions -----------------------------------------------------------
 {
-	const { client } = await connect([]);
+	const { client, close } = await connect([]);
 	const { tools } = await client.listTools();
 	const tool = tools.find((t) => t.name === 'run_typescript');
 	check('no session in the schema without --sessions', !tool?.inputSchema?.properties?.session,
@@ -246,7 +243,7 @@ console.log('alone', typeof (globalThis as any).onGlobal, existsSync('kept.txt')
 	      !r.structuredContent, brief(r));
 	r = await call(client, "console.log('fresh');\n");
 	check('calls still run', !r.isError && r.structuredContent?.stdout === 'fresh\n', brief(r));
-	await client.close();
+	await close();
 }
 
 process.exit(failed ? 1 : 0);

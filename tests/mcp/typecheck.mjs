@@ -4,13 +4,13 @@
 // type_errors (line, column, code, message) and the code does not run; lenient code (implicit
 // any, Node's globals without @types/node) runs; "typecheck": false runs it anyway; a server
 // whose --modules has no typescript runs the calls unchecked. Run by
-// tests/integration/test_mcp_typecheck.sh.
+// tests/integration/test_mcp_typecheck.sh, over stdio and over Streamable HTTP
+// (MCP_TRANSPORT=http, tests/mcp/connect.mjs).
 //
-// usage: node typecheck.mjs MODULES_WITHOUT_TYPESCRIPT LAUNCH ARGS...  (ARGS: the server's
+// usage: [MCP_TRANSPORT=http] node typecheck.mjs MODULES_WITHOUT_TYPESCRIPT LAUNCH ARGS...  (ARGS: the server's
 // command line after "launch", with --modules of modules that have typescript)
 // Prints "ok NAME" or "not ok NAME: why" per check; exits 1 when any failed.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { connect as connectTo } from './connect.mjs';
 
 const [untyped, launch, ...args] = process.argv.slice(2);
 let failed = 0;
@@ -24,21 +24,9 @@ function check(name, cond, why) {
 	}
 }
 
-const brief = (value) => JSON.stringify(value).slice(0, 700);
+const brief = (value) => JSON.stringify(value)?.slice(0, 700);
 
-async function connect(serverArgs) {
-	const transport = new StdioClientTransport({ command: launch, args: serverArgs,
-						     env: { ...process.env }, stderr: 'pipe' });
-	const client = new Client({ name: 'launch-typecheck-e2e', version: '1.0.0' });
-	let stderr = '';
-
-	transport.stderr.on('data', (chunk) => {
-		stderr += chunk;
-		process.stderr.write(chunk);
-	});
-	await client.connect(transport);
-	return { client, stderr: () => stderr };
-}
+const connect = (serverArgs) => connectTo(launch, serverArgs, { name: 'launch-typecheck-e2e' });
 
 function call(client, code, more = {}) {
 	return client.callTool({ name: 'run_typescript', arguments: { code, ...more } }, undefined,
@@ -48,7 +36,8 @@ function call(client, code, more = {}) {
 const STRIPE = "import Stripe from 'stripe';\nconsole.log('ran');\nconst stripe = new Stripe('sk_test_x');\n";
 
 {
-	const { client, stderr } = await connect(args);
+	const server = await connect(args);
+	const { client, stderr } = server;
 	check('start says calls are type-checked', /calls are type-checked/.test(stderr()), stderr());
 	const { tools } = await client.listTools();
 	const tool = tools.find((t) => t.name === 'run_typescript');
@@ -109,7 +98,7 @@ console.log('lenient', later, anything.x.y, typeof readFileSync, Buffer.from('a'
 	}
 	check('"typecheck": "no" is -32602', err?.code === -32602 && /typecheck/.test(err.message),
 	      brief(err?.message ?? 'no error'));
-	await client.close();
+	await server.close();
 }
 
 // Without typescript in --modules: said at start, and the calls run unchecked.
@@ -117,14 +106,15 @@ console.log('lenient', later, anything.x.y, typeof readFileSync, Buffer.from('a'
 	const at = args.indexOf('--modules');
 	const serverArgs = [...args];
 	serverArgs[at + 1] = untyped;
-	const { client, stderr } = await connect(serverArgs);
+	const server = await connect(serverArgs);
+	const { client, stderr } = server;
 	check('start says calls are not type-checked', /typescript is not in --modules: calls are not type-checked/.test(stderr()),
 	      stderr());
 	const r = await call(client, `${STRIPE}const p = stripe.customers.lst({ limit: 2 });\n`);
 	const s = r.structuredContent;
 	check('unchecked without typescript', r.isError && s?.stdout === 'ran\n' && !s.type_errors &&
 	      /is not a function/.test(s.stderr), brief(s));
-	await client.close();
+	await server.close();
 }
 
 process.exit(failed ? 1 : 0);
