@@ -15,7 +15,7 @@ import tls, { createSecureContext } from 'node:tls';
 import { Duplex } from 'node:stream';
 import { isIP, Socket } from 'node:net';
 import { lookup } from 'node:dns/promises';
-import { readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { inspect } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
@@ -479,8 +479,10 @@ async function typeChecker() {
 	// optimise as it runs: a call's check after two probes took 90 to 300 ms here, after
 	// eight 28 to 44 ms. So the probes run what a call's check does (a client made, its methods
 	// called with literals, an unknown one, a wrong type, errors formatted), each in a program
-	// of its own, TYPE_PROBE_ROUNDS times.
-	for (let round = 0; round < TYPE_PROBE_ROUNDS; round++)
+	// of its own, TYPE_PROBE_ROUNDS times. Unless a call waits already: the server writes its
+	// main.mts when it takes a runner not yet ready, and on a loaded machine the rounds (a
+	// second and more of CPU) would cost that call more than its check's slower start.
+	for (let round = 0; round < TYPE_PROBE_ROUNDS && !existsSync(file); round++)
 		for (const name of Object.keys(TYPE_PROBES))
 			if (imports.includes(`'${name}'`))
 				check(`${TYPE_PROBES[name]}const probe${round}: number = 'x';\n`);
