@@ -111,6 +111,21 @@ static void mcp_gwcall_find_peer(struct mcp_gwcall *call, const struct gateway_r
 	http->exe = exe[0] ? exe : NULL;
 }
 
+/* At accept: a process of the call's sandbox holds the other end (gateway.h, peer_ok). */
+static bool mcp_gwcall_peer_ok(void *ctx, uint16_t port, bool v6)
+{
+	struct mcp_gwcall *call = ctx;
+	const struct mcp_gateway_config *config = &call->mg->config;
+	char path[PATH_MAX];
+
+	if (call->cgroup_fd < 0 && config->cgroup_parent) {
+		snprintf(path, sizeof(path), "%s/%s", config->cgroup_parent, call->name);
+		call->cgroup_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	return port && call->cgroup_fd >= 0 && config->peer_pid &&
+	       config->peer_pid(call->cgroup_fd, port, v6) > 0;
+}
+
 /* The http line, into the call's log: the server copies it with the call's own lines. */
 static void mcp_gwcall_log(struct mcp_gwcall *call, const struct gateway_request_log *log)
 {
@@ -177,6 +192,7 @@ int mcp_gwcall_add(struct mcp_gateway *mg, const char *name, const char *audit_p
 		.secrets = mg->config.secrets,
 		.nsecrets = mg->config.nsecrets,
 		.on_request = mcp_gwcall_on_request,
+		.peer_ok = mcp_gwcall_peer_ok,
 	};
 	struct mcp_gwcall *call = calloc(1, sizeof(*call));
 	char why[512];

@@ -158,12 +158,19 @@ static void gateway_accept(struct gw_listener *l)
 		bool v6 = ss.ss_family == AF_INET6;
 		int one = 1;
 
+		uint16_t port;
+
 		if (fd < 0)
 			return;
+		port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+				: ((struct sockaddr_in *)&ss)->sin_port);
+		if (l->client->config.peer_ok &&
+		    !l->client->config.peer_ok(l->client->config.ctx, port, v6)) {
+			close(fd);
+			continue;
+		}
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		gw_relay_accept(l->client, fd, v6,
-				ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-					 : ((struct sockaddr_in *)&ss)->sin_port));
+		gw_relay_accept(l->client, fd, v6, port);
 	}
 }
 

@@ -75,6 +75,14 @@ struct gateway_client_config {
 	size_t nsecrets;
 	/* Called on the gateway's thread for each request: must be thread-safe, must not block. */
 	void (*on_request)(void *ctx, const struct gateway_request_log *log);
+	/*
+	 * Called on the gateway's thread for each connection it accepts, with the peer's source
+	 * port: false closes it unserved. The sandboxes' say whether a process of theirs holds
+	 * that end, so that no other process of the host (which can learn the ports and, from a
+	 * command line or an environment, the placeholders) has a secret put into its requests.
+	 * NULL: every connection is served (the gateway's own tests).
+	 */
+	bool (*peer_ok)(void *ctx, uint16_t peer_port, bool peer_v6);
 	void *ctx;
 };
 

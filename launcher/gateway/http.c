@@ -341,7 +341,11 @@ static int parse_request_line(const char *buf, const char *eol, struct http_requ
 {
 	const char *p = buf, *sp1, *sp2;
 
-	while (p < eol && is_tchar((unsigned char)*p))
+	/*
+	 * Methods are upper-case tokens: a rule that denies DELETE must not miss "delete", which
+	 * some servers fold to DELETE, and HEAD's bodiless answer is told by its name.
+	 */
+	while (p < eol && is_tchar((unsigned char)*p) && !(*p >= 'a' && *p <= 'z'))
 		p++;
 	if (p == buf || p == eol || *p != ' ')
 		return -EBADMSG;

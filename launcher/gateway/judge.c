@@ -157,6 +157,12 @@ void gw_judge(const struct gateway_client_config *client, const char *sni,
 		return judge_refuse(ret, 403, "rule", "the method is not allowed by the policy");
 	memcpy(method, req->method, req->method_len);
 	method[req->method_len] = '\0';
+	/*
+	 * TRACE (and IIS's TRACK) echo the request as the provider got it, the secret put in by
+	 * the gateway among its headers: never sent, whatever the rules say ("*" included).
+	 */
+	if (!strcmp(method, "TRACE") || !strcmp(method, "TRACK"))
+		return judge_refuse(ret, 403, "rule", "TRACE would echo the injected credential");
 	if (!http_rules_allow(entry->http, method, req->path))
 		return judge_refuse(ret, 403, "rule",
 				    "the policy's http rules do not allow this method and path");

@@ -380,7 +380,13 @@ static int relay_response_head(struct gw_conn *c, const struct http_response *re
 
 	relay_forget_retry(c);
 	c->status = resp->status;
-	if (resp->status < 200 || (resp->status == 101 && c->upgrade)) {
+	/* A 101 the job did not ask for would tunnel its later bytes upstream unjudged. */
+	if (resp->status == 101 && !c->upgrade) {
+		relay_drop_upstream(c, false);
+		relay_refuse(c, 502, "upstream", "the provider switched protocols unasked", true);
+		return 1;
+	}
+	if (resp->status < 200) {
 		/* 100 Continue, 101 Switching Protocols: as they are. */
 		gw_buf_append(&c->out, head, resp->head_len);
 		gw_buf_consume(&c->up->in, resp->head_len);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
@@ -392,6 +393,14 @@ static void upstream_close(struct gw_upstream *up)
 	gw_io_kill(up->gw, &up->io);
 }
 
+/* Whether the connection's socket has bytes not read yet. */
+static bool upstream_unread(const struct gw_upstream *up)
+{
+	char byte;
+
+	return recv(up->io.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
 void gw_upstream_release(struct gw_upstream *up, bool reusable)
 {
 	struct gateway *gw = up->gw;
@@ -401,8 +410,13 @@ void gw_upstream_release(struct gw_upstream *up, bool reusable)
 	up->conn = NULL;
 	for (p = gw->idle; p; p = p->next_idle)
 		same += p->port == up->port && !strcmp(p->host, up->host);
+	/*
+	 * Bytes the provider sent past the response (a second answer to a GET with a body) would be
+	 * the next request's answer, maybe another sandbox's: such a connection is not pooled. SSL
+	 * holds at most a record; the socket may hold more (edge-triggered, no event comes again).
+	 */
 	if (!reusable || up->state != GW_UP_READY || up->eof || up->in.len || up->out.len ||
-	    same >= GATEWAY_POOL_PER_HOST) {
+	    same >= GATEWAY_POOL_PER_HOST || SSL_pending(up->ssl) > 0 || upstream_unread(up)) {
 		upstream_close(up);
 		return;
 	}

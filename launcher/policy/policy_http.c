@@ -318,6 +318,14 @@ int policy_parse_http(const struct parse_ctx *ctx, const cJSON *obj, const char 
 	/* UDP to the host would be QUIC (HTTP/3) around the gateway. */
 	if (entry->protos != PROTO_TCP)
 		return policy_fail(ctx, key, "needs \"protocol\": \"tcp\" (the default)");
+	/*
+	 * The gateway connects to one port of the provider: the rule's only port, or 443 when the
+	 * rule gives none. A list or range would have it reach a port the rule does not name.
+	 */
+	if (entry->nports > 1 || (entry->nports == 1 && entry->ports[0].lo != entry->ports[0].hi &&
+				  !(entry->ports[0].lo == 0 && entry->ports[0].hi == 65535)))
+		return policy_fail(ctx, key,
+				   "needs one port in \"ports\" (the provider's), or none: 443");
 	if (!cJSON_IsObject(obj))
 		return policy_fail(ctx, key, "must be an object, not %s", policy_json_type(obj));
 	r = policy_check_keys(ctx, obj, key, known, ARRAY_SIZE(known));
@@ -354,7 +362,7 @@ int policy_check_http_hosts(const struct parse_ctx *ctx, const struct policy *po
 			snprintf(key, sizeof(key), "allow[%zu]", i > j ? i : j);
 			return policy_fail(ctx, key,
 					   "\"%s\" is also allow[%zu]; a host with \"http\" takes "
-					   "one rule (list its ports there)",
+					   "one rule",
 					   policy_shown(entry->host, vbuf, sizeof(vbuf)),
 					   i < j ? i : j);
 		}

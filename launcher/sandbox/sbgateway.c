@@ -127,6 +127,17 @@ static void sbgateway_find_peer(struct sbgateway *sg, uint16_t port, bool v6)
 	peer->exe[n > 0 ? n : 0] = '\0';
 }
 
+/* At accept: a process of the sandbox holds the connection's other end (its cache is kept). */
+static bool sbgateway_peer_ok(void *ctx, uint16_t port, bool v6)
+{
+	struct sbgateway *sg = ctx;
+
+	/* Looked up afresh: a source port the cache names may be another process's by now. */
+	sg->peer.pid = 0;
+	sbgateway_find_peer(sg, port, v6);
+	return sg->peer.pid > 0;
+}
+
 /* On the gateway's thread: a copy into the ring, and a wake-up. Never blocks. */
 static void sbgateway_on_request(void *ctx, const struct gateway_request_log *log)
 {
@@ -283,6 +294,7 @@ int sbgateway_start(const struct sbgateway_config *config, struct sbgateway **re
 		.secrets = config->secrets,
 		.nsecrets = config->nsecrets,
 		.on_request = sbgateway_on_request,
+		.peer_ok = sbgateway_peer_ok,
 	};
 	struct sbgateway *sg = calloc(1, sizeof(*sg));
 	char why[512] = "";

@@ -403,3 +403,45 @@ test_gateway_audit_query() {
 	expect_rc "job" 0 || return 1
 	expect_audit 1 "$L_AUDIT" event=http 'path=/v1/customers?email=ada%40example.com'
 }
+
+# A process outside the sandbox that learns the gateway's port and the placeholder (from a
+# command line or an environment it can read) gets no secret put into its requests: the
+# gateway closes a connection whose other end no process of the sandbox holds. The job's own
+# request on the same port is served, before and after.
+test_gateway_outsider() {
+	local placeholder port out
+
+	gw_providers || return 1
+	# shellcheck disable=SC2016
+	STRIPE_API_KEY=$GW_KEY launch_bg --policy "$(policy gw "$GW_POLICY")" \
+		--resolver "$GW_DNS:$GW_DNS_PORT" --upstream-ca "$T_DIR/ca/ca.pem" \
+		--secret STRIPE_API_KEY -- /bin/sh -c '
+		curl -sS -o /dev/null -w "inside=%{http_code}\n" \
+			-H "Authorization: Bearer $STRIPE_API_KEY" \
+			"https://api.stripe.com/v1/customers?limit=1"
+		echo "ca=$NODE_EXTRA_CA_CERTS"; echo "placeholder=$STRIPE_API_KEY"; sleep 4'
+	for _ in $(seq 150); do
+		grep -q '^placeholder=' "$L_OUT_FILE" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -q '^placeholder=' "$L_OUT_FILE" ||
+		fail "the job did not start: $(cat "$L_ERR_FILE")" || return 1
+	placeholder=$(sed -n 's/^placeholder=//p' "$L_OUT_FILE")
+	# The gateway's IPv4 port: one of launch's own TCP listeners on 127.0.0.1 (the DNS proxy
+	# has another), the one that answers TLS; the gateway's CA, which the job trusts, so that
+	# the outsider's TLS would verify.
+	for port in $(ss -Hltnp 2>/dev/null | awk -v pid="pid=$L_PID," \
+		'index($0, pid) && $4 ~ /^127\.0\.0\.1:/ { sub(/.*:/, "", $4); print $4 }'); do
+		out=$("$IT_PY" "$IT_HELPERS/../fixtures/gw_client.py" \
+			"$(sed -n 's/^ca=//p' "$L_OUT_FILE")" 127.0.0.1 "$port" api.stripe.com \
+			"GET /v1/customers?limit=2|Authorization: Bearer $placeholder" 2>&1)
+		echo "outsider at 127.0.0.1:$port: $(brief "$out")"
+	done
+	launch_bg_wait 20 || return 1
+	grep -qx "inside=200" "$L_OUT_FILE" || fail "the job's own call failed: $(cat "$L_OUT_FILE")" ||
+		return 1
+	grep -q '^status 200' <<<"$out" && fail "the outsider was served: $out" && return 1
+	grep -qF "limit=2" "$T_DIR/auth.log" &&
+		fail "the outsider's request reached the stand-in: $(cat "$T_DIR/auth.log")" && return 1
+	gw_key_nowhere
+}

@@ -80,6 +80,10 @@ static void test_judge_host(void)
 	CHECK_EQ_STR(judge("api.stripe.com", "DELETE", "/v1/x", "Host: api.stripe.com\r\n", &v),
 		     "");
 	CHECK_EQ_INT(v.port, 8443);
+	/* TRACE and TRACK would echo the injected key: refused under rules that allow any method.
+	 */
+	CHECK_EQ_STR(judge("api.stripe.com", "TRACE", "/", "Host: api.stripe.com\r\n", &v), "rule");
+	CHECK_EQ_STR(judge("api.stripe.com", "TRACK", "/", "Host: api.stripe.com\r\n", &v), "rule");
 }
 
 static void test_judge_rule(void)

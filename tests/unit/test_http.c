@@ -154,6 +154,9 @@ static void test_request_line_bad(void)
 	REQ_BAD("CONNECT evil.com:443 HTTP/1.1\r\nHost: evil.com:443\r\n\r\n");
 	REQ_BAD("OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n");
 	REQ_BAD("G(T / HTTP/1.1\r\nHost: a\r\n\r\n");
+	/* Methods are upper case: a rule on DELETE must not miss "delete". */
+	REQ_BAD("delete /v1/x HTTP/1.1\r\nHost: a\r\n\r\n");
+	REQ_BAD("Get / HTTP/1.1\r\nHost: a\r\n\r\n");
 	REQ_BAD(" GET / HTTP/1.1\r\nHost: a\r\n\r\n");
 	REQ_BAD("\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n");
 	REQ_BAD("GET /\r\n\r\n");

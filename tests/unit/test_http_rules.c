@@ -211,16 +211,27 @@ static void test_bad_http(void)
 	EXPECT_ERROR("{\"name\":\"t\",\"allow\":[{\"host\":\"x.com\",\"protocol\":\"any\","
 		     "\"http\":{}}]}",
 		     "t.json: allow[0].http: needs \"protocol\": \"tcp\" (the default)");
+	/* The gateway would reach 443 for a list or a range, a port the rule may not name. */
+	EXPECT_ERROR(
+		"{\"name\":\"t\",\"allow\":[{\"host\":\"x.com\",\"ports\":[80,8443],"
+		"\"http\":{}}]}",
+		"t.json: allow[0].http: needs one port in \"ports\" (the provider's), or none: "
+		"443");
+	EXPECT_ERROR(
+		"{\"name\":\"t\",\"allow\":[{\"host\":\"x.com\",\"ports\":[\"8000-9000\"],"
+		"\"http\":{}}]}",
+		"t.json: allow[0].http: needs one port in \"ports\" (the provider's), or none: "
+		"443");
 	EXPECT_ERROR(
 		"{\"name\":\"t\",\"allow\":[{\"host\":\"a.x.com\",\"ports\":[443],"
 		"\"http\":{}},{\"host\":\"b.x.com\"},{\"host\":\"A.x.com\",\"ports\":[80]}]}",
 		"t.json: allow[2]: \"a.x.com\" is also allow[0]; a host with \"http\" takes one "
-		"rule (list its ports there)");
+		"rule");
 	EXPECT_ERROR(
 		"{\"name\":\"t\",\"allow\":[{\"host\":\"a.x.com\"},{\"host\":\"a.x.com\","
 		"\"http\":{}}]}",
 		"t.json: allow[1]: \"a.x.com\" is also allow[0]; a host with \"http\" takes one "
-		"rule (list its ports there)");
+		"rule");
 	EXPECT_ERROR(with_http("[]", NULL),
 		     "t.json: allow[1].http: must be an object, not an array");
 	EXPECT_ERROR(with_http("{\"allows\":[]}", NULL),
