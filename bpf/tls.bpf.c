@@ -179,7 +179,8 @@ static __always_inline void sni_key_peer(struct sk_msg_md *msg, struct sni_key *
 static __always_inline int sni_judge(const struct sni_state *st, const struct tls_buf *b,
 				     struct sni_key *key, __u32 n, __u32 *ret_need)
 {
-	__u32 reason, name_len = 0, ech = 0;
+	__u32 reason, name_len = 0, ech = 0, slot = st->slot;
+	struct slot_owner_value *owner;
 
 	reason = tls_record_check(b->buf, n, ret_need);
 	if (reason)
@@ -190,7 +191,13 @@ static __always_inline int sni_judge(const struct sni_state *st, const struct tl
 	if (reason)
 		return (int)reason;
 	key->len = (__u16)name_len;
-	if (sni_lookup(st->slot, st->flags, key))
+	/*
+	 * The slot the connection was marked in must still be its sandbox's: once launch update
+	 * has moved the sandbox, the old slot's names (or its next owner's) judge nothing.
+	 */
+	owner = bpf_map_lookup_elem(&slot_owner, &slot);
+	if (owner && owner->cgroup_id == st->cgroup_id && key->len &&
+	    sni_lookup(st->slot, st->flags, key))
 		return 0;
 	return ech ? TLS_REASON_ECH : TLS_REASON_NAME;
 }

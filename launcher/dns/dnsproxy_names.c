@@ -342,15 +342,6 @@ static void dnsproxy_unclaim(struct dnsproxy *p, struct dnsproxy_name *name, siz
 
 	if (a) {
 		dnsproxy_addr_drop_name(a, name);
-		/* The name's SNI entries go first; the address may stay open for other names. */
-		if (name->nsni_ports && p->ops->close_name) {
-			int r = p->ops->close_name(p->ops_ctx, &a->addr, name->text,
-						   name->sni_ports, name->nsni_ports,
-						   name->sni_udp);
-
-			if (r < 0 && !p->fatal)
-				p->fatal = r;
-		}
 		if (a->nnames == 0) {
 			/*
 			 * Only new connections are judged again: established ones go on. An
@@ -373,6 +364,19 @@ static void dnsproxy_unclaim(struct dnsproxy *p, struct dnsproxy_name *name, siz
 			if (r == 0)
 				a->set_id = set_id;
 			else if (!p->fatal)
+				p->fatal = r;
+		}
+		/*
+		 * The name's SNI entries go last, as dnsproxy_claim writes them first: while the
+		 * address is open for the name's ports, its marker stays, or a connection made in
+		 * between would go unjudged for good.
+		 */
+		if (name->nsni_ports && p->ops->close_name) {
+			int r = p->ops->close_name(p->ops_ctx, &claim.addr, name->text,
+						   name->sni_ports, name->nsni_ports,
+						   name->sni_udp);
+
+			if (r < 0 && !p->fatal)
 				p->fatal = r;
 		}
 	}

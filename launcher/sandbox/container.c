@@ -24,6 +24,7 @@
 #include "container.h"
 #include "dnsbpf.h"
 #include "gc.h"
+#include "gwsecret.h"
 #include "lib/json.h"
 #include "lib/util.h"
 #include "loader.h"
@@ -338,6 +339,11 @@ static int container_make_cgroup(struct container *c)
 		return container_fail(c, -EOPNOTSUPP,
 				      "this kernel has no AF_UNIX cgroup hooks (6.7+), so the "
 				      "container could reach any local socket");
+	/* No gateway runs for a container: its "http" hosts would be reached directly. */
+	if (gwsecret_gateway_wanted(c->options->rules->policies, c->options->rules->npolicies))
+		return container_fail(c, -EOPNOTSUPP,
+				      "a policy has \"http\" rules, and containers get no HTTPS "
+				      "gateway (docs/containers.md)");
 	r = loader_sandbox_new(&c->shared, c->options->rules, c->options->dns_proxy, &c->bpf);
 	if (r < 0)
 		return container_fail(c, r, "cannot make the container's maps: %s%s", strerror(-r),

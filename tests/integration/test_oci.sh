@@ -110,6 +110,24 @@ test_oci_bad_policy() {
 	expect_eq "supervisors left" "" "$(oci_supervisors)"
 }
 
+# A policy with "http" rules: no gateway runs for a container, so its hosts would be reached
+# directly; the hook refuses, the command never runs, nothing is left.
+test_oci_http_refused() {
+	local p out err
+
+	oci_setup || return 1
+	p=$(policy gwc '{"name": "gwc", "allow": [{"host": "api.stripe.com", "ports": [443],
+		"http": {}}]}')
+	out=$(oci_run "it$IT_RUNID-oci-http" --annotation io.launch.policy="$p" \
+		-- /bin/sh -c 'echo RAN')
+	expect_eq "podman run's exit status" 126 "$?" || return 1
+	err=$(cat "$T_DIR/it$IT_RUNID-oci-http.err")
+	expect_match "podman's error" 'containers get no HTTPS gateway' "$err" || return 1
+	expect_eq "the command's output" "" "$out" || return 1
+	expect_eq "launch cgroups left" "" "$(oci_cgroups)" || return 1
+	expect_eq "supervisors left" "" "$(oci_supervisors)"
+}
+
 # After a container ran detached and podman rm -f: no cgroup, no supervisor, no pid file.
 test_oci_no_residue() {
 	local p log name=it$IT_RUNID-oci-rm
