@@ -641,7 +641,7 @@ static int chunked_line_byte(struct http_chunked *c, unsigned char b)
 	case CHUNK_TRAILER_START:
 		if (b == '\r')
 			c->state = CHUNK_END_LF;
-		else if (is_tchar(b))
+		else if (is_tchar(b) && !c->no_trailers)
 			c->state = CHUNK_TRAILER_NAME;
 		else
 			return -EBADMSG; /* obs-fold and junk */

@@ -86,6 +86,11 @@ struct http_chunked {
 	int state;     /* private */
 	uint64_t left; /* bytes left in the current chunk */
 	unsigned int line_len;
+	/*
+	 * A request's body: trailer fields are refused (-EBADMSG), as they would go upstream
+	 * unjudged (an Authorization there passes no credential check). Set after init.
+	 */
+	bool no_trailers;
 };
 
 void http_chunked_init(struct http_chunked *chunked);

@@ -173,6 +173,7 @@ static void relay_note_request(struct gw_conn *c, const struct http_request *req
 	c->req_framing = req->framing;
 	c->req_left = req->content_length;
 	http_chunked_init(&c->req_chunked);
+	c->req_chunked.no_trailers = true;
 	c->bytes_out = c->bytes_in = 0;
 	c->secret = NULL;
 	c->status = 0;

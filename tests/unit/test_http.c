@@ -381,6 +381,24 @@ static void test_chunked(void)
 	CHUNKED_OK("1\r\n\r\r\n0\r\n\r\n", 11);
 }
 
+/* A request's body: no trailer field (it would go upstream unjudged), the empty end is fine. */
+static void test_chunked_no_trailers(void)
+{
+	static const char with[] = "a\r\n0123456789\r\n0\r\nAuthorization: Bearer x\r\n\r\n";
+	static const char without[] = "a\r\n0123456789\r\n0\r\n\r\n";
+	struct http_chunked c;
+	bool done = false;
+
+	http_chunked_init(&c);
+	c.no_trailers = true;
+	CHECK(http_chunked_feed(&c, with, sizeof(with) - 1, &done) == -EBADMSG);
+	http_chunked_init(&c);
+	c.no_trailers = true;
+	CHECK(http_chunked_feed(&c, without, sizeof(without) - 1, &done) ==
+	      (long)(sizeof(without) - 1));
+	CHECK(done);
+}
+
 static void test_chunked_partial(void)
 {
 	struct http_chunked c;
@@ -459,6 +477,7 @@ int main(void)
 	RUN(test_response_bad);
 	RUN(test_chunked);
 	RUN(test_chunked_partial);
+	RUN(test_chunked_no_trailers);
 	RUN(test_chunked_bad);
 	RUN(test_chunked_limits);
 	return test_failures ? 1 : 0;
