@@ -62,10 +62,51 @@ static __always_inline void sni_on_connect(struct bpf_sock_ops *ops)
 }
 
 /*
+ * Takes one of the sandbox's MAX_SNI_PENDING_PER_SANDBOX places in sni_socks. The count is
+ * reset when the slot has a new owner; without fetching atomics (the object is built for the
+ * BPF ISA v1) the test after the add may refuse one that concurrent adds left room for, and
+ * never lets more than one per CPU past the limit.
+ */
+static __always_inline bool sni_hold(struct sni_state *st)
+{
+	__u32 slot = st->slot;
+	struct sni_pending *p = bpf_map_lookup_elem(&sni_pending, &slot);
+
+	if (!p)
+		return false;
+	if (p->cgroup_id != st->cgroup_id) {
+		p->cgroup_id = st->cgroup_id;
+		p->count = 0;
+	}
+	__sync_fetch_and_add(&p->count, 1);
+	if (*(volatile __s64 *)&p->count > MAX_SNI_PENDING_PER_SANDBOX) {
+		__sync_fetch_and_add(&p->count, -1);
+		return false;
+	}
+	st->held = 1;
+	return true;
+}
+
+/* Gives the place back: the socket left sni_socks, or closes. */
+static __always_inline void sni_unhold(struct sni_state *st)
+{
+	__u32 slot = st->slot;
+	struct sni_pending *p;
+
+	if (!st->held)
+		return;
+	st->held = 0;
+	p = bpf_map_lookup_elem(&sni_pending, &slot);
+	if (p && p->cgroup_id == st->cgroup_id)
+		__sync_fetch_and_add(&p->count, -1);
+}
+
+/*
  * Established: into sni_socks, where the sk_msg program sees its sends. A socket enters a
  * sockmap only from here (sock_map_op_okay); what it sent before (TCP Fast Open's data in the
- * SYN) never reaches sk_msg, and the backstop drops it. Without room in the map it stays
- * pending, and the backstop drops everything it sends.
+ * SYN) never reaches sk_msg, and the backstop drops it. Without room in the map, or beyond its
+ * sandbox's share of it, it stays pending, and the backstop drops everything it sends. In the
+ * map, its RTT samples (sni_on_rtt) and its close (sni_on_state) are asked for.
  */
 static __always_inline void sni_on_established(struct bpf_sock_ops *ops)
 {
@@ -74,17 +115,20 @@ static __always_inline void sni_on_established(struct bpf_sock_ops *ops)
 	if (!ops->sk)
 		return;
 	st = bpf_sk_storage_get(&sni_states, ops->sk, 0, 0);
-	if (!st || st->state != SNI_STATE_PENDING)
+	if (!st || st->state != SNI_STATE_PENDING || !sni_hold(st))
 		return;
-	if (bpf_sock_hash_update(ops, &sni_socks, &st->cookie, BPF_NOEXIST) == 0)
-		bpf_sock_ops_cb_flags_set(ops,
-					  ops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_RTT_CB_FLAG);
+	if (bpf_sock_hash_update(ops, &sni_socks, &st->cookie, BPF_NOEXIST) != 0) {
+		sni_unhold(st);
+		return;
+	}
+	bpf_sock_ops_cb_flags_set(ops, ops->bpf_sock_ops_cb_flags | BPF_SOCK_OPS_RTT_CB_FLAG |
+					       BPF_SOCK_OPS_STATE_CB_FLAG);
 }
 
 /*
  * An RTT sample: the peer acknowledged data. Once the first record has passed, the socket
  * leaves sni_socks here (sock_ops may delete from a sockmap, sk_msg may not), so its later
- * sends take the plain TCP path, and the RTT callbacks stop.
+ * sends take the plain TCP path, and the callbacks stop.
  */
 static __always_inline void sni_on_rtt(struct bpf_sock_ops *ops)
 {
@@ -96,7 +140,21 @@ static __always_inline void sni_on_rtt(struct bpf_sock_ops *ops)
 	if (!st || st->state != SNI_STATE_PASSED)
 		return;
 	bpf_map_delete_elem(&sni_socks, &st->cookie);
-	bpf_sock_ops_cb_flags_set(ops, ops->bpf_sock_ops_cb_flags & ~BPF_SOCK_OPS_RTT_CB_FLAG);
+	sni_unhold(st);
+	bpf_sock_ops_cb_flags_set(ops, ops->bpf_sock_ops_cb_flags & ~(BPF_SOCK_OPS_RTT_CB_FLAG |
+								      BPF_SOCK_OPS_STATE_CB_FLAG));
+}
+
+/* A socket in sni_socks closes (the kernel takes it out of the map): its place is given back. */
+static __always_inline void sni_on_state(struct bpf_sock_ops *ops)
+{
+	struct sni_state *st;
+
+	if (!ops->sk || ops->args[1] != BPF_TCP_CLOSE)
+		return;
+	st = bpf_sk_storage_get(&sni_states, ops->sk, 0, 0);
+	if (st)
+		sni_unhold(st);
 }
 
 SEC("sockops")
@@ -108,6 +166,8 @@ int launch_sockops(struct bpf_sock_ops *ops)
 		sni_on_established(ops);
 	else if (ops->op == BPF_SOCK_OPS_RTT_CB)
 		sni_on_rtt(ops);
+	else if (ops->op == BPF_SOCK_OPS_STATE_CB)
+		sni_on_state(ops);
 	return 1;
 }
 

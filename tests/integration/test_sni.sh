@@ -432,6 +432,66 @@ test_sni_flood() {
 	expect_audit 1 "$L_AUDIT" event=sandbox_exit denied="$n"
 }
 
+# One sandbox holds at most 1,024 places in the host-wide map of connections awaiting their
+# judgement (MAX_SNI_PENDING_PER_SANDBOX), so that no job fills it for the others: a job holds
+# 1,100 connections to the checked address open without a ClientHello; its next connection's
+# hello is not judged and never leaves (the backstop drops it: tls_unjudged), while another
+# sandbox's connection is served meanwhile; once the job closes them, its places are back and
+# its next connection is served.
+test_sni_pending_per_sandbox() {
+	local hold held other out audit i n
+
+	sni_setup || return 1
+	hold=$IT_TMP/hold.$BASHPID.pending
+	rm -rf "$hold"
+	mkdir -m 755 "$hold" || return 1
+	# shellcheck disable=SC2016
+	launch_bg --resolver "$SNI_DNS:$SNI_DNS_PORT" --policy "$SNI_POLICY" --pids-max 64 -- \
+		"$IT_PY" -c '
+import os, resource, socket, subprocess, sys, time
+evade, addr, ca, hold = sys.argv[1:5]
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 2048), hard))
+held = [socket.create_connection((addr, 443), timeout=10) for _ in range(1100)]
+print("HELD", len(held), flush=True)
+def hello():
+    out = subprocess.run([evade, "normal", addr, "443", "api.openai.com", ca],
+                         capture_output=True, text=True, timeout=30).stdout.strip()
+    print(out or "-", flush=True)
+hello()
+for _ in range(2000):
+    if os.path.exists(hold + "/go"):
+        break
+    time.sleep(0.01)
+for s in held:
+    s.close()
+time.sleep(0.5)
+hello()' "$IT_HELPERS/tls_evade" "$SNI_ADDR" "$SNI_CA" "$hold"
+	out=$L_OUT_FILE audit=$L_AUDIT
+	for ((i = 0; i < 3000; i++)); do
+		held=$(grep -c . "$out" 2>/dev/null)
+		[ "${held:-0}" -ge 2 ] && break
+		kill -0 "$L_PID" 2>/dev/null || break
+		sleep 0.02
+	done
+	launch_job --resolver "$SNI_DNS:$SNI_DNS_PORT" --policy "$SNI_POLICY" -- \
+		"$IT_HELPERS/tls_evade" normal "$SNI_ADDR" 443 api.openai.com "$SNI_CA"
+	other=$L_OUT
+	touch "$hold/go"
+	launch_bg_wait 60 || return 1
+	expect_rc "job" 0 || return 1
+	mapfile -t held <"$out"
+	echo "job: ${held[*]}; another sandbox meanwhile: $other"
+	expect_eq "connections held" "HELD 1100" "${held[0]:-}" || return 1
+	[ "${held[1]:-}" != "OK api.openai.com 200" ] ||
+		fail "the job's connection beyond its 1,024 places was served" || return 1
+	expect_eq "another sandbox meanwhile" "OK api.openai.com 200" "$other" || return 1
+	expect_eq "the job's connection once it closed the others" "OK api.openai.com 200" \
+		"${held[2]:-}" || return 1
+	n=$(audit_count "$audit" event=deny reason=tls_unjudged)
+	[ "$n" -ge 1 ] || fail "no tls_unjudged refusal in the job's log: $(brief "$(cat "$audit")")"
+}
+
 # The real SDKs with the check on: examples/openai-agent and examples/anthropic-agent call a
 # stand-in (tests/standin/server.mjs) at an address it shares with attacker.example, found
 # through dnsmasq. Outside, the shared address serves attacker.example the key; inside, the
