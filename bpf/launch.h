@@ -425,16 +425,6 @@ struct sni_counters {
 	__u64 would_deny_lost;
 };
 
-/*
- * A connection the sk_msg program judged and passed, sent through the sandbox's ring beside
- * its deny events (told apart by size): no program may take a socket out of a sockmap, so
- * the launcher does (loader_sni_release), and the connection's sends leave the sockmap's
- * path for the plain TCP one.
- */
-struct sni_judged {
-	__u64 cookie; /* the socket's key in sni_socks */
-};
-
 /* Names the DNS proxy's answers opened, as SNI map entries, at one time per sandbox. */
 #define MAX_DNS_SNI_ENTRIES 16384
 

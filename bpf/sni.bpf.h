@@ -35,7 +35,7 @@ struct sni_state {
 	__u32 slot;
 	__u32 state;
 	__u32 flags; /* sandbox_cfg.flags at connect */
-	__u32 pad;
+	__u32 held;  /* 1 while it counts in its sandbox's sni_pending */
 };
 
 struct sni_states_map {
@@ -46,10 +46,26 @@ struct sni_states_map {
 };
 
 /*
- * The connections whose first record is awaited, over every sandbox: the sk_msg program runs
- * for the sends of these sockets alone, and takes each out once judged.
+ * The connections whose first record is awaited (or was refused), over every sandbox: the
+ * sk_msg program runs for the sends of these sockets alone; a passed one leaves at its next
+ * RTT sample. One sandbox holds at most MAX_SNI_PENDING_PER_SANDBOX of them (sni_pending), so
+ * that no job can fill the map for the others: 256 sandboxes at their limit would.
  */
-#define MAX_SNI_PENDING 65536
+#define MAX_SNI_PENDING		    262144
+#define MAX_SNI_PENDING_PER_SANDBOX 1024
+
+/* Per slot: how many of its sandbox's connections are in sni_socks (an estimate under races). */
+struct sni_pending {
+	__u64 cgroup_id; /* the sandbox the count is of */
+	__s64 count;
+};
+
+struct sni_pending_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_SANDBOXES);
+	__type(key, __u32);
+	__type(value, struct sni_pending);
+};
 
 struct sni_socks_map {
 	__uint(type, BPF_MAP_TYPE_SOCKHASH);
@@ -92,6 +108,7 @@ struct sni_allow_map dns_sni_allow SEC(".maps");
 struct sni_states_map sni_states SEC(".maps");
 struct sni_socks_map sni_socks SEC(".maps");
 struct sni_counters_map sni_counters SEC(".maps");
+struct sni_pending_map sni_pending SEC(".maps");
 struct tls_scratch_map tls_scratch SEC(".maps");
 struct sni_scratch_map sni_scratch SEC(".maps");
 #else
@@ -100,6 +117,7 @@ extern struct sni_allow_map dns_sni_allow SEC(".maps");
 extern struct sni_states_map sni_states SEC(".maps");
 extern struct sni_socks_map sni_socks SEC(".maps");
 extern struct sni_counters_map sni_counters SEC(".maps");
+extern struct sni_pending_map sni_pending SEC(".maps");
 extern struct tls_scratch_map tls_scratch SEC(".maps");
 extern struct sni_scratch_map sni_scratch SEC(".maps");
 #endif

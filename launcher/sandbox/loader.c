@@ -824,15 +824,6 @@ void loader_sandbox_sum_counters(const struct loader_sandbox *sb,
 	sni_sum_counters(sb, ncpus, ret_counters);
 }
 
-void loader_sni_release(const struct loader_sandbox *sb, uint64_t cookie)
-{
-	__u64 key = cookie;
-
-	/* ENOENT: closed meanwhile (sock_map_close took it out). Nothing to undo otherwise. */
-	if (sb->shared)
-		bpf_map_delete_elem(sb->shared->map_fd[LOADER_MAP_SNI_SOCKS], &key);
-}
-
 int loader_sandbox_events_fd(const struct loader_sandbox *sb)
 {
 	return sb->inner_fd[IMAGE_MAP_EVENTS];

@@ -159,7 +159,4 @@ bool loader_kernel_has_unix_hooks(void);
 /* The holder cgroup's name: LOADER_HOLDER_PREFIX<version>. */
 #define LOADER_HOLDER_PREFIX ".bpf-"
 
-/* Takes a judged connection (struct sni_judged) out of sni_socks; gone already is fine. */
-void loader_sni_release(const struct loader_sandbox *sb, uint64_t cookie);
-
 #endif /* LAUNCH_LOADER_H */

@@ -72,11 +72,6 @@ int sandbox_on_event(void *ctx, void *data, size_t size)
 {
 	struct sandbox *sandbox = ctx;
 
-	/* A connection whose TLS hello passed: out of the sockmap, onto the plain TCP path. */
-	if (size == sizeof(struct sni_judged)) {
-		loader_sni_release(&sandbox->bpf, ((const struct sni_judged *)data)->cookie);
-		return 0;
-	}
 	if (!audit_event_whole(data, size))
 		return 0;
 	/* Left in the slot's ring by the cgroup that had the slot before: not ours to log. */

@@ -13,10 +13,14 @@
  * Prints one line: "OK <name the server says it served, or -> <HTTP status>", or the errno
  * name of the first failing call (EPERM, ECONNRESET, ...), or EOF when the peer closed first,
  * or EPROTO when the TLS handshake failed. Exits 0 then, 2 for a bad command line.
+ * With TLS_EVADE_HOLD=DIR it keeps the connection open at its end, whatever its outcome: it
+ * prints "COOKIE <the socket's SO_COOKIE>" first and waits up to 20 s for DIR/go before it
+ * closes (a test looks the socket up in the kernel's maps meanwhile).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -592,6 +596,23 @@ fail:
 	return NULL;
 }
 
+/* TLS_EVADE_HOLD: the socket's cookie on standard output, then DIR/go awaited. */
+static void evade_hold(int fd)
+{
+	const char *dir = getenv("TLS_EVADE_HOLD");
+	uint64_t cookie = 0;
+	socklen_t len = sizeof(cookie);
+	char path[4096];
+
+	if (!dir || fd < 0 || getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &len) < 0)
+		return;
+	printf("COOKIE %llu\n", (unsigned long long)cookie);
+	fflush(stdout);
+	snprintf(path, sizeof(path), "%s/go", dir);
+	for (int i = 0; i < 2000 && access(path, F_OK) < 0; i++)
+		usleep(10000);
+}
+
 static int evade_tls(const struct evade_mode *mode, const struct sockaddr_storage *dest,
 		     socklen_t dlen, char **names, size_t nnames, const char *cafile)
 {
@@ -635,6 +656,7 @@ static int evade_tls(const struct evade_mode *mode, const struct sockaddr_storag
 	r = mode->send(fd, dest, dlen, &hello);
 	if (r == 0)
 		r = evade_finish(fd, ssl, host);
+	evade_hold(fd);
 out:
 	if (r == -EPROTO)
 		ERR_print_errors_fp(stderr);

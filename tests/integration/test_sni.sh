@@ -330,6 +330,71 @@ test_sni_name_case_and_dot() {
 	expect_audit 1 "$L_AUDIT" event=sandbox_exit denied=1 'denied_by_op={"tls":1}'
 }
 
+# sni_socks_has COOKIE: the socket is in one of the SNI check's sockhashes (the pins of every
+# build's programs: bpftool looks the cookie up, as little-endian key bytes).
+sni_socks_has() {
+	local key pin
+
+	key=$(printf '%016x' "$1" | sed -E 's/(..)(..)(..)(..)(..)(..)(..)(..)/\8 \7 \6 \5 \4 \3 \2 \1/')
+	while read -r pin; do
+		# shellcheck disable=SC2086 # the key's bytes are words
+		bpftool map lookup pinned "$pin" key hex $key >/dev/null 2>&1 && return 0
+	done < <(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "bpf") print $5; break } }' \
+		/proc/self/mountinfo | while read -r m; do
+		find "$m" -maxdepth 1 -name 'launch-sni-socks-*' 2>/dev/null
+	done)
+	return 1
+}
+
+# sni_held NAME: a job's tls_evade connection to NAME, held open at its end (TLS_EVADE_HOLD);
+# SNI_COOKIE is its socket's cookie; SNI_HOLD is the folder whose "go" lets it close, after
+# which its result is the other line of its output.
+sni_held() {
+	local i
+
+	SNI_HOLD=$IT_TMP/hold.$BASHPID.$1
+	rm -rf "$SNI_HOLD"
+	mkdir -m 755 "$SNI_HOLD" || return 1
+	launch_bg --resolver "$SNI_DNS:$SNI_DNS_PORT" --policy "$SNI_POLICY" \
+		--setenv TLS_EVADE_HOLD="$SNI_HOLD" -- "$IT_HELPERS/tls_evade" normal "$SNI_ADDR" 443 \
+		"$1" "$SNI_CA"
+	for ((i = 0; i < 1000; i++)); do
+		SNI_COOKIE=$(sed -n 's/^COOKIE \([0-9]*\)$/\1/p' "$L_OUT_FILE")
+		[ -n "$SNI_COOKIE" ] && return 0
+		kill -0 "$L_PID" 2>/dev/null || break
+		sleep 0.02
+	done
+	fail "tls_evade to $1 printed no cookie: $(brief "$(cat "$L_OUT_FILE" "$L_ERR_FILE")")"
+}
+
+# A refused connection stays in the sockhash until it closes (every later send fails); a
+# passed one leaves it at the peer's first acknowledgement (the sock_ops program's RTT
+# callback), so its later sends take the plain TCP path. The refused one shows that the
+# look-up finds a socket that is there.
+test_sni_passed_leaves_sockmap() {
+	local i
+
+	sni_setup || return 1
+	sni_held evil.example || return 1
+	sni_socks_has "$SNI_COOKIE" ||
+		fail "the refused connection (cookie $SNI_COOKIE) is not in the sockhash"
+	touch "$SNI_HOLD/go"
+	launch_bg_wait 20 || return 1
+	[ ! -s "$T_REASON" ] || return 1
+	expect_match "the refused connection" "$SNI_REFUSED" "$(grep -v "^COOKIE " "$L_OUT_FILE")" || return 1
+	sni_held api.openai.com || return 1
+	for ((i = 0; i < 100; i++)); do
+		sni_socks_has "$SNI_COOKIE" || break
+		sleep 0.02
+	done
+	! sni_socks_has "$SNI_COOKIE" ||
+		fail "the passed connection (cookie $SNI_COOKIE) is still in the sockhash"
+	touch "$SNI_HOLD/go"
+	launch_bg_wait 20 || return 1
+	[ ! -s "$T_REASON" ] || return 1
+	expect_eq "the passed connection" "OK api.openai.com 200" "$(grep -v "^COOKIE " "$L_OUT_FILE")"
+}
+
 # "sni": false turns the check off for a rule: then evil.example on the shared address is
 # served inside too, which is what the check closes.
 test_sni_off() {
@@ -365,6 +430,66 @@ test_sni_flood() {
 	echo "deny lines $lines, lost $lost"
 	expect_eq "deny lines + lost" "$n" "$((lines + lost))" || return 1
 	expect_audit 1 "$L_AUDIT" event=sandbox_exit denied="$n"
+}
+
+# One sandbox holds at most 1,024 places in the host-wide map of connections awaiting their
+# judgement (MAX_SNI_PENDING_PER_SANDBOX), so that no job fills it for the others: a job holds
+# 1,100 connections to the checked address open without a ClientHello; its next connection's
+# hello is not judged and never leaves (the backstop drops it: tls_unjudged), while another
+# sandbox's connection is served meanwhile; once the job closes them, its places are back and
+# its next connection is served.
+test_sni_pending_per_sandbox() {
+	local hold held other out audit i n
+
+	sni_setup || return 1
+	hold=$IT_TMP/hold.$BASHPID.pending
+	rm -rf "$hold"
+	mkdir -m 755 "$hold" || return 1
+	# shellcheck disable=SC2016
+	launch_bg --resolver "$SNI_DNS:$SNI_DNS_PORT" --policy "$SNI_POLICY" --pids-max 64 -- \
+		"$IT_PY" -c '
+import os, resource, socket, subprocess, sys, time
+evade, addr, ca, hold = sys.argv[1:5]
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 2048), hard))
+held = [socket.create_connection((addr, 443), timeout=10) for _ in range(1100)]
+print("HELD", len(held), flush=True)
+def hello():
+    out = subprocess.run([evade, "normal", addr, "443", "api.openai.com", ca],
+                         capture_output=True, text=True, timeout=30).stdout.strip()
+    print(out or "-", flush=True)
+hello()
+for _ in range(2000):
+    if os.path.exists(hold + "/go"):
+        break
+    time.sleep(0.01)
+for s in held:
+    s.close()
+time.sleep(0.5)
+hello()' "$IT_HELPERS/tls_evade" "$SNI_ADDR" "$SNI_CA" "$hold"
+	out=$L_OUT_FILE audit=$L_AUDIT
+	for ((i = 0; i < 3000; i++)); do
+		held=$(grep -c . "$out" 2>/dev/null)
+		[ "${held:-0}" -ge 2 ] && break
+		kill -0 "$L_PID" 2>/dev/null || break
+		sleep 0.02
+	done
+	launch_job --resolver "$SNI_DNS:$SNI_DNS_PORT" --policy "$SNI_POLICY" -- \
+		"$IT_HELPERS/tls_evade" normal "$SNI_ADDR" 443 api.openai.com "$SNI_CA"
+	other=$L_OUT
+	touch "$hold/go"
+	launch_bg_wait 60 || return 1
+	expect_rc "job" 0 || return 1
+	mapfile -t held <"$out"
+	echo "job: ${held[*]}; another sandbox meanwhile: $other"
+	expect_eq "connections held" "HELD 1100" "${held[0]:-}" || return 1
+	[ "${held[1]:-}" != "OK api.openai.com 200" ] ||
+		fail "the job's connection beyond its 1,024 places was served" || return 1
+	expect_eq "another sandbox meanwhile" "OK api.openai.com 200" "$other" || return 1
+	expect_eq "the job's connection once it closed the others" "OK api.openai.com 200" \
+		"${held[2]:-}" || return 1
+	n=$(audit_count "$audit" event=deny reason=tls_unjudged)
+	[ "$n" -ge 1 ] || fail "no tls_unjudged refusal in the job's log: $(brief "$(cat "$audit")")"
 }
 
 # The real SDKs with the check on: examples/openai-agent and examples/anthropic-agent call a
