@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* The HTTPS gateway: TCP connects to a host rule with "http" go to the launcher's gateway. */
+/*
+ * The HTTPS gateway: TCP connects to a host rule with "http" go to the launcher's gateway, and
+ * UDP to its addresses is refused.
+ */
 #ifndef LAUNCH_GATEWAY_BPF_H
 #define LAUNCH_GATEWAY_BPF_H
 
@@ -41,6 +44,24 @@ static __always_inline bool gateway_dns_answered(const struct sandbox_cfg *cfg,
 	return set_id && (*set_id & DNS_SET_GATEWAY);
 }
 
+/* Whether the address is a gateway host's: exact (ALLOW_GATEWAY) or answered by DNS. */
+static __always_inline bool gateway_host_addr(const struct sandbox_cfg *cfg,
+					      const struct prefix_key *dst)
+{
+	return (gateway_exact_flags(cfg, dst) & ALLOW_GATEWAY) || gateway_dns_answered(cfg, dst);
+}
+
+/*
+ * UDP to a gateway host's address would be HTTP/3 (QUIC) to the provider with the job's own
+ * key, around the gateway: refused whatever other rule (a cidr, another name on the same
+ * address) allows it. Port 53 went to the DNS proxy before this is asked.
+ */
+static __always_inline bool gateway_refuses_udp(const struct sandbox_cfg *cfg,
+						const struct prefix_key *dst, __u32 proto)
+{
+	return proto == PROTO_UDP && (cfg->flags & CFG_GATEWAY) && gateway_host_addr(cfg, dst);
+}
+
 /* 127.0.0.1 (or ::ffff:127.0.0.1) or ::1 at the gateway's port for this sandbox. */
 static __always_inline bool gateway_is_self(const struct sandbox_cfg *cfg, const __u8 *addr,
 					    __u16 port)
@@ -76,7 +97,7 @@ static __always_inline bool gateway_redirect(const struct sandbox_cfg *cfg,
 		return false;
 	if (gateway_is_self(cfg, dst->addr, port))
 		return true;
-	if (!(gateway_exact_flags(cfg, dst) & ALLOW_GATEWAY) && !gateway_dns_answered(cfg, dst))
+	if (!gateway_host_addr(cfg, dst))
 		return false;
 	orig = bpf_sk_storage_get(&dns_orig, ctx->sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (orig) {

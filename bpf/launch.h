@@ -96,7 +96,8 @@ struct allow_value {
 
 /*
  * allow_value.flags: an address of a host rule with "http". Every TCP connect to it goes to
- * the HTTPS gateway (CFG_GATEWAY), whatever the port: none reaches the address itself.
+ * the HTTPS gateway (CFG_GATEWAY), whatever the port, and UDP to it is refused (but port 53's,
+ * which goes to the DNS proxy): none reaches the address itself.
  */
 #define ALLOW_GATEWAY (1u << 0)
 
@@ -357,7 +358,8 @@ struct tls_deny_event {
 #define MAX_DNS_PORT_SETS 256
 /*
  * A dns_allow value with this bit set: the address was answered for a name whose host rule
- * has "http", and its TCP connects go to the gateway (the set id is the value without it).
+ * has "http": its TCP connects go to the gateway, its UDP is refused (the set id is the value
+ * without it).
  */
 #define DNS_SET_GATEWAY (1u << 31)
 

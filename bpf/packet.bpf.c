@@ -278,6 +278,14 @@ static __noinline void packet_log_drop(const struct sandbox_cfg *cfg, struct bpf
  * The SNI check's backstop: a TCP segment that carries payload on a connection whose first
  * record was not judged (still pending: data sent before sk_msg could see it, such as TCP
  * Fast Open's in the SYN) or was refused. The handshake, ACKs, FIN and RST carry none.
+ *
+ * A connection with no sni_state to an SNI-checked address and port is unjudged too: sockops
+ * could not store its mark (bpf_sk_storage_get fails only when the kernel is out of memory),
+ * or it was made before a DNS answer or launch update made the address SNI-checked. Judged by
+ * the packet's own destination, the one sockops saw at connect: a connection the connect hooks
+ * redirected (DNS proxy, gateway) goes to the launcher's loopback port, not to the address the
+ * job asked for (a gateway host's is SNI-checked on 443 by default), and passes as before. A
+ * judged connection must keep its state (SNI_STATE_PASSED): without it, it would be dropped.
  */
 static __always_inline bool packet_tls_unjudged(const struct sandbox_cfg *cfg,
 						struct __sk_buff *skb,
@@ -293,12 +301,22 @@ static __always_inline bool packet_tls_unjudged(const struct sandbox_cfg *cfg,
 	if (!sk)
 		return false;
 	st = bpf_sk_storage_get(&sni_states, sk, 0, 0);
-	if (!st || st->state == SNI_STATE_PASSED)
+	if (st && st->state == SNI_STATE_PASSED)
 		return false;
 	/* The data offset, in 32-bit words, is the high nibble of the TCP header's byte 12. */
-	if (bpf_skb_load_bytes(skb, info->l4_off + 12, &doff, 1) < 0)
+	if (bpf_skb_load_bytes(skb, info->l4_off + 12, &doff, 1) == 0 &&
+	    skb->len <= info->l4_off + (__u32)(doff >> 4) * 4)
+		return false;
+	if (st)
 		return true;
-	return skb->len > info->l4_off + (__u32)(doff >> 4) * 4;
+	/*
+	 * What a connection not SNI-checked pays here, in a sandbox that checks names: the
+	 * one-byte read above for each segment and, for one with payload alone (a GSO segment
+	 * of up to 64 KiB is one), a per-CPU array and one or two hash look-ups (sni_allow,
+	 * then dns_sni_allow), which sockops paid once at connect. A pure ACK, the bulk of what
+	 * a download sends, stops at the test above.
+	 */
+	return sni_mark(cfg, info->dst.addr, info->port) != 0;
 }
 
 /* Returns 1 to let the packet leave, 0 to drop it (the sender's call fails with EPERM). */

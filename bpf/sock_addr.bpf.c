@@ -70,7 +70,7 @@ static __always_inline int sock_addr_judge(struct bpf_sock_addr *ctx, struct pre
 	    ((op == AUDIT_OP_SENDMSG ? allowlist_allows_send(cfg, ctx->sk, dst, port, proto)
 				     : allowlist_allows(cfg, dst, port, proto)) ||
 	     dns_allows(cfg, dst, port, proto)) &&
-	    !sni_refuses_udp(cfg, dst, port, proto)) {
+	    !sni_refuses_udp(cfg, dst, port, proto) && !gateway_refuses_udp(cfg, dst, proto)) {
 		/* Enforcing, an allowed call costs this one test and logs nothing. */
 		if (cfg->flags & CFG_AUDIT_ONLY)
 			sock_addr_log(cfg, ctx, dst, family, op, port, AUDIT_VERDICT_ALLOW);

@@ -492,6 +492,114 @@ hello()' "$IT_HELPERS/tls_evade" "$SNI_ADDR" "$SNI_CA" "$hold"
 	[ "$n" -ge 1 ] || fail "no tls_unjudged refusal in the job's log: $(brief "$(cat "$audit")")"
 }
 
+# A connection with no mark (sni_state) to an SNI-checked address and port: sockops could not
+# store it (the kernel out of memory, which no test can bring about on demand), or the
+# connection was made before the address became SNI-checked, which a test can: at launch the
+# name resolves elsewhere and a cidr rule lets the job connect to SNI_LATE_ADDR:443, unchecked;
+# then the name moves there and the job looks it up, the DNS proxy's answer making the address
+# SNI-checked. The connection's next payload was never judged: the egress backstop drops it
+# (op packet, tls_unjudged). With "sni": false on the rule, the same steps deliver it.
+SNI_LATE_ADDR=127.0.0.12
+SNI_LATE_START=127.0.0.13
+
+# Appends every byte a connection to $1:443 brings to the file $2; $3 once listening.
+SNI_LATE_SERVER='import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 443))
+s.listen(4)
+open(sys.argv[3], "w").write("ready\n")
+while True:
+    c, _ = s.accept()
+    while True:
+        try:
+            d = c.recv(4096)
+        except OSError:
+            break
+        if not d:
+            break
+        with open(sys.argv[2], "ab") as f:
+            f.write(d)
+    c.close()'
+
+# The job: connects and sends "first", waits for the name to move, looks it up, sends "second"
+# on the same connection, and resets it (SO_LINGER 0: no unsent data outlives the job).
+SNI_LATE_CLIENT='import os, socket, struct, sys, time
+d, addr = sys.argv[1], sys.argv[2]
+s = socket.create_connection((addr, 443), timeout=5)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+s.sendall(b"first\n")
+open(d + "/connected", "w").write("yes\n")
+while not os.path.exists(d + "/moved"):
+    time.sleep(0.05)
+ai = socket.getaddrinfo("api.openai.com", 443, socket.AF_INET, socket.SOCK_STREAM)
+print("resolved=" + ai[0][4][0])
+try:
+    s.sendall(b"second\n")
+    print("sent")
+except OSError as e:
+    print(os.strerror(e.errno))
+time.sleep(1)
+s.close()'
+
+# sni_late SNI_KEY: the steps above under a policy whose host rule has SNI_KEY (empty: the
+# default, on for port 443); the server's bytes in $T_DIR/late.bytes.
+sni_late() {
+	local p
+
+	rm -f "$T_DIR/connected" "$T_DIR/moved" "$T_DIR/late.ready"
+	: >"$T_DIR/late.bytes"
+	"$IT_PY" -c "$SNI_LATE_SERVER" "$SNI_LATE_ADDR" "$T_DIR/late.bytes" "$T_DIR/late.ready" \
+		2>"$T_DIR/late.err" &
+	SNI_LATE_PID=$!
+	track_pid "$SNI_LATE_PID"
+	wait_for_file "$T_DIR/late.ready" 5 ||
+		fail "the server did not start: $(brief "$(cat "$T_DIR/late.err")")" || return 1
+	printf '%s api.openai.com\n' "$SNI_LATE_START" >"$T_DIR/hosts"
+	dnsmasq_start "$SNI_DNS" "$SNI_DNS_PORT" "$T_DIR/dns.log" --addn-hosts="$T_DIR/hosts" \
+		--local-ttl=0 || return 1
+	p=$(policy "late$1" '{"name": "sni", "allow": [
+		{"host": "api.openai.com", "ports": [443]'"$1"'},
+		{"cidr": "'"$SNI_LATE_ADDR"'", "ports": [443]}]}')
+	launch_bg --resolver "$SNI_DNS:$SNI_DNS_PORT" --policy "$p" -- \
+		"$IT_PY" -c "$SNI_LATE_CLIENT" "$T_DIR" "$SNI_LATE_ADDR"
+	wait_for_file "$T_DIR/connected" 10 || {
+		kill -KILL "$L_PID" 2>/dev/null
+		fail "the job did not connect: $(brief "$(cat "$L_ERR_FILE")")"
+		return 1
+	}
+	printf '%s api.openai.com\n' "$SNI_LATE_ADDR" >"$T_DIR/hosts"
+	kill -HUP "$DNSMASQ_PID"
+	touch "$T_DIR/moved"
+	launch_bg_wait 20 || return 1
+	cat "$L_OUT_FILE"
+	expect_rc "job" 0 || return 1
+	grep -qx "resolved=$SNI_LATE_ADDR" "$L_OUT_FILE" ||
+		fail "the name did not move to $SNI_LATE_ADDR" || return 1
+	kill "$SNI_LATE_PID" "$DNSMASQ_PID"
+	wait "$SNI_LATE_PID" "$DNSMASQ_PID" 2>/dev/null
+	return 0
+}
+
+test_sni_no_state() {
+	local n
+
+	sni_late ', "sni": false' || return 1
+	expect_eq "without the check, what the server got" "first second" \
+		"$(tr '\n' ' ' <"$T_DIR/late.bytes" | sed 's/ $//')" || return 1
+	expect_audit 0 "$L_AUDIT" event=deny || return 1
+	sni_late "" || return 1
+	expect_eq "with the check, what the server got" first "$(cat "$T_DIR/late.bytes")" ||
+		return 1
+	audit_check || return 1
+	n=$(audit_count "$L_AUDIT" event=deny)
+	[ "$n" -ge 1 ] && [ "$n" = "$(audit_count "$L_AUDIT" event=deny op=packet \
+		reason=tls_unjudged dst_ip="$SNI_LATE_ADDR" dst_port=443)" ] ||
+		fail "expected only op packet tls_unjudged lines: $(brief "$(cat "$L_AUDIT")")" ||
+		return 1
+	expect_audit 1 "$L_AUDIT" event=sandbox_exit packet_dropped:int
+}
+
 # The real SDKs with the check on: examples/openai-agent and examples/anthropic-agent call a
 # stand-in (tests/standin/server.mjs) at an address it shares with attacker.example, found
 # through dnsmasq. Outside, the shared address serves attacker.example the key; inside, the
