@@ -48,8 +48,9 @@ static __always_inline void sni_on_connect(struct bpf_sock_ops *ops)
 	if (!sni_mark(cfg, addr, (__u16)bpf_ntohl(ops->remote_port)))
 		return;
 	/*
-	 * Without room for the record (memory), the connection is not marked and goes
-	 * unchecked: BPF_F_NO_PREALLOC storage fails only when the kernel is out of memory.
+	 * Without room for the record (BPF_F_NO_PREALLOC storage fails only when the kernel is
+	 * out of memory), the connection is not marked: the backstop then drops its payload by
+	 * the packet's destination (packet_tls_unjudged).
 	 */
 	st = bpf_sk_storage_get(&sni_states, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!st)
