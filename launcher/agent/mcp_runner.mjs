@@ -487,7 +487,12 @@ async function typeChecker() {
 		code = after ? `${source}\n;\n${after}` : source;
 		program = ts.createProgram({ rootNames: [sdks, file], options, host, oldProgram: program });
 		const main = program.getSourceFile(file);
-		let found = program.getSyntacticDiagnostics(main).map(place).filter(mine);
+		const syntax = program.getSyntacticDiagnostics(main).map(place);
+		let found = syntax.filter(mine);
+		// One past its lines (a brace the call left open, seen at the file's end): the call's
+		// syntax checked alone, where the error falls within it.
+		if (!found.length && syntax.length)
+			return check(source);
 		if (!found.length)
 			found = program.getSemanticDiagnostics(main).filter((d) => TYPE_ERRORS.has(d.code))
 				.map(place).filter(mine);

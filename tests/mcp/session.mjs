@@ -251,6 +251,12 @@ function label(n: number): string { return \`limit \${n}\`; }
 	      s?.stdout === '' && s.type_errors?.length === 1 && e.line === 3 &&
 	      /^TS23(22|45)$/.test(e.code) && /number/.test(e.message) &&
 	      s.stderr.includes(`main.mts:3:${e.column} - error ${e.code}`), brief(s));
+	// A brace left open: its error is at the end of the file checked (earlier calls' code after
+	// it), counted all the same.
+	r = await call(client, "if (limit > 1) {\n\tconsole.log('open');\n", { session: typed });
+	s = r.structuredContent;
+	check('a syntax error at its code\'s end', r.isError && s?.stdout === '' &&
+	      /^TS1\d{3}$/.test(s.type_errors?.[0]?.code ?? '') && s.type_errors[0].line <= 3, brief(s));
 	// Declared again with another type: the call's own declaration is the one checked.
 	r = await call(client, "const limit = 'two';\nconsole.log(limit.toUpperCase(), label(2));\n",
 		       { session: typed });
