@@ -240,7 +240,8 @@ static int mcp_run_take(struct mcp_runner *runner, const struct mcp_job *job,
 	if (job->session)
 		r = mcp_session_acquire(runner, job, ret_sandbox, ret_session, ret_result);
 	else
-		r = mcp_sandbox_take(runner, job->code, ret_sandbox);
+		r = mcp_sandbox_take(runner, job->code, runner->typecheck && !job->no_typecheck,
+				     ret_sandbox);
 	pthread_mutex_unlock(&runner->lock);
 	return r;
 }
@@ -289,7 +290,7 @@ static int mcp_run_call(struct mcp_runner *runner, const struct mcp_job *job,
 	}
 	/* The end of its input is the prepared runner's signal to import main.mts. */
 	if (session)
-		mcp_session_go(session, &sandbox, deadline);
+		mcp_session_go(session, &sandbox, job, deadline);
 	else
 		mcp_run_go(&sandbox, job);
 	mcp_run_trace(runner, "go");

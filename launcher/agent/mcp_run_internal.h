@@ -157,9 +157,11 @@ int mcp_session_acquire(struct mcp_runner *runner, const struct mcp_job *job,
 
 /*
  * A session's call's go, instead of the end of its input: its log synced and its start
- * marked (from its second call on), then "run" written to its runner.
+ * marked (from its second call on), then "run" written to its runner ("runnocheck" for a call
+ * with "typecheck": false).
  */
-void mcp_session_go(struct mcp_session *session, struct mcp_sandbox *sandbox, long long deadline);
+void mcp_session_go(struct mcp_session *session, struct mcp_sandbox *sandbox,
+		    const struct mcp_job *job, long long deadline);
 
 /*
  * After a session's call, under runner->lock: the sandbox goes back to the session, or the
@@ -233,9 +235,11 @@ int mcp_sandbox_start(struct mcp_runner *runner, const char *code, struct mcp_sa
 
 /*
  * The prepared sandbox for the next call: a ready one, else the oldest (the nearest to ready);
- * a cold one with the code when none is left.
+ * when none is left, one started now with the code written (check: the call is to be
+ * type-checked), or a cold one with the code.
  */
-int mcp_sandbox_take(struct mcp_runner *runner, const char *code, struct mcp_sandbox *ret_sandbox);
+int mcp_sandbox_take(struct mcp_runner *runner, const char *code, bool check,
+		     struct mcp_sandbox *ret_sandbox);
 
 /*
  * A ready runner's log synced (waiting at most until deadline) and its call's start marked.

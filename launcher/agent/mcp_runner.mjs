@@ -176,8 +176,10 @@ async function warmRequests() {
 // const, class, function, an import's names) are there for the next, declared again freely.
 // A script has no static import: the call's own leading imports become dynamic ones. The
 // call ends when its code's evaluation has settled; what it left pending (a timer, a
-// request) goes on between calls. "done CODE" answers each "run FILE"; "exit CODE" is the
-// process's end (process.exit, a crash): the session ends with it.
+// request) goes on between calls. "done CODE" answers each "run FILE" ("runnocheck FILE":
+// "typecheck": false), or "types" when its type-check found errors (the code not run, the
+// session going on); "exit CODE" is the process's end (process.exit, a crash): the session
+// ends with it.
 
 // esbuild, which tsx brings: from --modules, or from beside tsx (a layout without hoisting).
 async function loadEsbuild() {
@@ -321,6 +323,8 @@ async function runSession(pending) {
 			     (error, result) => (error ? reject(error) : resolve(result))));
 	const here = pathToFileURL(process.cwd() + '/');
 	const lines = [];
+	// The code of the calls that ran, the latest first: what the type-check sees them declare.
+	const ran = [];
 	let running = null, wake = null, calls = 0;
 
 	session.connect();
@@ -356,16 +360,23 @@ async function runSession(pending) {
 	for (;;) {
 		while (!lines.length)
 			await new Promise((resolve) => (wake = resolve));
-		const line = lines.shift();
-		if (!line.startsWith('run '))
+		const command = /^(run|runnocheck) (.+)$/.exec(lines.shift());
+		if (!command)
 			process.exit(125);
-		const file = line.slice(4), name = `call-${++calls}.mts`;
+		const file = command[2], name = `call-${++calls}.mts`;
+		let source;
 		running = { failed: false };
 		try {
-			const { code, map } = await transform(readFileSync(file, 'utf8'), {
+			source = readFileSync(file, 'utf8');
+			if (typeCheck && command[1] === 'run' && typeErrors(source, ran)) {
+				running = null;
+				continue;
+			}
+			const { code, map } = await transform(source, {
 				loader: 'ts', sourcefile: name, sourcemap: 'external',
 				tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true } } });
 			sourceMaps.set(name, decodeMappings(JSON.parse(map).mappings));
+			ran.unshift(source);
 			const reply = await evaluate(`${moduleAsScript(code)}\n//# sourceURL=${name}`);
 
 			if (reply.exceptionDetails) {
@@ -459,21 +470,33 @@ async function typeChecker() {
 	host.getDirectories = memo(ts.sys.getDirectories);
 	host.realpath = memo(ts.sys.realpath);
 
-	// Checks source as main.mts: the errors that count, at most TYPE_ERRORS_MAX.
-	const check = (source) => {
-		code = source;
-		program = ts.createProgram({ rootNames: [sdks, file], options, host, oldProgram: program });
-		const main = program.getSourceFile(file);
-		const found = [...program.getSyntacticDiagnostics(main)];
-		if (!found.length)
-			found.push(...program.getSemanticDiagnostics(main)
-				   .filter((d) => TYPE_ERRORS.has(d.code)));
-		return found.slice(0, TYPE_ERRORS_MAX).map((d) => {
+	// Checks source as main.mts: the errors that count, at most TYPE_ERRORS_MAX. after: the
+	// code of a session's earlier calls, put after the call's own (see runSession), whose
+	// errors are not this call's: only those within source's lines count.
+	const check = (source, after = '') => {
+		const own = source.split('\n').length;
+		const place = (d) => {
 			const at = d.file ? d.file.getLineAndCharacterOfPosition(d.start ?? 0)
 					  : { line: 0, character: 0 };
 			return { line: at.line + 1, column: at.character + 1, code: `TS${d.code}`,
 				 message: ts.flattenDiagnosticMessageText(d.messageText, ' ').slice(0, 400) };
-		});
+		};
+		const mine = (e) => !after || e.line <= own;
+
+		// A line of its own between them: the call's last statement ends there.
+		code = after ? `${source}\n;\n${after}` : source;
+		program = ts.createProgram({ rootNames: [sdks, file], options, host, oldProgram: program });
+		const main = program.getSourceFile(file);
+		const syntax = program.getSyntacticDiagnostics(main).map(place);
+		let found = syntax.filter(mine);
+		// One past its lines (a brace the call left open, seen at the file's end): the call's
+		// syntax checked alone, where the error falls within it.
+		if (!found.length && syntax.length)
+			return check(source);
+		if (!found.length)
+			found = program.getSemanticDiagnostics(main).filter((d) => TYPE_ERRORS.has(d.code))
+				.map(place).filter(mine);
+		return found.slice(0, TYPE_ERRORS_MAX);
 	};
 	// Each program has a checker of its own, but the compiler's code is V8's to compile and
 	// optimise as it runs: a call's check after two probes took 90 to 300 ms here, after
@@ -492,6 +515,26 @@ async function typeChecker() {
 	setFlagsFromString('--expose-gc');
 	runInNewContext('gc')();
 	return check;
+}
+
+// Checks a call's code: on errors, says them (on stderr, in .launch-type-errors.json for the
+// server, "types" on the socket) and is true: the code is not to run. earlier: the code of a
+// session's calls that ran, the latest first, put after this call's own, so that the names
+// they declared are known and, where this call declares one again, its own declaration is the
+// first (the one TypeScript types the name by, as the REPL's latest one is the one that
+// counts); that they are declared again and used before their declaration in the file is no
+// error that counts (TS2451, TS2300, TS2448 are not among TYPE_ERRORS).
+function typeErrors(source, earlier = []) {
+	const errors = typeCheck(source, earlier.join('\n;\n'));
+
+	if (!errors.length)
+		return false;
+	for (const e of errors)
+		writeSync(2, `main.mts:${e.line}:${e.column} - error ${e.code}: ${e.message}\n`);
+	writeSync(2, 'type errors: the code did not run ("typecheck": false runs it anyway)\n');
+	writeFileSync('.launch-type-errors.json', JSON.stringify(errors));
+	writeSync(0, 'types\n');
+	return true;
 }
 
 // Before the SDKs: imported through tsx's loader, as the code's imports of them will be (the
@@ -537,18 +580,8 @@ for (let n; !heard.includes('\n') && (n = readSync(0, buf)) > 0;)
 if (heard.startsWith('session\n'))
 	await runSession(heard.slice(8));
 // "nocheck\n" before the end: the call's "typecheck": false.
-if (typeCheck && heard !== 'nocheck\n') {
-	const errors = typeCheck(readFileSync('main.mts', 'utf8'));
-
-	if (errors.length) {
-		for (const e of errors)
-			writeSync(2, `main.mts:${e.line}:${e.column} - error ${e.code}: ${e.message}\n`);
-		writeSync(2, 'type errors: the code did not run ("typecheck": false runs it anyway)\n');
-		writeFileSync('.launch-type-errors.json', JSON.stringify(errors));
-		writeSync(0, 'types\n');
-		process.exit(1);
-	}
-}
+if (typeCheck && heard !== 'nocheck\n' && typeErrors(readFileSync('main.mts', 'utf8')))
+	process.exit(1);
 trace?.splice(0); // the warm-up's requests
 mark('go');
 let told = false;

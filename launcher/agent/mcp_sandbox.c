@@ -226,10 +226,17 @@ void mcp_sandbox_read_report(struct mcp_sandbox *sandbox)
 		sandbox->report_len -= 6;
 		memmove(sandbox->report, sandbox->report + 6, sandbox->report_len + 1);
 	}
-	/* Type errors: the code did not run, the runner exits 1 (mcp_typecheck_read has them). */
-	if (nl && sandbox->ready && !sandbox->session &&
-	    strncmp(sandbox->report, "types\n", 6) == 0) {
-		mcp_fd_close(&sandbox->in_fd);
+	/*
+	 * Type errors: the code did not run (mcp_typecheck_read has them). A call's runner exits
+	 * 1; a session's waits for the session's next call on the same socket.
+	 */
+	if (nl && sandbox->ready && strncmp(sandbox->report, "types\n", 6) == 0) {
+		if (sandbox->session) {
+			sandbox->report_len -= 6;
+			memmove(sandbox->report, sandbox->report + 6, sandbox->report_len + 1);
+		} else {
+			mcp_fd_close(&sandbox->in_fd);
+		}
 		sandbox->done = sandbox->type_errors = true;
 		sandbox->done_status = 1;
 		return;
@@ -554,13 +561,17 @@ out:
 }
 
 /*
- * The prepared sandbox for the next call: a ready one, else the oldest (the nearest to ready);
- * a cold one with the code when none is left. code NULL (a session's): a prepared one only,
- * started now when none is left, its code written later.
+ * The prepared sandbox for the next call: a ready one, else the oldest (the nearest to ready).
+ * When none is left: a cold one with the code, unless the code is to be type-checked (check):
+ * then a prepared one started now, its main.mts written at once, so that its runner skips its
+ * warm-up's probes (the call pays typescript's load) and checks it. code NULL (a session's): a
+ * prepared one only, started now when none is left, its code written later.
  */
-int mcp_sandbox_take(struct mcp_runner *runner, const char *code, struct mcp_sandbox *ret_sandbox)
+int mcp_sandbox_take(struct mcp_runner *runner, const char *code, bool check,
+		     struct mcp_sandbox *ret_sandbox)
 {
 	char file[sizeof(ret_sandbox->dir) + 16];
+	int r;
 
 	for (;;) {
 		struct mcp_sandbox *best = NULL;
@@ -586,6 +597,16 @@ int mcp_sandbox_take(struct mcp_runner *runner, const char *code, struct mcp_san
 			if (!best || (sandbox->ready && !best->ready) ||
 			    (sandbox->ready == best->ready && sandbox->n < best->n))
 				best = sandbox;
+		}
+		if (!best && code && check) {
+			r = mcp_sandbox_start(runner, NULL, ret_sandbox);
+			if (r < 0)
+				return r;
+			snprintf(file, sizeof(file), "%s/main.mts", ret_sandbox->dir);
+			r = mcp_write_file(file, code, 0644);
+			if (r < 0)
+				mcp_sandbox_free(runner, ret_sandbox);
+			return r;
 		}
 		if (!best)
 			return mcp_sandbox_start(runner, code, ret_sandbox);

@@ -10,6 +10,7 @@
 
 #include "mcp_run_internal.h"
 #include "mcp_session.h"
+#include "mcp_typecheck.h"
 #include "lib/util.h"
 
 /* Why a session ended, as a later call with its handle is told. */
@@ -112,7 +113,7 @@ static int mcp_session_open(struct mcp_runner *runner, struct mcp_result *result
 	r = mcp_session_new_handle(session->handle);
 	if (r < 0)
 		return r;
-	r = mcp_sandbox_take(runner, NULL, &session->sandbox);
+	r = mcp_sandbox_take(runner, NULL, false, &session->sandbox);
 	if (r < 0)
 		return r;
 	session->sandbox.session = true;
@@ -166,7 +167,7 @@ int mcp_session_acquire(struct mcp_runner *runner, const struct mcp_job *job,
 			struct mcp_result *result)
 {
 	struct mcp_session *session = NULL;
-	char file[sizeof(ret_sandbox->dir) + 16];
+	char file[sizeof(ret_sandbox->dir) + sizeof(MCP_TYPECHECK_FILE) + 16];
 	int r;
 
 	if (strcmp(job->session, "new") == 0)
@@ -175,7 +176,12 @@ int mcp_session_acquire(struct mcp_runner *runner, const struct mcp_job *job,
 		r = mcp_session_find(runner, job->session, result, &session);
 	if (r != 0)
 		return r;
-	/* The code as main.mts again: whatever the last call left under that name goes. */
+	/*
+	 * The last call's type errors go (the runner writes this call's, if any, afresh), and
+	 * the code is main.mts again: whatever the last call left under that name goes.
+	 */
+	snprintf(file, sizeof(file), "%s" MCP_TYPECHECK_FILE, session->sandbox.dir);
+	unlink(file);
 	snprintf(file, sizeof(file), "%s/main.mts", session->sandbox.dir);
 	unlink(file);
 	r = mcp_write_file(file, job->code, 0644);
@@ -193,17 +199,20 @@ int mcp_session_acquire(struct mcp_runner *runner, const struct mcp_job *job,
 	ret_sandbox->out.text = ret_sandbox->err.text = NULL;
 	ret_sandbox->out.len = ret_sandbox->err.len = 0;
 	ret_sandbox->out.truncated = ret_sandbox->err.truncated = false;
-	ret_sandbox->done = false;
+	ret_sandbox->done = ret_sandbox->type_errors = false;
 	ret_sandbox->done_status = 0;
 	*ret_session = session;
 	return 0;
 }
 
-void mcp_session_go(struct mcp_session *session, struct mcp_sandbox *sandbox, long long deadline)
+void mcp_session_go(struct mcp_session *session, struct mcp_sandbox *sandbox,
+		    const struct mcp_job *job, long long deadline)
 {
-	static const char first[] = "session\nrun main.mts\n", next[] = "run main.mts\n";
-	const char *command = session->calls == 1 ? first : next;
-	size_t len = strlen(command);
+	/* The runner checks the code unless told "runnocheck" (a call's "typecheck": false). */
+	char command[64];
+	size_t len = (size_t)snprintf(command, sizeof(command), "%srun%s main.mts\n",
+				      session->calls == 1 ? "session\n" : "",
+				      job->no_typecheck ? "nocheck" : "");
 
 	/* The first call's start was marked when its runner was ready (mcp_sandbox_settle). */
 	if (session->calls > 1)

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # launch mcp's type-check before a call runs, end to end with the official MCP TypeScript SDK's
 # client (tests/mcp/typecheck.mjs): type errors with their place and the code not run, lenient
-# code run, "typecheck": false, and a server whose --modules has no typescript. No network.
+# code run, "typecheck": false, cold calls (--pool 0) checked too, and a server whose
+# --modules has no typescript. No network.
 
 # As test_mcp.sh does: the modules where the calls' user (nobody) can read them.
 MCP_MODULES=$IT_TMP/mcp/node_modules

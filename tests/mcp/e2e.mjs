@@ -295,9 +295,11 @@ spawnSync('/bin/sh', ['-c', 'sleep 30; : ${marker}-cancel']);` } }, undefined,
 }
 
 // A call that crashes its runtime, on a server without prepared sandboxes (--pool 0): each
-// call then starts its launch with the code (the other calls here use the pool).
+// call then starts its launch with the code (the other calls here use the pool). Unchecked
+// (--no-typecheck): a checked call would start a prepared runner instead.
 {
-	const cold = await connect(launch, [...args, '--pool', '0'], { name: 'launch-e2e-cold' });
+	const cold = await connect(launch, [...args, '--pool', '0', '--no-typecheck'],
+				   { name: 'launch-e2e-cold' });
 	r = await call(cold.client, `process.kill(process.pid, 'SIGSEGV');`);
 	s = r.structuredContent;
 	check('crash', r.isError && s?.signal === 'SIGSEGV' && s.exit_status === 139, brief(s));

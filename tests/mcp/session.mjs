@@ -209,6 +209,69 @@ console.log('alone', typeof (globalThis as any).onGlobal, existsSync('kept.txt')
 	      s.session_expires_s === 0, brief(r));
 	left = await leftOf(exitSandbox);
 	check('an exited session leaves nothing', !left, brief({ exitSandbox, left }));
+
+	// Type-checked (--modules has typescript), each call with the names the session's earlier
+	// calls declared. A first call with a type error does not run: what it would have
+	// declared and written is not there for the next call.
+	r = await call(client, `import { writeFileSync } from 'node:fs';
+import Stripe from 'stripe';
+writeFileSync('refused.txt', 'ran');
+let refused = 'ran';
+const stripe = new Stripe('sk_test_x');
+const p = stripe.customers.lst({ limit: 2 });
+`, { session: 'new' });
+	s = r.structuredContent;
+	const typed = s?.session;
+	let e = s?.type_errors?.[0];
+	check('a session\'s first call is type-checked', r.isError && s?.stdout === '' &&
+	      s.exit_status === 1 && s.type_errors?.length === 1 && e.line === 6 && e.column === 28 &&
+	      e.code === 'TS2551' && /type errors: the code did not run/.test(text(r)) &&
+	      /^[0-9a-f]{32}$/.test(typed ?? '') && s.session_expires_s === 300, brief(r));
+	r = await call(client, `import { existsSync } from 'node:fs';
+import Stripe from 'stripe';
+console.log('refused ran?', existsSync('refused.txt'), typeof refused);
+const stripe = new Stripe('sk_test_x');
+const limit: number = 2;
+function label(n: number): string { return \`limit \${n}\`; }
+`, { session: typed });
+	s = r.structuredContent;
+	check('a type error leaves the session, its code not run', !r.isError &&
+	      s?.stdout === 'refused ran? false undefined\n' && s.session === typed && !s.type_errors,
+	      brief(r));
+	r = await call(client, "console.log(label(limit + 1), typeof stripe.customers.list);\n",
+		       { session: typed });
+	s = r.structuredContent;
+	check('names of earlier calls: checked clean, run', !r.isError &&
+	      s?.stdout === 'limit 3 function\n' && !s.type_errors, brief(r));
+	r = await call(client, "console.log('not run');\n\nconst q = stripe.customers.create({ email: 42 });\n",
+		       { session: typed });
+	s = r.structuredContent;
+	e = s?.type_errors?.[0];
+	check('a wrong argument to an earlier call\'s client: at its own line', r.isError &&
+	      s?.stdout === '' && s.type_errors?.length === 1 && e.line === 3 &&
+	      /^TS23(22|45)$/.test(e.code) && /number/.test(e.message) &&
+	      s.stderr.includes(`main.mts:3:${e.column} - error ${e.code}`), brief(s));
+	// A brace left open: its error is at the end of the file checked (earlier calls' code after
+	// it), counted all the same.
+	r = await call(client, "if (limit > 1) {\n\tconsole.log('open');\n", { session: typed });
+	s = r.structuredContent;
+	check('a syntax error at its code\'s end', r.isError && s?.stdout === '' &&
+	      /^TS1\d{3}$/.test(s.type_errors?.[0]?.code ?? '') && s.type_errors[0].line <= 3, brief(s));
+	// Declared again with another type: the call's own declaration is the one checked.
+	r = await call(client, "const limit = 'two';\nconsole.log(limit.toUpperCase(), label(2));\n",
+		       { session: typed });
+	s = r.structuredContent;
+	check('a name declared again is checked as this call declares it', !r.isError &&
+	      s?.stdout === 'TWO limit 2\n' && !s.type_errors, brief(r));
+	r = await call(client, "console.log('unchecked', typeof stripe.customers.lst);\nlet after = 1;\n",
+		       { session: typed, typecheck: false });
+	s = r.structuredContent;
+	check('"typecheck": false in a session runs it', !r.isError &&
+	      s?.stdout === 'unchecked undefined\n' && !s.type_errors, brief(r));
+	r = await call(client, "console.log('after', after, limit);\n", { session: typed, session_end: true });
+	s = r.structuredContent;
+	check('an unchecked call\'s names are known to the next', !r.isError &&
+	      s?.stdout === 'after 1 two\n' && s.session_expires_s === 0, brief(r));
 	await close();
 }
 

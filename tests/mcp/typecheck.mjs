@@ -3,7 +3,8 @@
 // SDK's client: an unknown method, a wrong argument and a syntax error come back as
 // type_errors (line, column, code, message) and the code does not run; lenient code (implicit
 // any, Node's globals without @types/node) runs; "typecheck": false runs it anyway; a server
-// whose --modules has no typescript runs the calls unchecked. Run by
+// whose --modules has no typescript runs the calls unchecked; with --pool 0 (each call
+// cold) the calls are checked all the same. Run by
 // tests/integration/test_mcp_typecheck.sh, over stdio and over Streamable HTTP
 // (MCP_TRANSPORT=http, tests/mcp/connect.mjs).
 //
@@ -98,6 +99,27 @@ console.log('lenient', later, anything.x.y, typeof readFileSync, Buffer.from('a'
 	}
 	check('"typecheck": "no" is -32602', err?.code === -32602 && /typecheck/.test(err.message),
 	      brief(err?.message ?? 'no error'));
+	await server.close();
+}
+
+// --pool 0: every call starts cold, and is type-checked all the same.
+{
+	const server = await connect([...args, '--pool', '0']);
+	const { client } = server;
+	let r = await call(client, `${STRIPE}\nconst p = stripe.customers.lst({ limit: 2 });\n`);
+	let s = r.structuredContent;
+	const e = s?.type_errors?.[0];
+	check('cold call: type errors, not run', r.isError && s?.stdout === '' && s.exit_status === 1 &&
+	      s.type_errors?.length === 1 && e.line === 5 && e.column === 28 && e.code === 'TS2551' &&
+	      /type errors: the code did not run/.test(r.content[0].text), brief(s));
+	r = await call(client, `${STRIPE}console.log(typeof stripe.customers.list);\n`);
+	s = r.structuredContent;
+	check('cold call: checked clean, run', !r.isError && s?.stdout === 'ran\nfunction\n' &&
+	      !s.type_errors, brief(s));
+	r = await call(client, `${STRIPE}const p = stripe.customers.lst({ limit: 2 });\n`, { typecheck: false });
+	s = r.structuredContent;
+	check('cold call: "typecheck": false runs it', r.isError && s?.stdout === 'ran\n' &&
+	      !s.type_errors && /is not a function/.test(s.stderr), brief(s));
 	await server.close();
 }
 
