@@ -33,6 +33,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 #define MCP_HTTP_SESSION_PROTOCOL "2025-11-25"
 /* 2026-07-28's error for headers that do not mirror the body. */
 #define MCP_HEADER_MISMATCH -32020
+/* No session for an initialize now (JSON-RPC's implementation-defined server error range). */
+#define MCP_SERVER_BUSY -32000
 
 /*
  * libmicrohttpd, opened by mcp_http_load only when --http is given: linked into launch, it
@@ -94,13 +96,28 @@ int mcp_http_load(char *errbuf, size_t errlen)
 /* Written by SIGINT and SIGTERM's handler: the serving loop ends. */
 static int mcp_http_stop_fd = -1;
 
+/*
+ * A 2025-11-25 session. Its references: the list's, and one per exchange that serves one of
+ * its requests (until that exchange's call, if any, has ended). A reference is only taken
+ * under mcp_http.lock from the list, so one seen there with the list's alone is idle and
+ * stays so while the lock is held: that is the only kind eviction takes. The last
+ * reference frees it, which may come after mcp_http_serve has returned (a call thread).
+ */
 struct mcp_http_session {
 	struct mcp_http_session *next;
+	int refs; /* __atomic: a running call's exchange drops its own without the list's lock */
 	char id[2 * MCP_HTTP_SESSION_ID_BYTES + 1];
 	char protocol[16];
 	unsigned long long scope;
-	long long used_ms;
+	long long used_ms;			 /* __atomic, as refs */
+	unsigned char peer[MCP_HTTP_PEER_BYTES]; /* the client address that initialized it */
 };
+
+static void mcp_http_session_unref(struct mcp_http_session *session)
+{
+	if (session && __atomic_sub_fetch(&session->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(session);
+}
 
 struct mcp_http {
 	struct mcp_server *base;
@@ -124,8 +141,9 @@ struct mcp_http_message {
 struct mcp_http_exchange {
 	struct mcp_server server; /* first: the sink's callbacks get &server */
 	struct mcp_http *http;
-	pthread_mutex_t lock; /* refs, messages, last, gone */
-	int refs;	      /* the connection's, and a background call's */
+	struct mcp_http_session *session; /* the one it serves a request of (a reference) */
+	pthread_mutex_t lock;		  /* refs, messages, last, gone */
+	int refs;			  /* the connection's, and a background call's */
 	struct mcp_http_message *head, **tail;
 	bool last; /* the response is queued: the stream ends after it */
 	bool gone; /* the connection is done: nothing more is queued */
@@ -137,6 +155,7 @@ struct mcp_http_exchange {
 	char *body;
 	size_t body_len;
 	bool body_too_big;
+	unsigned char peer[MCP_HTTP_PEER_BYTES]; /* the client's address, as sessions count it */
 };
 
 static struct mcp_http_exchange *mcp_http_of(struct mcp_server *server)
@@ -161,6 +180,13 @@ static void mcp_http_exchange_unref(struct mcp_http_exchange *ex)
 	}
 	closep(&ex->wake[0]);
 	closep(&ex->wake[1]);
+	/*
+	 * Idle from now, not from the request: a long call's session is not the first to go.
+	 * Not ex->http's lock: this may run after mcp_http_serve has returned.
+	 */
+	if (ex->session)
+		__atomic_store_n(&ex->session->used_ms, monotonic_now_ms(), __ATOMIC_RELAXED);
+	mcp_http_session_unref(ex->session);
 	cJSON_Delete(ex->id);
 	free(ex->body);
 	pthread_mutex_destroy(&ex->lock);
@@ -332,20 +358,64 @@ static enum MHD_Result mcp_http_gate(struct mcp_http *http, struct MHD_Connectio
 	return MHD_YES;
 }
 
-static struct mcp_http_session *mcp_http_session_find(struct mcp_http *http, const char *id)
+/*
+ * The list's link to the session with this id, or NULL. Under http->lock. Each id is compared
+ * in a time that does not tell how much of it a guess got right.
+ */
+static struct mcp_http_session **mcp_http_session_link(struct mcp_http *http, const char *id)
 {
-	for (struct mcp_http_session *s = http->sessions; s; s = s->next)
-		if (strcmp(s->id, id) == 0)
+	for (struct mcp_http_session **s = &http->sessions; *s; s = &(*s)->next)
+		if (mcp_session_handle_equal((*s)->id, id))
 			return s;
 	return NULL;
 }
 
-/* A new session for an initialized exchange; the longest idle goes when there are too many. */
+/* The session at *link leaves the list; freed once no running call holds it. Under the lock. */
+static void mcp_http_session_unlink(struct mcp_http *http, struct mcp_http_session **link)
+{
+	struct mcp_http_session *dropped = *link;
+
+	*link = dropped->next;
+	http->nsessions--;
+	mcp_http_session_unref(dropped);
+}
+
+/*
+ * Room for one more session of peer's, under http->lock: -EUSERS when that address has
+ * MCP_HTTP_SESSIONS_PER_PEER_MAX already (so that one client cannot push out every other's),
+ * -EBUSY when all MCP_HTTP_SESSIONS_MAX are serving a request or a call; else the longest
+ * idle one goes when the table is full.
+ */
+static int mcp_http_session_room(struct mcp_http *http, const unsigned char *peer)
+{
+	struct mcp_http_session **oldest = NULL;
+	size_t of_peer = 0;
+
+	for (struct mcp_http_session **s = &http->sessions; *s; s = &(*s)->next) {
+		if (memcmp((*s)->peer, peer, MCP_HTTP_PEER_BYTES) == 0)
+			of_peer++;
+		if (__atomic_load_n(&(*s)->refs, __ATOMIC_ACQUIRE) == 1 &&
+		    (!oldest || __atomic_load_n(&(*s)->used_ms, __ATOMIC_RELAXED) <
+					__atomic_load_n(&(*oldest)->used_ms, __ATOMIC_RELAXED)))
+			oldest = s;
+	}
+	if (of_peer >= MCP_HTTP_SESSIONS_PER_PEER_MAX)
+		return -EUSERS;
+	if (http->nsessions < MCP_HTTP_SESSIONS_MAX)
+		return 0;
+	if (!oldest)
+		return -EBUSY;
+	mcp_http_session_unlink(http, oldest);
+	return 0;
+}
+
+/* A new session for an initialized exchange from peer; see mcp_http_session_room. */
 static int mcp_http_session_add(struct mcp_http *http, const struct mcp_server *server,
-				char *ret_id, size_t id_len)
+				const unsigned char *peer, char *ret_id, size_t id_len)
 {
 	unsigned char bytes[MCP_HTTP_SESSION_ID_BYTES];
-	struct mcp_http_session *session = calloc(1, sizeof(*session)), **oldest = NULL;
+	struct mcp_http_session *session = calloc(1, sizeof(*session));
+	int r;
 
 	if (!session)
 		return -ENOMEM;
@@ -358,23 +428,20 @@ static int mcp_http_session_add(struct mcp_http *http, const struct mcp_server *
 	snprintf(session->protocol, sizeof(session->protocol), "%s", server->protocol);
 	session->scope = server->scope;
 	session->used_ms = monotonic_now_ms();
+	session->refs = 1;
+	memcpy(session->peer, peer, MCP_HTTP_PEER_BYTES);
 	pthread_mutex_lock(&http->lock);
-	if (http->nsessions >= MCP_HTTP_SESSIONS_MAX) {
-		for (struct mcp_http_session **s = &http->sessions; *s; s = &(*s)->next)
-			if (!oldest || (*s)->used_ms < (*oldest)->used_ms)
-				oldest = s;
-		if (oldest) {
-			struct mcp_http_session *dropped = *oldest;
-
-			*oldest = dropped->next;
-			free(dropped);
-			http->nsessions--;
-		}
+	r = mcp_http_session_room(http, peer);
+	if (r == 0) {
+		session->next = http->sessions;
+		http->sessions = session;
+		http->nsessions++;
 	}
-	session->next = http->sessions;
-	http->sessions = session;
-	http->nsessions++;
 	pthread_mutex_unlock(&http->lock);
+	if (r < 0) {
+		free(session);
+		return r;
+	}
 	snprintf(ret_id, id_len, "%s", session->id);
 	return 0;
 }
@@ -384,22 +451,18 @@ static int mcp_http_session_add(struct mcp_http *http, const struct mcp_server *
 static enum MHD_Result mcp_http_delete(struct mcp_http *http, struct MHD_Connection *conn)
 {
 	const char *id = mcp_http_header(conn, "Mcp-Session-Id");
+	struct mcp_http_session **link;
 	bool found = false;
 
 	if (!id)
 		return mcp_http_fail(conn, MHD_HTTP_BAD_REQUEST, NULL, MCP_INVALID_REQUEST,
 				     "Bad Request: DELETE needs Mcp-Session-Id");
 	pthread_mutex_lock(&http->lock);
-	for (struct mcp_http_session **s = &http->sessions; *s; s = &(*s)->next)
-		if (strcmp((*s)->id, id) == 0) {
-			struct mcp_http_session *dropped = *s;
-
-			*s = dropped->next;
-			free(dropped);
-			http->nsessions--;
-			found = true;
-			break;
-		}
+	link = mcp_http_session_link(http, id);
+	if (link) {
+		mcp_http_session_unlink(http, link);
+		found = true;
+	}
 	pthread_mutex_unlock(&http->lock);
 	if (!found)
 		return mcp_http_fail(conn, MHD_HTTP_NOT_FOUND, NULL, MCP_INVALID_REQUEST,
@@ -416,13 +479,17 @@ static bool mcp_http_join_session(struct mcp_http *http, struct MHD_Connection *
 				  const cJSON *id, enum MHD_Result *ret)
 {
 	const char *version = mcp_http_header(conn, "MCP-Protocol-Version");
-	struct mcp_http_session *session;
+	struct mcp_http_session **link, *session = NULL;
 	bool mismatch = false;
 
 	pthread_mutex_lock(&http->lock);
-	session = mcp_http_session_find(http, session_id);
-	if (session) {
-		session->used_ms = monotonic_now_ms();
+	link = mcp_http_session_link(http, session_id);
+	if (link) {
+		session = *link;
+		/* Held until the exchange is done, its call included: eviction passes it by. */
+		__atomic_add_fetch(&session->refs, 1, __ATOMIC_ACQ_REL);
+		ex->session = session;
+		__atomic_store_n(&session->used_ms, monotonic_now_ms(), __ATOMIC_RELAXED);
 		ex->server.scope = session->scope;
 		snprintf(ex->server.protocol, sizeof(ex->server.protocol), "%s", session->protocol);
 		mismatch = version && strcmp(version, session->protocol) != 0;
@@ -582,6 +649,30 @@ static enum MHD_Result mcp_http_stream(struct MHD_Connection *conn, struct mcp_h
 	return r;
 }
 
+/* An initialize that got no session (mcp_http_session_add's r): the client may try later. */
+static enum MHD_Result mcp_http_session_refused(struct MHD_Connection *conn, const cJSON *id, int r)
+{
+	char message[160];
+
+	if (r == -EUSERS) {
+		snprintf(message, sizeof(message),
+			 "Too Many Requests: this address holds %d sessions (end one with DELETE)",
+			 MCP_HTTP_SESSIONS_PER_PEER_MAX);
+		return mcp_http_fail(conn, MHD_HTTP_TOO_MANY_REQUESTS, id, MCP_SERVER_BUSY,
+				     message);
+	}
+	if (r == -EBUSY) {
+		snprintf(message, sizeof(message),
+			 "Service Unavailable: all %d sessions are serving a request or a call: "
+			 "initialize again later",
+			 MCP_HTTP_SESSIONS_MAX);
+		return mcp_http_fail(conn, MHD_HTTP_SERVICE_UNAVAILABLE, id, MCP_SERVER_BUSY,
+				     message);
+	}
+	return mcp_http_fail(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, id, MCP_INTERNAL_ERROR,
+			     "Internal error: cannot make a session");
+}
+
 /* A POST's whole body: one JSON-RPC message, routed to its session or served stateless. */
 static enum MHD_Result mcp_http_post(struct mcp_http *http, struct MHD_Connection *conn,
 				     struct mcp_http_exchange *ex)
@@ -625,10 +716,12 @@ static enum MHD_Result mcp_http_post(struct mcp_http *http, struct MHD_Connectio
 	if (r < 0)
 		return mcp_http_fail(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, id, MCP_INTERNAL_ERROR,
 				     "Internal error: out of memory");
-	if (initialize && !session && ex->server.initialize_seen &&
-	    mcp_http_session_add(http, &ex->server, session_id, sizeof(session_id)) < 0)
-		return mcp_http_fail(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, id, MCP_INTERNAL_ERROR,
-				     "Internal error: cannot make a session");
+	if (initialize && !session && ex->server.initialize_seen) {
+		r = mcp_http_session_add(http, &ex->server, ex->peer, session_id,
+					 sizeof(session_id));
+		if (r < 0)
+			return mcp_http_session_refused(conn, id, r);
+	}
 	if (reply) {
 		unsigned int status = mcp_http_status(reply, ex->stateless);
 
@@ -652,6 +745,7 @@ static enum MHD_Result mcp_http_access(void *cls, struct MHD_Connection *conn, c
 {
 	struct mcp_http *http = cls;
 	struct mcp_http_exchange *ex = *con_cls;
+	const union MHD_ConnectionInfo *info;
 	enum MHD_Result r;
 	bool refused;
 
@@ -669,6 +763,8 @@ static enum MHD_Result mcp_http_access(void *cls, struct MHD_Connection *conn, c
 		ex = mcp_http_exchange_new(http);
 		if (!ex)
 			return MHD_NO;
+		info = mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		mcp_http_peer_key(info ? info->client_addr : NULL, ex->peer);
 		*con_cls = ex;
 		return MHD_YES;
 	}
@@ -812,11 +908,8 @@ out:
 	mcp_http_stop_fd = -1;
 	close(stop[0]);
 	close(stop[1]);
-	while (http.sessions) {
-		struct mcp_http_session *s = http.sessions;
-
-		http.sessions = s->next;
-		free(s);
-	}
+	/* A call still running keeps its session until it ends. */
+	while (http.sessions)
+		mcp_http_session_unlink(&http, &http.sessions);
 	return r;
 }
