@@ -109,7 +109,7 @@ struct mcp_http_session {
 	char id[2 * MCP_HTTP_SESSION_ID_BYTES + 1];
 	char protocol[16];
 	unsigned long long scope;
-	long long used_ms;			 /* __atomic, as refs */
+	long long used_us;			 /* __atomic, as refs */
 	unsigned char peer[MCP_HTTP_PEER_BYTES]; /* the client address that initialized it */
 };
 
@@ -185,7 +185,7 @@ static void mcp_http_exchange_unref(struct mcp_http_exchange *ex)
 	 * Not ex->http's lock: this may run after mcp_http_serve has returned.
 	 */
 	if (ex->session)
-		__atomic_store_n(&ex->session->used_ms, monotonic_now_ms(), __ATOMIC_RELAXED);
+		__atomic_store_n(&ex->session->used_us, monotonic_now_us(), __ATOMIC_RELAXED);
 	mcp_http_session_unref(ex->session);
 	cJSON_Delete(ex->id);
 	free(ex->body);
@@ -394,9 +394,10 @@ static int mcp_http_session_room(struct mcp_http *http, const unsigned char *pee
 	for (struct mcp_http_session **s = &http->sessions; *s; s = &(*s)->next) {
 		if (memcmp((*s)->peer, peer, MCP_HTTP_PEER_BYTES) == 0)
 			of_peer++;
+		/* <=: the list runs newest first, so of equal times the first made goes. */
 		if (__atomic_load_n(&(*s)->refs, __ATOMIC_ACQUIRE) == 1 &&
-		    (!oldest || __atomic_load_n(&(*s)->used_ms, __ATOMIC_RELAXED) <
-					__atomic_load_n(&(*oldest)->used_ms, __ATOMIC_RELAXED)))
+		    (!oldest || __atomic_load_n(&(*s)->used_us, __ATOMIC_RELAXED) <=
+					__atomic_load_n(&(*oldest)->used_us, __ATOMIC_RELAXED)))
 			oldest = s;
 	}
 	if (of_peer >= MCP_HTTP_SESSIONS_PER_PEER_MAX)
@@ -427,7 +428,7 @@ static int mcp_http_session_add(struct mcp_http *http, const struct mcp_server *
 		sprintf(session->id + 2 * i, "%02x", bytes[i]);
 	snprintf(session->protocol, sizeof(session->protocol), "%s", server->protocol);
 	session->scope = server->scope;
-	session->used_ms = monotonic_now_ms();
+	session->used_us = monotonic_now_us();
 	session->refs = 1;
 	memcpy(session->peer, peer, MCP_HTTP_PEER_BYTES);
 	pthread_mutex_lock(&http->lock);
@@ -489,7 +490,7 @@ static bool mcp_http_join_session(struct mcp_http *http, struct MHD_Connection *
 		/* Held until the exchange is done, its call included: eviction passes it by. */
 		__atomic_add_fetch(&session->refs, 1, __ATOMIC_ACQ_REL);
 		ex->session = session;
-		__atomic_store_n(&session->used_ms, monotonic_now_ms(), __ATOMIC_RELAXED);
+		__atomic_store_n(&session->used_us, monotonic_now_us(), __ATOMIC_RELAXED);
 		ex->server.scope = session->scope;
 		snprintf(ex->server.protocol, sizeof(ex->server.protocol), "%s", session->protocol);
 		mismatch = version && strcmp(version, session->protocol) != 0;
