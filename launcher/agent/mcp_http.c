@@ -27,8 +27,6 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
-/* Session ids: 32 random bytes in hex, visible ASCII as the specification asks. */
-#define MCP_HTTP_SESSION_ID_BYTES 32
 /* The revision a session speaks at most: 2026-07-28 has no sessions (no initialize). */
 #define MCP_HTTP_SESSION_PROTOCOL "2025-11-25"
 /* 2026-07-28's error for headers that do not mirror the body. */
@@ -96,35 +94,11 @@ int mcp_http_load(char *errbuf, size_t errlen)
 /* Written by SIGINT and SIGTERM's handler: the serving loop ends. */
 static int mcp_http_stop_fd = -1;
 
-/*
- * A 2025-11-25 session. Its references: the list's, and one per exchange that serves one of
- * its requests (until that exchange's call, if any, has ended). A reference is only taken
- * under mcp_http.lock from the list, so one seen there with the list's alone is idle and
- * stays so while the lock is held: that is the only kind eviction takes. The last
- * reference frees it, which may come after mcp_http_serve has returned (a call thread).
- */
-struct mcp_http_session {
-	struct mcp_http_session *next;
-	int refs; /* __atomic: a running call's exchange drops its own without the list's lock */
-	char id[2 * MCP_HTTP_SESSION_ID_BYTES + 1];
-	char protocol[16];
-	unsigned long long scope;
-	long long used_us;			 /* __atomic, as refs */
-	unsigned char peer[MCP_HTTP_PEER_BYTES]; /* the client address that initialized it */
-};
-
-static void mcp_http_session_unref(struct mcp_http_session *session)
-{
-	if (session && __atomic_sub_fetch(&session->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		free(session);
-}
-
 struct mcp_http {
 	struct mcp_server *base;
 	const struct mcp_http_config *config;
-	pthread_mutex_t lock; /* sessions, nsessions, next_scope */
-	struct mcp_http_session *sessions;
-	size_t nsessions;
+	pthread_mutex_t lock; /* sessions, next_scope */
+	struct mcp_http_sessions sessions;
 	unsigned long long next_scope;
 	/* One mcp_handle at a time: search_docs' prepared statement is shared. Each is short. */
 	pthread_mutex_t handle_lock;
@@ -185,7 +159,7 @@ static void mcp_http_exchange_unref(struct mcp_http_exchange *ex)
 	 * Not ex->http's lock: this may run after mcp_http_serve has returned.
 	 */
 	if (ex->session)
-		__atomic_store_n(&ex->session->used_us, monotonic_now_us(), __ATOMIC_RELAXED);
+		mcp_http_session_touch(ex->session, monotonic_now_us());
 	mcp_http_session_unref(ex->session);
 	cJSON_Delete(ex->id);
 	free(ex->body);
@@ -358,59 +332,7 @@ static enum MHD_Result mcp_http_gate(struct mcp_http *http, struct MHD_Connectio
 	return MHD_YES;
 }
 
-/*
- * The list's link to the session with this id, or NULL. Under http->lock. Each id is compared
- * in a time that does not tell how much of it a guess got right.
- */
-static struct mcp_http_session **mcp_http_session_link(struct mcp_http *http, const char *id)
-{
-	for (struct mcp_http_session **s = &http->sessions; *s; s = &(*s)->next)
-		if (mcp_session_handle_equal((*s)->id, id))
-			return s;
-	return NULL;
-}
-
-/* The session at *link leaves the list; freed once no running call holds it. Under the lock. */
-static void mcp_http_session_unlink(struct mcp_http *http, struct mcp_http_session **link)
-{
-	struct mcp_http_session *dropped = *link;
-
-	*link = dropped->next;
-	http->nsessions--;
-	mcp_http_session_unref(dropped);
-}
-
-/*
- * Room for one more session of peer's, under http->lock: -EUSERS when that address has
- * MCP_HTTP_SESSIONS_PER_PEER_MAX already (so that one client cannot push out every other's),
- * -EBUSY when all MCP_HTTP_SESSIONS_MAX are serving a request or a call; else the longest
- * idle one goes when the table is full.
- */
-static int mcp_http_session_room(struct mcp_http *http, const unsigned char *peer)
-{
-	struct mcp_http_session **oldest = NULL;
-	size_t of_peer = 0;
-
-	for (struct mcp_http_session **s = &http->sessions; *s; s = &(*s)->next) {
-		if (memcmp((*s)->peer, peer, MCP_HTTP_PEER_BYTES) == 0)
-			of_peer++;
-		/* <=: the list runs newest first, so of equal times the first made goes. */
-		if (__atomic_load_n(&(*s)->refs, __ATOMIC_ACQUIRE) == 1 &&
-		    (!oldest || __atomic_load_n(&(*s)->used_us, __ATOMIC_RELAXED) <=
-					__atomic_load_n(&(*oldest)->used_us, __ATOMIC_RELAXED)))
-			oldest = s;
-	}
-	if (of_peer >= MCP_HTTP_SESSIONS_PER_PEER_MAX)
-		return -EUSERS;
-	if (http->nsessions < MCP_HTTP_SESSIONS_MAX)
-		return 0;
-	if (!oldest)
-		return -EBUSY;
-	mcp_http_session_unlink(http, oldest);
-	return 0;
-}
-
-/* A new session for an initialized exchange from peer; see mcp_http_session_room. */
+/* A new session for an initialized exchange from peer; see mcp_http_sessions_insert. */
 static int mcp_http_session_add(struct mcp_http *http, const struct mcp_server *server,
 				const unsigned char *peer, char *ret_id, size_t id_len)
 {
@@ -429,22 +351,17 @@ static int mcp_http_session_add(struct mcp_http *http, const struct mcp_server *
 	snprintf(session->protocol, sizeof(session->protocol), "%s", server->protocol);
 	session->scope = server->scope;
 	session->used_us = monotonic_now_us();
-	session->refs = 1;
 	memcpy(session->peer, peer, MCP_HTTP_PEER_BYTES);
+	/* Copied before it is in the table: another initialize may evict it once unlocked. */
+	snprintf(ret_id, id_len, "%s", session->id);
 	pthread_mutex_lock(&http->lock);
-	r = mcp_http_session_room(http, peer);
-	if (r == 0) {
-		session->next = http->sessions;
-		http->sessions = session;
-		http->nsessions++;
-	}
+	r = mcp_http_sessions_insert(&http->sessions, session);
 	pthread_mutex_unlock(&http->lock);
 	if (r < 0) {
 		free(session);
-		return r;
+		ret_id[0] = '\0';
 	}
-	snprintf(ret_id, id_len, "%s", session->id);
-	return 0;
+	return r;
 }
 
 /* DELETE with Mcp-Session-Id: the session ends (its running calls still answer on their streams).
@@ -459,9 +376,9 @@ static enum MHD_Result mcp_http_delete(struct mcp_http *http, struct MHD_Connect
 		return mcp_http_fail(conn, MHD_HTTP_BAD_REQUEST, NULL, MCP_INVALID_REQUEST,
 				     "Bad Request: DELETE needs Mcp-Session-Id");
 	pthread_mutex_lock(&http->lock);
-	link = mcp_http_session_link(http, id);
+	link = mcp_http_sessions_find(&http->sessions, id);
 	if (link) {
-		mcp_http_session_unlink(http, link);
+		mcp_http_sessions_unlink(&http->sessions, link);
 		found = true;
 	}
 	pthread_mutex_unlock(&http->lock);
@@ -484,13 +401,13 @@ static bool mcp_http_join_session(struct mcp_http *http, struct MHD_Connection *
 	bool mismatch = false;
 
 	pthread_mutex_lock(&http->lock);
-	link = mcp_http_session_link(http, session_id);
+	link = mcp_http_sessions_find(&http->sessions, session_id);
 	if (link) {
 		session = *link;
 		/* Held until the exchange is done, its call included: eviction passes it by. */
-		__atomic_add_fetch(&session->refs, 1, __ATOMIC_ACQ_REL);
+		mcp_http_session_hold(session);
 		ex->session = session;
-		__atomic_store_n(&session->used_us, monotonic_now_us(), __ATOMIC_RELAXED);
+		mcp_http_session_touch(session, monotonic_now_us());
 		ex->server.scope = session->scope;
 		snprintf(ex->server.protocol, sizeof(ex->server.protocol), "%s", session->protocol);
 		mismatch = version && strcmp(version, session->protocol) != 0;
@@ -910,7 +827,6 @@ out:
 	close(stop[0]);
 	close(stop[1]);
 	/* A call still running keeps its session until it ends. */
-	while (http.sessions)
-		mcp_http_session_unlink(&http, &http.sessions);
+	mcp_http_sessions_clear(&http.sessions);
 	return r;
 }

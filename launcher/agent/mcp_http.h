@@ -10,21 +10,12 @@
 #include <sys/socket.h>
 
 #include "mcp_http_check.h"
+#include "mcp_http_sessions.h"
 
 /* The one MCP endpoint; any other path is 404. */
 #define MCP_HTTP_PATH "/mcp"
 /* Connections served at once (a thread each); more wait in the listen queue. */
 #define MCP_HTTP_CONNECTIONS_MAX 256
-/*
- * 2025-11-25 sessions kept; an initialize beyond them ends the longest idle one (none serving
- * a request or a call), or gets 503 when none is idle.
- */
-#define MCP_HTTP_SESSIONS_MAX 256
-/*
- * Sessions one client address may hold; its next initialize gets 429. A quarter of the
- * table: one client cannot push out every other client's sessions.
- */
-#define MCP_HTTP_SESSIONS_PER_PEER_MAX 64
 /* An SSE stream with nothing to say gets a comment this often: proxies keep it open. */
 #define MCP_HTTP_KEEPALIVE_MS 15000
 /* A keep-alive connection that sends nothing for this long is closed. */
