@@ -59,7 +59,7 @@ PURE_SRCS := $(addprefix launcher/, \
 	sandbox/landlock.c sandbox/cgplan.c sandbox/jobenv.c sandbox/seccomp.c sandbox/kbtf.c \
 	sandbox/mounthide.c sandbox/childmsg.c sandbox/reach.c \
 	agent/mcp.c agent/mcp_requests.c agent/mcp_http_check.c agent/mcp_session_tool.c \
-	agent/docscan.c)
+	agent/mcp_http_sessions.c agent/docscan.c)
 # The gateway's decision on a request and its buffers (the rest of it is I/O, with OpenSSL).
 PURE_SRCS += launcher/gateway/judge.c launcher/gateway/buf.c
 SRCS := $(filter-out launcher/sandbox/init.c launcher/sandbox/init_mount.c,$(wildcard launcher/*.c launcher/*/*.c))

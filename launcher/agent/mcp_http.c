@@ -27,12 +27,12 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(cJSON *, cJSON_Delete);
 
-/* Session ids: 32 random bytes in hex, visible ASCII as the specification asks. */
-#define MCP_HTTP_SESSION_ID_BYTES 32
 /* The revision a session speaks at most: 2026-07-28 has no sessions (no initialize). */
 #define MCP_HTTP_SESSION_PROTOCOL "2025-11-25"
 /* 2026-07-28's error for headers that do not mirror the body. */
 #define MCP_HEADER_MISMATCH -32020
+/* No session for an initialize now (JSON-RPC's implementation-defined server error range). */
+#define MCP_SERVER_BUSY -32000
 
 /*
  * libmicrohttpd, opened by mcp_http_load only when --http is given: linked into launch, it
@@ -94,20 +94,11 @@ int mcp_http_load(char *errbuf, size_t errlen)
 /* Written by SIGINT and SIGTERM's handler: the serving loop ends. */
 static int mcp_http_stop_fd = -1;
 
-struct mcp_http_session {
-	struct mcp_http_session *next;
-	char id[2 * MCP_HTTP_SESSION_ID_BYTES + 1];
-	char protocol[16];
-	unsigned long long scope;
-	long long used_ms;
-};
-
 struct mcp_http {
 	struct mcp_server *base;
 	const struct mcp_http_config *config;
-	pthread_mutex_t lock; /* sessions, nsessions, next_scope */
-	struct mcp_http_session *sessions;
-	size_t nsessions;
+	pthread_mutex_t lock; /* sessions, next_scope */
+	struct mcp_http_sessions sessions;
 	unsigned long long next_scope;
 	/* One mcp_handle at a time: search_docs' prepared statement is shared. Each is short. */
 	pthread_mutex_t handle_lock;
@@ -124,8 +115,9 @@ struct mcp_http_message {
 struct mcp_http_exchange {
 	struct mcp_server server; /* first: the sink's callbacks get &server */
 	struct mcp_http *http;
-	pthread_mutex_t lock; /* refs, messages, last, gone */
-	int refs;	      /* the connection's, and a background call's */
+	struct mcp_http_session *session; /* the one it serves a request of (a reference) */
+	pthread_mutex_t lock;		  /* refs, messages, last, gone */
+	int refs;			  /* the connection's, and a background call's */
 	struct mcp_http_message *head, **tail;
 	bool last; /* the response is queued: the stream ends after it */
 	bool gone; /* the connection is done: nothing more is queued */
@@ -137,6 +129,7 @@ struct mcp_http_exchange {
 	char *body;
 	size_t body_len;
 	bool body_too_big;
+	unsigned char peer[MCP_HTTP_PEER_BYTES]; /* the client's address, as sessions count it */
 };
 
 static struct mcp_http_exchange *mcp_http_of(struct mcp_server *server)
@@ -161,6 +154,13 @@ static void mcp_http_exchange_unref(struct mcp_http_exchange *ex)
 	}
 	closep(&ex->wake[0]);
 	closep(&ex->wake[1]);
+	/*
+	 * Idle from now, not from the request: a long call's session is not the first to go.
+	 * Not ex->http's lock: this may run after mcp_http_serve has returned.
+	 */
+	if (ex->session)
+		mcp_http_session_touch(ex->session, monotonic_now_us());
+	mcp_http_session_unref(ex->session);
 	cJSON_Delete(ex->id);
 	free(ex->body);
 	pthread_mutex_destroy(&ex->lock);
@@ -332,20 +332,13 @@ static enum MHD_Result mcp_http_gate(struct mcp_http *http, struct MHD_Connectio
 	return MHD_YES;
 }
 
-static struct mcp_http_session *mcp_http_session_find(struct mcp_http *http, const char *id)
-{
-	for (struct mcp_http_session *s = http->sessions; s; s = s->next)
-		if (strcmp(s->id, id) == 0)
-			return s;
-	return NULL;
-}
-
-/* A new session for an initialized exchange; the longest idle goes when there are too many. */
+/* A new session for an initialized exchange from peer; see mcp_http_sessions_insert. */
 static int mcp_http_session_add(struct mcp_http *http, const struct mcp_server *server,
-				char *ret_id, size_t id_len)
+				const unsigned char *peer, char *ret_id, size_t id_len)
 {
 	unsigned char bytes[MCP_HTTP_SESSION_ID_BYTES];
-	struct mcp_http_session *session = calloc(1, sizeof(*session)), **oldest = NULL;
+	struct mcp_http_session *session = calloc(1, sizeof(*session));
+	int r;
 
 	if (!session)
 		return -ENOMEM;
@@ -357,26 +350,18 @@ static int mcp_http_session_add(struct mcp_http *http, const struct mcp_server *
 		sprintf(session->id + 2 * i, "%02x", bytes[i]);
 	snprintf(session->protocol, sizeof(session->protocol), "%s", server->protocol);
 	session->scope = server->scope;
-	session->used_ms = monotonic_now_ms();
-	pthread_mutex_lock(&http->lock);
-	if (http->nsessions >= MCP_HTTP_SESSIONS_MAX) {
-		for (struct mcp_http_session **s = &http->sessions; *s; s = &(*s)->next)
-			if (!oldest || (*s)->used_ms < (*oldest)->used_ms)
-				oldest = s;
-		if (oldest) {
-			struct mcp_http_session *dropped = *oldest;
-
-			*oldest = dropped->next;
-			free(dropped);
-			http->nsessions--;
-		}
-	}
-	session->next = http->sessions;
-	http->sessions = session;
-	http->nsessions++;
-	pthread_mutex_unlock(&http->lock);
+	session->used_us = monotonic_now_us();
+	memcpy(session->peer, peer, MCP_HTTP_PEER_BYTES);
+	/* Copied before it is in the table: another initialize may evict it once unlocked. */
 	snprintf(ret_id, id_len, "%s", session->id);
-	return 0;
+	pthread_mutex_lock(&http->lock);
+	r = mcp_http_sessions_insert(&http->sessions, session);
+	pthread_mutex_unlock(&http->lock);
+	if (r < 0) {
+		free(session);
+		ret_id[0] = '\0';
+	}
+	return r;
 }
 
 /* DELETE with Mcp-Session-Id: the session ends (its running calls still answer on their streams).
@@ -384,22 +369,18 @@ static int mcp_http_session_add(struct mcp_http *http, const struct mcp_server *
 static enum MHD_Result mcp_http_delete(struct mcp_http *http, struct MHD_Connection *conn)
 {
 	const char *id = mcp_http_header(conn, "Mcp-Session-Id");
+	struct mcp_http_session **link;
 	bool found = false;
 
 	if (!id)
 		return mcp_http_fail(conn, MHD_HTTP_BAD_REQUEST, NULL, MCP_INVALID_REQUEST,
 				     "Bad Request: DELETE needs Mcp-Session-Id");
 	pthread_mutex_lock(&http->lock);
-	for (struct mcp_http_session **s = &http->sessions; *s; s = &(*s)->next)
-		if (strcmp((*s)->id, id) == 0) {
-			struct mcp_http_session *dropped = *s;
-
-			*s = dropped->next;
-			free(dropped);
-			http->nsessions--;
-			found = true;
-			break;
-		}
+	link = mcp_http_sessions_find(&http->sessions, id);
+	if (link) {
+		mcp_http_sessions_unlink(&http->sessions, link);
+		found = true;
+	}
 	pthread_mutex_unlock(&http->lock);
 	if (!found)
 		return mcp_http_fail(conn, MHD_HTTP_NOT_FOUND, NULL, MCP_INVALID_REQUEST,
@@ -416,13 +397,17 @@ static bool mcp_http_join_session(struct mcp_http *http, struct MHD_Connection *
 				  const cJSON *id, enum MHD_Result *ret)
 {
 	const char *version = mcp_http_header(conn, "MCP-Protocol-Version");
-	struct mcp_http_session *session;
+	struct mcp_http_session **link, *session = NULL;
 	bool mismatch = false;
 
 	pthread_mutex_lock(&http->lock);
-	session = mcp_http_session_find(http, session_id);
-	if (session) {
-		session->used_ms = monotonic_now_ms();
+	link = mcp_http_sessions_find(&http->sessions, session_id);
+	if (link) {
+		session = *link;
+		/* Held until the exchange is done, its call included: eviction passes it by. */
+		mcp_http_session_hold(session);
+		ex->session = session;
+		mcp_http_session_touch(session, monotonic_now_us());
 		ex->server.scope = session->scope;
 		snprintf(ex->server.protocol, sizeof(ex->server.protocol), "%s", session->protocol);
 		mismatch = version && strcmp(version, session->protocol) != 0;
@@ -582,6 +567,30 @@ static enum MHD_Result mcp_http_stream(struct MHD_Connection *conn, struct mcp_h
 	return r;
 }
 
+/* An initialize that got no session (mcp_http_session_add's r): the client may try later. */
+static enum MHD_Result mcp_http_session_refused(struct MHD_Connection *conn, const cJSON *id, int r)
+{
+	char message[160];
+
+	if (r == -EUSERS) {
+		snprintf(message, sizeof(message),
+			 "Too Many Requests: this address holds %d sessions (end one with DELETE)",
+			 MCP_HTTP_SESSIONS_PER_PEER_MAX);
+		return mcp_http_fail(conn, MHD_HTTP_TOO_MANY_REQUESTS, id, MCP_SERVER_BUSY,
+				     message);
+	}
+	if (r == -EBUSY) {
+		snprintf(message, sizeof(message),
+			 "Service Unavailable: all %d sessions are serving a request or a call: "
+			 "initialize again later",
+			 MCP_HTTP_SESSIONS_MAX);
+		return mcp_http_fail(conn, MHD_HTTP_SERVICE_UNAVAILABLE, id, MCP_SERVER_BUSY,
+				     message);
+	}
+	return mcp_http_fail(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, id, MCP_INTERNAL_ERROR,
+			     "Internal error: cannot make a session");
+}
+
 /* A POST's whole body: one JSON-RPC message, routed to its session or served stateless. */
 static enum MHD_Result mcp_http_post(struct mcp_http *http, struct MHD_Connection *conn,
 				     struct mcp_http_exchange *ex)
@@ -625,10 +634,12 @@ static enum MHD_Result mcp_http_post(struct mcp_http *http, struct MHD_Connectio
 	if (r < 0)
 		return mcp_http_fail(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, id, MCP_INTERNAL_ERROR,
 				     "Internal error: out of memory");
-	if (initialize && !session && ex->server.initialize_seen &&
-	    mcp_http_session_add(http, &ex->server, session_id, sizeof(session_id)) < 0)
-		return mcp_http_fail(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, id, MCP_INTERNAL_ERROR,
-				     "Internal error: cannot make a session");
+	if (initialize && !session && ex->server.initialize_seen) {
+		r = mcp_http_session_add(http, &ex->server, ex->peer, session_id,
+					 sizeof(session_id));
+		if (r < 0)
+			return mcp_http_session_refused(conn, id, r);
+	}
 	if (reply) {
 		unsigned int status = mcp_http_status(reply, ex->stateless);
 
@@ -652,6 +663,7 @@ static enum MHD_Result mcp_http_access(void *cls, struct MHD_Connection *conn, c
 {
 	struct mcp_http *http = cls;
 	struct mcp_http_exchange *ex = *con_cls;
+	const union MHD_ConnectionInfo *info;
 	enum MHD_Result r;
 	bool refused;
 
@@ -669,6 +681,8 @@ static enum MHD_Result mcp_http_access(void *cls, struct MHD_Connection *conn, c
 		ex = mcp_http_exchange_new(http);
 		if (!ex)
 			return MHD_NO;
+		info = mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		mcp_http_peer_key(info ? info->client_addr : NULL, ex->peer);
 		*con_cls = ex;
 		return MHD_YES;
 	}
@@ -812,11 +826,7 @@ out:
 	mcp_http_stop_fd = -1;
 	close(stop[0]);
 	close(stop[1]);
-	while (http.sessions) {
-		struct mcp_http_session *s = http.sessions;
-
-		http.sessions = s->next;
-		free(s);
-	}
+	/* A call still running keeps its session until it ends. */
+	mcp_http_sessions_clear(&http.sessions);
 	return r;
 }

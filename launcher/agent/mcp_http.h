@@ -10,13 +10,12 @@
 #include <sys/socket.h>
 
 #include "mcp_http_check.h"
+#include "mcp_http_sessions.h"
 
 /* The one MCP endpoint; any other path is 404. */
 #define MCP_HTTP_PATH "/mcp"
 /* Connections served at once (a thread each); more wait in the listen queue. */
 #define MCP_HTTP_CONNECTIONS_MAX 256
-/* 2025-11-25 sessions kept; an initialize beyond them ends the longest idle one. */
-#define MCP_HTTP_SESSIONS_MAX 256
 /* An SSE stream with nothing to say gets a comment this often: proxies keep it open. */
 #define MCP_HTTP_KEEPALIVE_MS 15000
 /* A keep-alive connection that sends nothing for this long is closed. */

@@ -115,6 +115,20 @@ bool mcp_http_bearer_ok(const char *authorization, const char *token)
 	return diff == 0;
 }
 
+void mcp_http_peer_key(const struct sockaddr *addr, unsigned char ret_key[MCP_HTTP_PEER_BYTES])
+{
+	memset(ret_key, 0, MCP_HTTP_PEER_BYTES);
+	if (addr && addr->sa_family == AF_INET6) {
+		memcpy(ret_key, &((const struct sockaddr_in6 *)(const void *)addr)->sin6_addr,
+		       MCP_HTTP_PEER_BYTES);
+	} else if (addr && addr->sa_family == AF_INET) {
+		/* As the IPv4-mapped IPv6 address: the same client over either is one peer. */
+		ret_key[10] = ret_key[11] = 0xff;
+		memcpy(ret_key + 12, &((const struct sockaddr_in *)(const void *)addr)->sin_addr,
+		       4);
+	}
+}
+
 bool mcp_http_origin_allowed(const char *origin)
 {
 	static const char *const hosts[] = { "localhost", "127.0.0.1", "[::1]" };

@@ -36,6 +36,16 @@ int mcp_http_token_parse(const char *text, size_t len, char *token, size_t token
  */
 bool mcp_http_bearer_ok(const char *authorization, const char *token);
 
+/* A client's address as the per-address session limit counts it: IPv6's 16 bytes. */
+#define MCP_HTTP_PEER_BYTES 16
+
+/*
+ * The peer's key: its IPv6 address, or its IPv4 one mapped into IPv6 (::ffff:a.b.c.d), so
+ * that one host is one peer over either; all zeros when the address is unknown (NULL or
+ * another family: such clients share one key, and so one limit).
+ */
+void mcp_http_peer_key(const struct sockaddr *addr, unsigned char ret_key[MCP_HTTP_PEER_BYTES]);
+
 /*
  * Whether an Origin header is one of this host's own pages (http or https on localhost,
  * 127.0.0.1 or [::1], any port): a page served from anywhere else (a DNS rebinding one

@@ -3,7 +3,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <sys/un.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "agent/mcp_http_check.h"
 #include "test.h"
@@ -79,6 +81,39 @@ static void test_bearer(void)
 	CHECK(!mcp_http_bearer_ok("Bearer 1123456789abcdef", token));
 }
 
+/* The per-address session limit's key: one per address, IPv4 the same as its mapped IPv6. */
+static void test_peer_key(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(1) };
+	struct sockaddr_in b = { .sin_family = AF_INET, .sin_port = htons(2) };
+	struct sockaddr_in6 mapped = { .sin6_family = AF_INET6 }, lo6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_un unix_addr = { .sun_family = AF_UNIX };
+	unsigned char ka[MCP_HTTP_PEER_BYTES], kb[MCP_HTTP_PEER_BYTES],
+		zero[MCP_HTTP_PEER_BYTES] = { 0 };
+
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	inet_pton(AF_INET, "127.0.0.1", &b.sin_addr);
+	inet_pton(AF_INET6, "::ffff:127.0.0.1", &mapped.sin6_addr);
+	inet_pton(AF_INET6, "::1", &lo6.sin6_addr);
+	/* The port is not the peer: one host's connections share its limit. */
+	mcp_http_peer_key((struct sockaddr *)&a, ka);
+	mcp_http_peer_key((struct sockaddr *)&b, kb);
+	CHECK(memcmp(ka, kb, sizeof(ka)) == 0);
+	mcp_http_peer_key((struct sockaddr *)&mapped, kb);
+	CHECK(memcmp(ka, kb, sizeof(ka)) == 0);
+	inet_pton(AF_INET, "127.0.0.2", &b.sin_addr);
+	mcp_http_peer_key((struct sockaddr *)&b, kb);
+	CHECK(memcmp(ka, kb, sizeof(ka)) != 0);
+	mcp_http_peer_key((struct sockaddr *)&lo6, kb);
+	CHECK(memcmp(ka, kb, sizeof(ka)) != 0);
+	CHECK(memcmp(kb, &lo6.sin6_addr, sizeof(kb)) == 0);
+	/* Unknown: all the same key. */
+	mcp_http_peer_key(NULL, ka);
+	CHECK(memcmp(ka, zero, sizeof(ka)) == 0);
+	mcp_http_peer_key((struct sockaddr *)&unix_addr, ka);
+	CHECK(memcmp(ka, zero, sizeof(ka)) == 0);
+}
+
 static void test_origin(void)
 {
 	for (const char *const *ok =
@@ -123,6 +158,7 @@ int main(void)
 	RUN(test_listen);
 	RUN(test_token);
 	RUN(test_bearer);
+	RUN(test_peer_key);
 	RUN(test_origin);
 	RUN(test_header_value);
 	return test_failures != 0;
