@@ -316,7 +316,7 @@ static __always_inline bool packet_tls_unjudged(const struct sandbox_cfg *cfg,
 	 * then dns_sni_allow), which sockops paid once at connect. A pure ACK, the bulk of what
 	 * a download sends, stops at the test above.
 	 */
-	return sni_mark(cfg, info->dst.addr, info->port) != 0;
+	return sni_mark(cfg, info->dst.addr, info->port, SNI_SCRATCH_SKB) != 0;
 }
 
 /* Returns 1 to let the packet leave, 0 to drop it (the sender's call fails with EPERM). */

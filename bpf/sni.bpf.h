@@ -81,10 +81,23 @@ struct sni_counters_map {
 	__type(value, struct sni_counters);
 };
 
-/* Room for a key (too big for the stack), one per CPU. */
+/*
+ * Room for a key (too big for the stack), per CPU and per context, so that no program
+ * overwrites a key another is still using on the same CPU: the sk_msg program's judgement
+ * (process context) can be interrupted by a softirq's transmit, whose egress backstop looks
+ * up a marker (sni_mark) on the same CPU; a marker key left in the sk_msg program's place
+ * would pass its hello. The address hooks and sockops' connect run in process context.
+ */
+enum sni_scratch_slot {
+	SNI_SCRATCH_MSG,
+	SNI_SCRATCH_ADDR,
+	SNI_SCRATCH_SKB,
+	SNI_SCRATCH_SLOTS,
+};
+
 struct sni_scratch_map {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, SNI_SCRATCH_SLOTS);
 	__type(key, __u32);
 	__type(value, struct sni_key);
 };
@@ -139,16 +152,17 @@ static __always_inline __u32 sni_lookup(__u32 slot, __u32 flags, const struct sn
 
 /*
  * The marker of an address (as addr_key) and TCP port: SNI_MARK* when connections there are
- * SNI-checked, 0 when not (or without room to look: the scratch is always there).
+ * SNI-checked, 0 when not (or without room to look: the scratch is always there). scratch:
+ * the caller's context (enum sni_scratch_slot).
  */
-static __always_inline __u32 sni_mark(const struct sandbox_cfg *cfg, const __u8 *addr, __u16 port)
+static __always_inline __u32 sni_mark(const struct sandbox_cfg *cfg, const __u8 *addr, __u16 port,
+				      __u32 scratch)
 {
 	struct sni_key *key;
-	__u32 zero = 0;
 
 	if (!(cfg->flags & CFG_HAS_SNI))
 		return 0;
-	key = bpf_map_lookup_elem(&sni_scratch, &zero);
+	key = bpf_map_lookup_elem(&sni_scratch, &scratch);
 	if (!key)
 		return SNI_MARK;
 	__builtin_memset(key, 0, sizeof(*key));

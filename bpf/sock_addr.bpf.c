@@ -34,7 +34,7 @@ static __always_inline bool sni_refuses_udp(const struct sandbox_cfg *cfg,
 
 	if (proto != PROTO_UDP || !(cfg->flags & CFG_HAS_SNI))
 		return false;
-	mark = sni_mark(cfg, dst->addr, port);
+	mark = sni_mark(cfg, dst->addr, port, SNI_SCRATCH_ADDR);
 	return mark && !(mark & SNI_MARK_UDP);
 }
 

@@ -3,9 +3,10 @@
  * The TLS server-name check: sockops marks each TCP connection to an SNI-checked address and
  * port and, once established, puts it in sni_socks; the sk_msg program on that map holds the
  * job's first bytes (bpf_msg_cork_bytes) until the whole first record is there, judges its
- * ClientHello's server name, and applies its verdict to what follows; at the peer's next
- * acknowledgement the sockops program takes a passed socket out of the map, so later sends take
- * the plain TCP path. launch_egress (packet.bpf.c) drops any payload of a connection not judged.
+ * ClientHello's server name, and applies its verdict to what follows; at its next RTT sample
+ * (usually the peer's ACK of the hello) the sockops program takes a passed socket out of the
+ * map, so later sends take the plain TCP path. launch_egress (packet.bpf.c) drops any payload
+ * of a connection not judged.
  */
 #include "common.bpf.h"
 #include "sni.bpf.h"
@@ -45,8 +46,17 @@ static __always_inline void sni_on_connect(struct bpf_sock_ops *ops)
 		__builtin_memcpy(addr, ip6, 16);
 	}
 	/* remote_port: the port in network byte order, in the upper half on little endian. */
-	if (!sni_mark(cfg, addr, (__u16)bpf_ntohl(ops->remote_port)))
+	if (!sni_mark(cfg, addr, (__u16)bpf_ntohl(ops->remote_port), SNI_SCRATCH_ADDR)) {
+		/*
+		 * A socket connected again (connect(AF_UNSPEC), then connect) to an address not
+		 * checked: its state of the last connection would judge this one (a PASSED one
+		 * never dropped by the backstop, a PENDING one refused). Its place in sni_pending
+		 * went back when it closed (TCP_CLOSE).
+		 */
+		if (bpf_sk_storage_get(&sni_states, sk, 0, 0))
+			bpf_sk_storage_delete(&sni_states, sk);
 		return;
+	}
 	/*
 	 * Without room for the record (BPF_F_NO_PREALLOC storage fails only when the kernel is
 	 * out of memory), the connection is not marked: the backstop then drops its payload by
@@ -72,8 +82,14 @@ static __always_inline bool sni_hold(struct sni_state *st)
 {
 	__u32 slot = st->slot;
 	struct sni_pending *p = bpf_map_lookup_elem(&sni_pending, &slot);
+	struct slot_owner_value *owner = bpf_map_lookup_elem(&slot_owner, &slot);
 
-	if (!p)
+	/*
+	 * Only the slot's owner counts there: a socket marked under an earlier owner, or before
+	 * launch update moved its sandbox, would reset the owner's count (sni_judge refuses its
+	 * hello anyway, and the backstop drops what it sends).
+	 */
+	if (!p || !owner || owner->cgroup_id != st->cgroup_id)
 		return false;
 	if (p->cgroup_id != st->cgroup_id) {
 		p->cgroup_id = st->cgroup_id;
@@ -98,7 +114,8 @@ static __always_inline void sni_unhold(struct sni_state *st)
 		return;
 	st->held = 0;
 	p = bpf_map_lookup_elem(&sni_pending, &slot);
-	if (p && p->cgroup_id == st->cgroup_id)
+	/* Never below 0: the reset of a new owner may race with an add of the old one's. */
+	if (p && p->cgroup_id == st->cgroup_id && *(volatile __s64 *)&p->count > 0)
 		__sync_fetch_and_add(&p->count, -1);
 }
 
@@ -288,9 +305,9 @@ static __always_inline int sni_judge(const struct sni_state *st, const struct tl
 /*
  * A judged connection's sends: the verifier lets no sk_msg program take a socket out of a
  * sockmap (may_update_sockmap), so the verdict applies to the next 4 GiB without running this
- * again, and the sock_ops program takes the socket out at the peer's next acknowledgement
- * (sni_on_rtt). Telling the launcher instead, through the ring, woke it per connection: 25 µs
- * of this program's run time per hello on a virtual machine (the wake-up's self-IPI).
+ * again, and the sock_ops program takes the socket out at its next RTT sample (sni_on_rtt). Telling
+ * the launcher instead, through the ring, woke it per connection: 25 µs of this program's run time
+ * per hello on a virtual machine (the wake-up's self-IPI).
  */
 static __always_inline int sni_pass(struct sk_msg_md *msg)
 {
@@ -310,7 +327,7 @@ int launch_tls_msg(struct sk_msg_md *msg)
 	struct sni_key *key;
 	struct tls_buf *b;
 	struct sni_state *st;
-	__u32 zero = 0, size = msg->size, n, need = 0;
+	__u32 zero = 0, scratch = SNI_SCRATCH_MSG, size = msg->size, n, need = 0;
 	void *data, *end;
 	int reason;
 
@@ -321,13 +338,13 @@ int launch_tls_msg(struct sk_msg_md *msg)
 		return SNI_SK_DROP;
 	if (st->state == SNI_STATE_REFUSED)
 		return SNI_SK_DROP;
-	/* Passed before: the launcher has not taken it out yet; apply the verdict again. */
+	/* Passed before, and not out of the map yet (no RTT sample since): pass again. */
 	if (st->state != SNI_STATE_PENDING) {
 		bpf_msg_apply_bytes(msg, 0xffffffffu);
 		return SNI_SK_PASS;
 	}
 	b = bpf_map_lookup_elem(&tls_scratch, &zero);
-	key = bpf_map_lookup_elem(&sni_scratch, &zero);
+	key = bpf_map_lookup_elem(&sni_scratch, &scratch);
 	if (!b || !key || size == 0)
 		return SNI_SK_DROP;
 	n = size < TLS_HELLO_BUF_LEN ? size : TLS_HELLO_BUF_LEN;

@@ -51,22 +51,38 @@ static long long mcp_http_session_used(struct mcp_http_session *session)
 	return __atomic_load_n(&session->used_us, __ATOMIC_RELAXED);
 }
 
+/*
+ * The new session goes in first. A client address at its limit gives up its own longest-idle
+ * session (clients that reconnect without a DELETE, as the official SDK's close does, would be
+ * locked out otherwise); a full table gives up the longest-idle session of all. A session
+ * serving a request is never taken: -EUSERS when all of the address's are, -EBUSY when all of
+ * the table's are.
+ */
 int mcp_http_sessions_insert(struct mcp_http_sessions *table, struct mcp_http_session *session)
 {
-	struct mcp_http_session **oldest = NULL;
+	struct mcp_http_session **oldest = NULL, **oldest_of_peer = NULL;
 	size_t of_peer = 0;
 
 	for (struct mcp_http_session **s = &table->head; *s; s = &(*s)->next) {
-		if (memcmp((*s)->peer, session->peer, MCP_HTTP_PEER_BYTES) == 0)
+		bool idle = mcp_http_session_idle(*s);
+
+		if (memcmp((*s)->peer, session->peer, MCP_HTTP_PEER_BYTES) == 0) {
 			of_peer++;
+			if (idle &&
+			    (!oldest_of_peer ||
+			     mcp_http_session_used(*s) <= mcp_http_session_used(*oldest_of_peer)))
+				oldest_of_peer = s;
+		}
 		/* <=: the list runs newest first, so of equal times the first made goes. */
-		if (mcp_http_session_idle(*s) &&
+		if (idle &&
 		    (!oldest || mcp_http_session_used(*s) <= mcp_http_session_used(*oldest)))
 			oldest = s;
 	}
-	if (of_peer >= MCP_HTTP_SESSIONS_PER_PEER_MAX)
-		return -EUSERS;
-	if (table->count >= MCP_HTTP_SESSIONS_MAX) {
+	if (of_peer >= MCP_HTTP_SESSIONS_PER_PEER_MAX) {
+		if (!oldest_of_peer)
+			return -EUSERS;
+		mcp_http_sessions_unlink(table, oldest_of_peer);
+	} else if (table->count >= MCP_HTTP_SESSIONS_MAX) {
 		if (!oldest)
 			return -EBUSY;
 		mcp_http_sessions_unlink(table, oldest);

@@ -19,8 +19,9 @@
  */
 #define MCP_HTTP_SESSIONS_MAX 256
 /*
- * Sessions one client address may hold; its next initialize gets 429. A quarter of the
- * table: one client cannot push out every other client's sessions.
+ * Sessions one client address may hold: its next initialize ends its own longest idle one
+ * (429 when every one of them is busy). A quarter of the table: one client address cannot
+ * push out every other address's sessions.
  */
 #define MCP_HTTP_SESSIONS_PER_PEER_MAX 64
 
@@ -66,9 +67,10 @@ void mcp_http_sessions_unlink(struct mcp_http_sessions *table, struct mcp_http_s
 
 /*
  * Adds session (allocated with malloc, the table's reference its only one): -EUSERS when its
- * peer holds MCP_HTTP_SESSIONS_PER_PEER_MAX already, -EBUSY when the table is full and no
- * session is idle (the caller still owns session then); else 0, the longest idle session
- * evicted first when the table is full (of equal idle times, the first made).
+ * peer holds MCP_HTTP_SESSIONS_PER_PEER_MAX already, none of them idle, -EBUSY when the table
+ * is full and no session is idle (the caller still owns session then); else 0, the peer's
+ * longest idle session evicted first when the peer is at its limit, the table's when the
+ * table is full (of equal idle times, the first made).
  */
 int mcp_http_sessions_insert(struct mcp_http_sessions *table, struct mcp_http_session *session);
 

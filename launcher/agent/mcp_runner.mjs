@@ -472,30 +472,30 @@ async function typeChecker() {
 
 	// Checks source as main.mts: the errors that count, at most TYPE_ERRORS_MAX. after: the
 	// code of a session's earlier calls, put after the call's own (see runSession), whose
-	// errors are not this call's: only those within source's lines count.
+	// errors are not this call's: only those that start within source count (by position:
+	// TypeScript ends lines at CR, U+2028 and U+2029 too, which a count of \n would miss).
 	const check = (source, after = '') => {
-		const own = source.split('\n').length;
 		const place = (d) => {
 			const at = d.file ? d.file.getLineAndCharacterOfPosition(d.start ?? 0)
 					  : { line: 0, character: 0 };
 			return { line: at.line + 1, column: at.character + 1, code: `TS${d.code}`,
 				 message: ts.flattenDiagnosticMessageText(d.messageText, ' ').slice(0, 400) };
 		};
-		const mine = (e) => !after || e.line <= own;
+		const mine = (d) => !after || (d.start ?? 0) < source.length;
 
 		// A line of its own between them: the call's last statement ends there.
 		code = after ? `${source}\n;\n${after}` : source;
 		program = ts.createProgram({ rootNames: [sdks, file], options, host, oldProgram: program });
 		const main = program.getSourceFile(file);
-		const syntax = program.getSyntacticDiagnostics(main).map(place);
-		let found = syntax.filter(mine);
+		const syntax = program.getSyntacticDiagnostics(main);
+		let found = syntax.filter(mine).map(place);
 		// One past its lines (a brace the call left open, seen at the file's end): the call's
 		// syntax checked alone, where the error falls within it.
 		if (!found.length && syntax.length)
 			return check(source);
 		if (!found.length)
 			found = program.getSemanticDiagnostics(main).filter((d) => TYPE_ERRORS.has(d.code))
-				.map(place).filter(mine);
+				.filter(mine).map(place);
 		return found.slice(0, TYPE_ERRORS_MAX);
 	};
 	// Each program has a checker of its own, but the compiler's code is V8's to compile and
@@ -525,7 +525,16 @@ async function typeChecker() {
 // counts); that they are declared again and used before their declaration in the file is no
 // error that counts (TS2451, TS2300, TS2448 are not among TYPE_ERRORS).
 function typeErrors(source, earlier = []) {
-	const errors = typeCheck(source, earlier.join('\n;\n'));
+	let errors;
+
+	// The checker failing (its own bug, or a session's code having changed what it relies on:
+	// it runs in the code's realm) is no error of the code's: said, and the call runs.
+	try {
+		errors = typeCheck(source, earlier.join('\n;\n'));
+	} catch (error) {
+		writeSync(2, `launch mcp: the type-check failed (${error?.message ?? error}): the code runs unchecked\n`);
+		return false;
+	}
 
 	if (!errors.length)
 		return false;

@@ -147,6 +147,18 @@ launch_raw() {
 	return 0
 }
 
+# dnsmasq_moved ADDR PORT NAME WANT: at most 5 s for dnsmasq on ADDR:PORT to answer NAME with
+# WANT (after a SIGHUP made it read its hosts file again, which it does in its own time).
+dnsmasq_moved() {
+	local i
+
+	for ((i = 0; i < 250; i++)); do
+		dig +short +time=1 +tries=1 -p "$2" @"$1" "$3" 2>/dev/null | grep -qxF "$4" && return 0
+		sleep 0.02
+	done
+	fail "dnsmasq on $1:$2 still does not answer $3 with $4"
+}
+
 # dnsmasq_start ADDR PORT LOG [ARG...]: dnsmasq on ADDR:PORT (ADDR in 127.0.0.0/8 of this
 # namespace) with the test's records (ARGs), its queries logged to LOG; returns once its UDP
 # and TCP sockets are bound (DNSMASQ_PID), or fails with its error.

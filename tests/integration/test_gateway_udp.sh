@@ -87,6 +87,10 @@ ug_late() {
 	sleep 0.5
 	printf '%s api.stripe.com\n' "$UG_LATE" >"$T_DIR/hosts"
 	kill -HUP "$DNSMASQ_PID"
+	dnsmasq_moved "$UG_DNS" "$UG_DNS_PORT" api.stripe.com "$UG_LATE" || {
+		kill -KILL "$L_PID" 2>/dev/null
+		return 1
+	}
 	touch "$T_DIR/moved"
 	launch_bg_wait 30 || return 1
 	cat "$L_OUT_FILE"

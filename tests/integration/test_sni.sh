@@ -465,8 +465,14 @@ for _ in range(2000):
     time.sleep(0.01)
 for s in held:
     s.close()
-time.sleep(0.5)
-hello()' "$IT_HELPERS/tls_evade" "$SNI_ADDR" "$SNI_CA" "$hold"
+# The places come back as the connections reach TCP_CLOSE (the stand-in answering the FINs).
+for _ in range(40):
+    out = subprocess.run([evade, "normal", addr, "443", "api.openai.com", ca],
+                         capture_output=True, text=True, timeout=30).stdout.strip()
+    if out.startswith("OK"):
+        break
+    time.sleep(0.25)
+print(out or "-", flush=True)' "$IT_HELPERS/tls_evade" "$SNI_ADDR" "$SNI_CA" "$hold"
 	out=$L_OUT_FILE audit=$L_AUDIT
 	for ((i = 0; i < 3000; i++)); do
 		held=$(grep -c . "$out" 2>/dev/null)
@@ -483,8 +489,9 @@ hello()' "$IT_HELPERS/tls_evade" "$SNI_ADDR" "$SNI_CA" "$hold"
 	mapfile -t held <"$out"
 	echo "job: ${held[*]}; another sandbox meanwhile: $other"
 	expect_eq "connections held" "HELD 1100" "${held[0]:-}" || return 1
-	[ "${held[1]:-}" != "OK api.openai.com 200" ] ||
-		fail "the job's connection beyond its 1,024 places was served" || return 1
+	# Not judged (no EACCES from the sk_msg program): its hello never left, the read timed out.
+	expect_match "the job's connection beyond its 1,024 places" '^(ETIMEDOUT|EAGAIN)$' \
+		"${held[1]:-}" || return 1
 	expect_eq "another sandbox meanwhile" "OK api.openai.com 200" "$other" || return 1
 	expect_eq "the job's connection once it closed the others" "OK api.openai.com 200" \
 		"${held[2]:-}" || return 1
@@ -570,6 +577,10 @@ sni_late() {
 	}
 	printf '%s api.openai.com\n' "$SNI_LATE_ADDR" >"$T_DIR/hosts"
 	kill -HUP "$DNSMASQ_PID"
+	dnsmasq_moved "$SNI_DNS" "$SNI_DNS_PORT" api.openai.com "$SNI_LATE_ADDR" || {
+		kill -KILL "$L_PID" 2>/dev/null
+		return 1
+	}
 	touch "$T_DIR/moved"
 	launch_bg_wait 20 || return 1
 	cat "$L_OUT_FILE"

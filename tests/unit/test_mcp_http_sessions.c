@@ -58,20 +58,42 @@ static void test_find(void)
 	CHECK(t.head == NULL && t.count == 0);
 }
 
-/* One address's 65th is refused, another address's is not; a freed slot is used again. */
+/*
+ * One address's 65th ends that address's own longest idle session, never another address's
+ * nor a held one; with all of its sessions held it is refused; a freed slot is used again.
+ */
 static void test_per_peer(void)
 {
 	struct mcp_http_sessions t = { 0 };
-	struct mcp_http_session *extra = session_new(999, 1, 999);
+	struct mcp_http_session *held[MCP_HTTP_SESSIONS_PER_PEER_MAX], *extra;
+	size_t nheld = 0;
 
+	CHECK_EQ_INT(mcp_http_sessions_insert(&t, session_new(1000, 2, 0)), 0);
 	for (unsigned int i = 0; i < MCP_HTTP_SESSIONS_PER_PEER_MAX; i++)
-		CHECK_EQ_INT(mcp_http_sessions_insert(&t, session_new(i, 1, i)), 0);
+		CHECK_EQ_INT(mcp_http_sessions_insert(&t, session_new(i, 1, 1 + i)), 0);
+	/* Session 0 is peer 1's oldest, and held: 1 goes, and peer 2's older one stays. */
+	mcp_http_session_hold(lookup(&t, 0));
+	held[nheld++] = lookup(&t, 0);
+	CHECK_EQ_INT(mcp_http_sessions_insert(&t, session_new(999, 1, 999)), 0);
+	CHECK(has(&t, 0) && !has(&t, 1) && has(&t, 2) && has(&t, 999) && has(&t, 1000));
+	CHECK_EQ_INT((int)t.count, MCP_HTTP_SESSIONS_PER_PEER_MAX + 1);
+	/* Every one of peer 1's held: its next is refused, and the caller keeps it. */
+	for (struct mcp_http_session *s = t.head; s; s = s->next)
+		if (s != held[0] &&
+		    memcmp(s->peer, lookup(&t, 0)->peer, MCP_HTTP_PEER_BYTES) == 0) {
+			mcp_http_session_hold(s);
+			held[nheld++] = s;
+		}
+	CHECK_EQ_INT((int)nheld, MCP_HTTP_SESSIONS_PER_PEER_MAX);
+	extra = session_new(998, 1, 998);
 	CHECK_EQ_INT(mcp_http_sessions_insert(&t, extra), -EUSERS);
-	CHECK_EQ_INT(mcp_http_sessions_insert(&t, session_new(1000, 2, 1000)), 0);
+	CHECK_EQ_INT(mcp_http_sessions_insert(&t, session_new(1001, 2, 1001)), 0);
 	mcp_http_sessions_unlink(&t, mcp_http_sessions_find(&t, lookup(&t, 7)->id));
 	CHECK_EQ_INT(mcp_http_sessions_insert(&t, extra), 0);
-	CHECK_EQ_INT((int)t.count, MCP_HTTP_SESSIONS_PER_PEER_MAX + 1);
+	CHECK_EQ_INT((int)t.count, MCP_HTTP_SESSIONS_PER_PEER_MAX + 2);
 	mcp_http_sessions_clear(&t);
+	for (size_t i = 0; i < nheld; i++)
+		mcp_http_session_unref(held[i]);
 }
 
 /* A full table: the longest idle goes, never a held one; all held is -EBUSY. */
