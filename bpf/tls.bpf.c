@@ -22,56 +22,6 @@
 #define SNI_SK_PASS 1
 #define SNI_SK_DROP 0
 
-/* At connect (before the SYN): a connection to an SNI-checked address and port is marked. */
-static __always_inline void sni_on_connect(struct bpf_sock_ops *ops)
-{
-	const struct sandbox_cfg *cfg = sandbox_get();
-	struct sni_state *st;
-	struct bpf_sock *sk = ops->sk;
-	__u32 family = ops->family, ip4, ip6[4];
-	__u8 addr[16] = {};
-
-	if (!cfg || !(cfg->flags & CFG_HAS_SNI) || !sk)
-		return;
-	ip4 = CTX_READ(ops->remote_ip4);
-	ip6[0] = CTX_READ(ops->remote_ip6[0]);
-	ip6[1] = CTX_READ(ops->remote_ip6[1]);
-	ip6[2] = CTX_READ(ops->remote_ip6[2]);
-	ip6[3] = CTX_READ(ops->remote_ip6[3]);
-	if (family == AF_INET) {
-		addr[10] = 0xff;
-		addr[11] = 0xff;
-		__builtin_memcpy(&addr[12], &ip4, 4);
-	} else {
-		__builtin_memcpy(addr, ip6, 16);
-	}
-	/* remote_port: the port in network byte order, in the upper half on little endian. */
-	if (!sni_mark(cfg, addr, (__u16)bpf_ntohl(ops->remote_port), SNI_SCRATCH_ADDR)) {
-		/*
-		 * A socket connected again (connect(AF_UNSPEC), then connect) to an address not
-		 * checked: its state of the last connection would judge this one (a PASSED one
-		 * never dropped by the backstop, a PENDING one refused). Its place in sni_pending
-		 * went back when it closed (TCP_CLOSE).
-		 */
-		if (bpf_sk_storage_get(&sni_states, sk, 0, 0))
-			bpf_sk_storage_delete(&sni_states, sk);
-		return;
-	}
-	/*
-	 * Without room for the record (BPF_F_NO_PREALLOC storage fails only when the kernel is
-	 * out of memory), the connection is not marked: the backstop then drops its payload by
-	 * the packet's destination (packet_tls_unjudged).
-	 */
-	st = bpf_sk_storage_get(&sni_states, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!st)
-		return;
-	st->cookie = bpf_get_socket_cookie(ops);
-	st->cgroup_id = cfg->cgroup_id;
-	st->slot = cfg->slot;
-	st->flags = cfg->flags;
-	st->state = SNI_STATE_PENDING;
-}
-
 /*
  * Takes one of the sandbox's MAX_SNI_PENDING_PER_SANDBOX places in sni_socks. The count is
  * reset when the slot has a new owner; without fetching atomics (the object is built for the
@@ -117,6 +67,63 @@ static __always_inline void sni_unhold(struct sni_state *st)
 	/* Never below 0: the reset of a new owner may race with an add of the old one's. */
 	if (p && p->cgroup_id == st->cgroup_id && *(volatile __s64 *)&p->count > 0)
 		__sync_fetch_and_add(&p->count, -1);
+}
+
+/* At connect (before the SYN): a connection to an SNI-checked address and port is marked. */
+static __always_inline void sni_on_connect(struct bpf_sock_ops *ops)
+{
+	const struct sandbox_cfg *cfg = sandbox_get();
+	struct sni_state *st;
+	struct bpf_sock *sk = ops->sk;
+	__u32 family = ops->family, ip4, ip6[4];
+	__u8 addr[16] = {};
+
+	if (!cfg || !(cfg->flags & CFG_HAS_SNI) || !sk)
+		return;
+	ip4 = CTX_READ(ops->remote_ip4);
+	ip6[0] = CTX_READ(ops->remote_ip6[0]);
+	ip6[1] = CTX_READ(ops->remote_ip6[1]);
+	ip6[2] = CTX_READ(ops->remote_ip6[2]);
+	ip6[3] = CTX_READ(ops->remote_ip6[3]);
+	if (family == AF_INET) {
+		addr[10] = 0xff;
+		addr[11] = 0xff;
+		__builtin_memcpy(&addr[12], &ip4, 4);
+	} else {
+		__builtin_memcpy(addr, ip6, 16);
+	}
+	/*
+	 * A socket connected before (connect(AF_UNSPEC), then connect again): its last
+	 * connection's standing must not judge this one. A disconnect does not take it out of
+	 * sni_socks, where the sk_msg program would judge (or, with no state, refuse) every send
+	 * of the new connection, and its last verdict's bytes would still apply: out of the map
+	 * now, its place given back, and its state made anew below or deleted.
+	 */
+	st = bpf_sk_storage_get(&sni_states, sk, 0, 0);
+	if (st) {
+		bpf_map_delete_elem(&sni_socks, &st->cookie);
+		sni_unhold(st);
+	}
+	/* remote_port: the port in network byte order, in the upper half on little endian. */
+	if (!sni_mark(cfg, addr, (__u16)bpf_ntohl(ops->remote_port), SNI_SCRATCH_ADDR)) {
+		if (st)
+			bpf_sk_storage_delete(&sni_states, sk);
+		return;
+	}
+	/*
+	 * Without room for the record (BPF_F_NO_PREALLOC storage fails only when the kernel is
+	 * out of memory), the connection is not marked: the backstop then drops its payload by
+	 * the packet's destination (packet_tls_unjudged).
+	 */
+	st = bpf_sk_storage_get(&sni_states, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!st)
+		return;
+	st->cookie = bpf_get_socket_cookie(ops);
+	st->cgroup_id = cfg->cgroup_id;
+	st->slot = cfg->slot;
+	st->flags = cfg->flags;
+	st->held = 0;
+	st->state = SNI_STATE_PENDING;
 }
 
 /*

@@ -18,6 +18,12 @@
 #define GW_RESOLVE_NEG_MS 5000
 /* A request in flight without a byte either way for this long is given up. */
 #define GATEWAY_INFLIGHT_IDLE_MS (10 * GATEWAY_IDLE_MS)
+/*
+ * A connection closed by the gateway reads what the job still sends for at most this long
+ * without a byte, and this much in all (relay_linger).
+ */
+#define GATEWAY_LINGER_MS    2000
+#define GATEWAY_LINGER_BYTES (4u << 20)
 /* Passes over one connection per turn of the loop: at most about 16 TLS records each way. */
 #define GW_PUMP_ROUNDS 16
 /* One client's share of GATEWAY_MAX_CONNECTIONS: a job that opens many cannot starve the
@@ -112,6 +118,7 @@ enum gw_req_state {
 	GW_REQ_DONE,	/* waiting for the response to end */
 	GW_REQ_TUNNEL,	/* a WebSocket: bytes both ways */
 	GW_REQ_CLOSING, /* flushing what is queued, then closing */
+	GW_REQ_LINGER,	/* shut for writing: what the job still sends read to nothing */
 };
 
 enum gw_resp_state { GW_RESP_NONE, GW_RESP_HEAD, GW_RESP_BODY };
@@ -154,6 +161,7 @@ struct gw_conn {
 	struct gw_buf in, out;
 	bool eof; /* the job closed its side */
 	long long active_ms;
+	size_t linger_bytes; /* read to nothing since GW_REQ_LINGER */
 	struct gw_upstream *up;
 	/* The request in flight. */
 	const struct policy_http *http;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <openssl/err.h>
 
 #include "gateway_internal.h"
@@ -523,12 +524,45 @@ static long relay_upstream_io(struct gw_conn *c)
 	return progress + n;
 }
 
+/*
+ * After the gateway's last answer on a connection it closes (a refusal with a body still
+ * coming, a 413 above all), its close_notify out and the socket shut for writing: what the
+ * job still sends is read to nothing, so that the close is a FIN after the answer rather than
+ * a reset, which the kernel sends when unread bytes are left and which can reach the job
+ * before the answer it has not read yet. Ends at the job's EOF, after GATEWAY_LINGER_BYTES,
+ * or GATEWAY_LINGER_MS without a byte (gw_relay_sweep).
+ */
+static long relay_linger(struct gw_conn *c)
+{
+	char buf[16384];
+	long progress = 0;
+	ssize_t n;
+
+	for (;;) {
+		n = recv(c->io.fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n > 0) {
+			c->linger_bytes += (size_t)n;
+			if (c->linger_bytes > GATEWAY_LINGER_BYTES)
+				return -1;
+			progress = 1;
+		} else if (n < 0 && errno == EINTR) {
+			continue;
+		} else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			return progress;
+		} else {
+			return -1;
+		}
+	}
+}
+
 /* One pass over both sockets; > 0 when anything moved, < 0 when the connection is done. */
 static long relay_step(struct gw_conn *c)
 {
 	long progress = 0, n;
 	int r;
 
+	if (c->req == GW_REQ_LINGER)
+		return relay_linger(c);
 	if (c->req == GW_REQ_HANDSHAKE) {
 		r = SSL_do_handshake(c->ssl);
 		if (r != 1) {
@@ -562,7 +596,10 @@ static long relay_step(struct gw_conn *c)
 	if (c->req == GW_REQ_CLOSING && !c->out.len) {
 		SSL_shutdown(c->ssl);
 		ERR_clear_error();
-		return -1;
+		if (c->eof || shutdown(c->io.fd, SHUT_WR) < 0)
+			return -1;
+		c->req = GW_REQ_LINGER;
+		return 1;
 	}
 	return progress;
 }
@@ -708,6 +745,7 @@ void gw_relay_sweep(struct gateway *gw, long long now_ms)
 		bool between = c->req == GW_REQ_HEAD || c->req == GW_REQ_DISCARD ||
 			       c->req == GW_REQ_CLOSING;
 		long long limit = c->req == GW_REQ_HANDSHAKE ? GATEWAY_HANDSHAKE_MS
+				  : c->req == GW_REQ_LINGER  ? GATEWAY_LINGER_MS
 				  : between		     ? GATEWAY_IDLE_MS
 							     : GATEWAY_INFLIGHT_IDLE_MS;
 

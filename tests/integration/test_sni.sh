@@ -12,6 +12,9 @@
 # the helper hands those bytes to the kernel by the path under test.
 
 SNI_ADDR=127.0.0.10
+# An address and port the check does not cover (test_sni_reconnect_unchecked).
+SNI_PLAIN_ADDR=127.0.0.14
+listeners "tcp:$SNI_PLAIN_ADDR:8080"
 SNI_DNS=127.0.0.53
 SNI_DNS_PORT=5357
 SNI_POLICY_JSON='{"name": "sni", "allow": [{"host": "api.openai.com", "ports": [443]}]}'
@@ -393,6 +396,34 @@ test_sni_passed_leaves_sockmap() {
 	launch_bg_wait 20 || return 1
 	[ ! -s "$T_REASON" ] || return 1
 	expect_eq "the passed connection" "OK api.openai.com 200" "$(grep -v "^COOKIE " "$L_OUT_FILE")"
+}
+
+# A TCP socket connected to an SNI-checked address, disconnected (connect with AF_UNSPEC)
+# before any hello, then connected to an address the check does not cover: its sends there
+# are plain TCP (its state of the first connection, pending, would have them judged and
+# refused as not_tls). The listener gets them; the log has no refusal.
+test_sni_reconnect_unchecked() {
+	sni_setup "{\"name\": \"sni\", \"allow\": [{\"host\": \"api.openai.com\", \"ports\": [443]},
+		{\"cidr\": \"$SNI_PLAIN_ADDR/32\", \"ports\": [8080]}]}" || return 1
+	launch_job --resolver "$SNI_DNS:$SNI_DNS_PORT" --policy "$SNI_POLICY" -- "$IT_PY" -c '
+import ctypes, errno, socket, sys
+s = socket.create_connection((sys.argv[1], 443), timeout=10)
+# struct sockaddr with sa_family AF_UNSPEC: TCP disconnects the socket (tcp_disconnect).
+unspec = (ctypes.c_ubyte * 16)()
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.connect(s.fileno(), unspec, 16) != 0:
+    print("disconnect", errno.errorcode.get(ctypes.get_errno()))
+    sys.exit(0)
+s.connect((sys.argv[2], 8080))
+try:
+    s.sendall(b"hello\n")
+    print("sent")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))' "$SNI_ADDR" "$SNI_PLAIN_ADDR"
+	expect_rc "job" 0 || return 1
+	expect_eq "the send after the reconnect" sent "$L_OUT" || return 1
+	expect_received tcp "$SNI_PLAIN_ADDR" 8080 1 || return 1
+	expect_audit 0 "$L_AUDIT" event=deny
 }
 
 # "sni": false turns the check off for a rule: then evil.example on the shared address is
