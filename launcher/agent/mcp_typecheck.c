@@ -57,7 +57,7 @@ int mcp_typecheck_read(const char *dir, cJSON **ret_errors)
 	char path[PATH_MAX];
 	const cJSON *item;
 	struct stat st;
-	size_t len = 0;
+	int r;
 
 	snprintf(path, sizeof(path), "%s" MCP_TYPECHECK_FILE, dir);
 	/* Not through a link, and not a FIFO that would hold the server: a regular file. */
@@ -66,19 +66,12 @@ int mcp_typecheck_read(const char *dir, cJSON **ret_errors)
 		return -errno;
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	if (!S_ISREG(st.st_mode) || st.st_size > MCP_TYPECHECK_FILE_MAX_BYTES)
+	if (!S_ISREG(st.st_mode))
 		return -EBADMSG;
-	text = malloc((size_t)st.st_size + 1);
-	if (!text)
-		return -ENOMEM;
-	while (len < (size_t)st.st_size) {
-		ssize_t n = read(fd, text + len, (size_t)st.st_size - len);
-
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	parsed = cJSON_ParseWithLength(text, len);
+	r = read_fd_text(fd, MCP_TYPECHECK_FILE_MAX_BYTES, &text);
+	if (r < 0)
+		return r == -EFBIG ? -EBADMSG : r;
+	parsed = cJSON_ParseWithLength(text, strlen(text));
 	errors = cJSON_CreateArray();
 	if (!errors)
 		return -ENOMEM;
