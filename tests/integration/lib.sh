@@ -147,15 +147,20 @@ launch_raw() {
 	return 0
 }
 
-# dnsmasq_moved ADDR PORT NAME WANT: at most 5 s for dnsmasq on ADDR:PORT to answer NAME with
-# WANT (after a SIGHUP made it read its hosts file again, which it does in its own time).
+# dnsmasq_moved ADDR PORT NAME WANT: NAME moved to WANT in $T_DIR/hosts (dnsmasq's
+# --addn-hosts), dnsmasq (DNSMASQ_PID) told with a SIGHUP, and at most 5 s for it to answer
+# NAME with WANT on ADDR:PORT (it reads the file again in its own time). On failure the
+# background launch (L_PID) is killed.
 dnsmasq_moved() {
 	local i
 
+	printf '%s %s\n' "$4" "$3" >"$T_DIR/hosts"
+	kill -HUP "$DNSMASQ_PID"
 	for ((i = 0; i < 250; i++)); do
 		dig +short +time=1 +tries=1 -p "$2" @"$1" "$3" 2>/dev/null | grep -qxF "$4" && return 0
 		sleep 0.02
 	done
+	kill -KILL "$L_PID" 2>/dev/null
 	fail "dnsmasq on $1:$2 still does not answer $3 with $4"
 }
 

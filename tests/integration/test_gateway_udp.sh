@@ -85,12 +85,7 @@ ug_late() {
 			getent ahostsv4 api.stripe.com | head -1
 			"$1" udp "$2" 443' "$T_DIR" "$IT_PROBE" "$UG_LATE"
 	sleep 0.5
-	printf '%s api.stripe.com\n' "$UG_LATE" >"$T_DIR/hosts"
-	kill -HUP "$DNSMASQ_PID"
-	dnsmasq_moved "$UG_DNS" "$UG_DNS_PORT" api.stripe.com "$UG_LATE" || {
-		kill -KILL "$L_PID" 2>/dev/null
-		return 1
-	}
+	dnsmasq_moved "$UG_DNS" "$UG_DNS_PORT" api.stripe.com "$UG_LATE" || return 1
 	touch "$T_DIR/moved"
 	launch_bg_wait 30 || return 1
 	cat "$L_OUT_FILE"

@@ -606,12 +606,7 @@ sni_late() {
 		fail "the job did not connect: $(brief "$(cat "$L_ERR_FILE")")"
 		return 1
 	}
-	printf '%s api.openai.com\n' "$SNI_LATE_ADDR" >"$T_DIR/hosts"
-	kill -HUP "$DNSMASQ_PID"
-	dnsmasq_moved "$SNI_DNS" "$SNI_DNS_PORT" api.openai.com "$SNI_LATE_ADDR" || {
-		kill -KILL "$L_PID" 2>/dev/null
-		return 1
-	}
+	dnsmasq_moved "$SNI_DNS" "$SNI_DNS_PORT" api.openai.com "$SNI_LATE_ADDR" || return 1
 	touch "$T_DIR/moved"
 	launch_bg_wait 20 || return 1
 	cat "$L_OUT_FILE"
